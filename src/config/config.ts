@@ -1,0 +1,195 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import { builtInDrivers } from '../providers/registry.ts';
+import type { ProviderDriver } from '../providers/types.ts';
+
+export type ProcessRole = 'all' | 'receiver' | 'worker';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Undefined: start an embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  role: ProcessRole;
+  logLevel: string;
+  maxBodyBytes: number;
+  /** How long a delivery may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
+  commitDeadlineMs: number;
+  databaseConnectTimeoutSeconds: number;
+  databasePoolSize: number;
+  worker: WorkerConfig;
+  providers: ReadonlyMap<string, ProviderDriver>;
+}
+
+export interface WorkerConfig {
+  /** Attempts in all (pg-boss retryLimit + 1). */
+  maxAttempts: number;
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** A job active longer than this is retried, so it must exceed any handler's worst case. */
+  expireInSeconds: number;
+  batchSize: number;
+  concurrency: number;
+  pollingIntervalSeconds: number;
+  shutdownTimeoutMs: number;
+}
+
+const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const envSchema = z.object({
+  PORT: intFromEnv(3000, 0, 65535),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  INBOX_DATA_DIR: z.string().min(1).default('.inbox'),
+  INBOX_ROLE: z.enum(['all', 'receiver', 'worker']).default('all'),
+  INBOX_CONFIG: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1),
+  SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1),
+  COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000),
+  DATABASE_CONNECT_TIMEOUT_SECONDS: intFromEnv(2, 1, 60),
+  DATABASE_POOL_SIZE: intFromEnv(10, 2, 200),
+  WORKER_MAX_ATTEMPTS: intFromEnv(10, 1, 100),
+  WORKER_RETRY_DELAY_SECONDS: intFromEnv(10, 1),
+  WORKER_RETRY_DELAY_MAX_SECONDS: intFromEnv(900, 1),
+  WORKER_EXPIRE_IN_SECONDS: intFromEnv(300, 10, 86_400),
+  WORKER_BATCH_SIZE: intFromEnv(20, 1, 500),
+  WORKER_CONCURRENCY: intFromEnv(4, 1, 64),
+  WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
+  SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
+});
+
+const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
+
+const fileSchema = z.object({
+  providers: z
+    .record(
+      z.string().regex(providerNamePattern, 'provider names are lower-case letters, digits and dashes, at most 30'),
+      z.looseObject({
+        driver: z.string().min(1),
+        secrets: z.array(z.string().min(1)).optional(),
+      }),
+    )
+    .default({}),
+});
+
+const SECRET_PREFIX = 'WEBHOOK_SECRET_';
+
+/** `WEBHOOK_SECRET_STRIPE_BR` belongs to the provider `stripe-br`. */
+export function secretEnvName(provider: string): string {
+  return SECRET_PREFIX + provider.toUpperCase().replaceAll('-', '_');
+}
+
+function splitSecrets(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+function formatIssues(error: z.ZodError, prefix: string): string[] {
+  return error.issues.map((issue) => `${prefix}${issue.path.join('.')}: ${issue.message}`);
+}
+
+type Env = Record<string, string | undefined>;
+export type ReadFile = (path: string) => string;
+
+interface DeclaredProvider {
+  driver: string;
+  secrets: string[];
+  options: Record<string, unknown>;
+}
+
+function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Map<string, DeclaredProvider> {
+  const declared = new Map<string, DeclaredProvider>();
+  const path = env.INBOX_CONFIG;
+  if (path) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFile(path));
+    } catch (error) {
+      problems.push(`INBOX_CONFIG: cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+    const file = fileSchema.safeParse(parsed ?? {});
+    if (!file.success) problems.push(...formatIssues(file.error, `INBOX_CONFIG ${path}: `));
+    else {
+      for (const [name, { driver, secrets, ...options }] of Object.entries(file.data.providers)) {
+        declared.set(name, { driver, secrets: secrets ?? [], options });
+      }
+    }
+  }
+  // Zero-config: a secret for a name that is not declared enables the built-in driver of that name.
+  for (const [key, value] of Object.entries(env)) {
+    if (!key.startsWith(SECRET_PREFIX) || value === undefined) continue;
+    const name = key.slice(SECRET_PREFIX.length).toLowerCase().replaceAll('_', '-');
+    const provider = declared.get(name);
+    if (provider) provider.secrets.push(...splitSecrets(value));
+    else if (providerNamePattern.test(name)) declared.set(name, { driver: name, secrets: splitSecrets(value), options: {} });
+    else problems.push(`${key}: "${name}" is not a valid provider name`);
+  }
+  return declared;
+}
+
+function createProviders(env: Env, readFile: ReadFile, toleranceSeconds: number, problems: string[]) {
+  const providers = new Map<string, ProviderDriver>();
+  for (const [name, declared] of declaredProviders(env, readFile, problems)) {
+    const definition = builtInDrivers[declared.driver];
+    if (!definition) {
+      problems.push(`provider "${name}": unknown driver "${declared.driver}" (built-in drivers: ${Object.keys(builtInDrivers).join(', ')})`);
+      continue;
+    }
+    if (definition.requiresSecret && declared.secrets.length === 0) {
+      problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
+      continue;
+    }
+    try {
+      providers.set(name, definition.create({ name, secrets: declared.secrets, signatureToleranceSeconds: toleranceSeconds, options: declared.options }));
+    } catch (error) {
+      if (error instanceof ConfigError) problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));
+      else throw error;
+    }
+  }
+  return providers;
+}
+
+/**
+ * Reads the whole configuration once, at start. Pure apart from `readFile`: every problem is
+ * collected and thrown together as one ConfigError, so a bad deploy is fixed in one round.
+ */
+export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
+  const problems: string[] = [];
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) problems.push(...formatIssues(parsed.error, ''));
+  const tolerance = parsed.success ? parsed.data.SIGNATURE_TOLERANCE_SECONDS : 300;
+  const providers = createProviders(env, readFile, tolerance, problems);
+  if (parsed.success && parsed.data.WORKER_RETRY_DELAY_MAX_SECONDS < parsed.data.WORKER_RETRY_DELAY_SECONDS) {
+    problems.push('WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS');
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.INBOX_DATA_DIR,
+    role: e.INBOX_ROLE,
+    logLevel: e.LOG_LEVEL,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    commitDeadlineMs: e.COMMIT_DEADLINE_MS,
+    databaseConnectTimeoutSeconds: e.DATABASE_CONNECT_TIMEOUT_SECONDS,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    worker: {
+      maxAttempts: e.WORKER_MAX_ATTEMPTS,
+      retryDelaySeconds: e.WORKER_RETRY_DELAY_SECONDS,
+      retryDelayMaxSeconds: e.WORKER_RETRY_DELAY_MAX_SECONDS,
+      expireInSeconds: e.WORKER_EXPIRE_IN_SECONDS,
+      batchSize: e.WORKER_BATCH_SIZE,
+      concurrency: e.WORKER_CONCURRENCY,
+      pollingIntervalSeconds: e.WORKER_POLLING_INTERVAL_SECONDS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    },
+    providers,
+  };
+}

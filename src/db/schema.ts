@@ -1,0 +1,56 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core';
+import { bytea } from './bytea.ts';
+
+export { payments } from '../domain/payments/schema.ts';
+
+export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
+export type InboxStatus = (typeof inboxStatuses)[number];
+
+/**
+ * Every webhook delivery that passed signature verification, stored before the 200 is sent.
+ * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
+ */
+export const webhookInbox = pgTable(
+  'webhook_inbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    provider: varchar('provider', { length: 30 }).notNull(),
+    eventId: varchar('event_id', { length: 150 }).notNull(),
+    eventType: varchar('event_type', { length: 80 }).notNull(),
+    resourceId: varchar('resource_id', { length: 150 }),
+    payload: jsonb('payload').notNull(),
+    // The exact bytes the gateway signed: payload (jsonb) normalises whitespace and key order, so
+    // audits, archives and re-verification need the original. Non-JSON bodies (form-encoded
+    // postbacks) only exist faithfully here.
+    rawBody: bytea('raw_body').notNull(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    status: varchar('status', { length: 10 }).$type<InboxStatus>().notNull().default('pending'),
+    attempts: smallint('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [
+    uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
+    index('webhook_inbox_status_received_at_idx').on(table.status, table.receivedAt),
+    index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
+    check(
+      'webhook_inbox_status_check',
+      sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`,
+    ),
+  ],
+);
+
+export type InboxRow = typeof webhookInbox.$inferSelect;

@@ -1,0 +1,98 @@
+import type { PgBoss } from 'pg-boss';
+import type { Database } from '../db/client.ts';
+import { StorageUnavailableError, describeError } from '../errors.ts';
+import { enqueueWebhookJobs } from '../queue/enqueue.ts';
+import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
+
+export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' };
+
+export interface Ingestor {
+  /** Resolves only after the event's transaction has COMMITTED; rejects with StorageUnavailableError otherwise. */
+  ingest(event: IncomingEvent): Promise<IngestOutcome>;
+}
+
+export interface GroupCommitOptions {
+  db: Database;
+  boss: PgBoss;
+  /** Most events one transaction carries. */
+  maxBatchSize: number;
+  /** Transactions in flight at once; keep below the pool size so other queries still get a connection. */
+  maxConcurrentBatches: number;
+  /** A delivery still uncommitted after this long gets 503 (its batch may still commit: then the resend is a duplicate). */
+  commitDeadlineMs: number;
+}
+
+interface Waiter {
+  event: IncomingEvent;
+  resolve(outcome: IngestOutcome): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: deliveries that arrive while transactions are in flight share the next one (one
+ * multi-row INSERT, one multi-job pg-boss insert, one COMMIT, one fsync). A delivery that finds a
+ * free slot commits at once, so an idle server adds no latency; under load the batches grow and
+ * the fsync cost is shared. A failed batch fails only its own deliveries.
+ */
+export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
+  const queue: Waiter[] = [];
+  let inFlight = 0;
+
+  async function commitBatch(batch: Waiter[]): Promise<void> {
+    // Duplicates inside one batch: the first stands for all, the rest are duplicates of it.
+    const firstByKey = new Map<string, Waiter>();
+    for (const waiter of batch) {
+      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      if (!firstByKey.has(key)) firstByKey.set(key, waiter);
+    }
+    const inserted = await options.db.transaction(async (tx) => {
+      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.event));
+      await enqueueWebhookJobs(options.boss, tx, rows);
+      return rows;
+    });
+    const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
+    for (const waiter of batch) {
+      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      const id = newIds.get(key);
+      if (id !== undefined && firstByKey.get(key) === waiter) waiter.resolve({ kind: 'accepted', inboxId: id });
+      else waiter.resolve({ kind: 'duplicate' });
+    }
+  }
+
+  function flush(): void {
+    while (inFlight < options.maxConcurrentBatches && queue.length > 0) {
+      const batch = queue.splice(0, options.maxBatchSize);
+      inFlight += 1;
+      commitBatch(batch)
+        .catch((error: unknown) => {
+          const failure = new StorageUnavailableError(`The event could not be stored: ${describeError(error)}`, { cause: error });
+          for (const waiter of batch) waiter.reject(failure);
+        })
+        .finally(() => {
+          inFlight -= 1;
+          flush();
+        });
+    }
+  }
+
+  return {
+    ingest(event: IncomingEvent): Promise<IngestOutcome> {
+      const committed = new Promise<IngestOutcome>((resolve, reject) => {
+        queue.push({ event, resolve, reject });
+        flush();
+      });
+      return withDeadline(committed, options.commitDeadlineMs);
+    },
+  };
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StorageUnavailableError(`The database did not commit the event within ${ms} ms.`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

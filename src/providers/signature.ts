@@ -1,0 +1,42 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { SignatureError } from '../errors.ts';
+
+/**
+ * Constant-time comparison. Unequal lengths return early: the length of a signature is public
+ * (fixed by its algorithm), only its bytes are secret.
+ */
+export function constantTimeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function hmac(algorithm: 'sha256' | 'sha1', key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
+  const mac = createHmac(algorithm, key);
+  for (const part of parts) mac.update(part);
+  return mac.digest();
+}
+
+/** True when any candidate equals any expected digest: several secrets × several signatures (rotation). */
+export function anyDigestMatches(expected: Buffer[], candidates: Buffer[]): boolean {
+  let matched = false;
+  // No early exit: the time taken does not reveal which secret or signature matched.
+  for (const e of expected) for (const c of candidates) matched = constantTimeEqual(e, c) || matched;
+  return matched;
+}
+
+/** Rejects a signed timestamp further than `toleranceSeconds` from now, in either direction. */
+export function assertTimestampWithinTolerance(timestampSeconds: number, now: Date, toleranceSeconds: number): void {
+  const skew = Math.abs(now.getTime() / 1000 - timestampSeconds);
+  if (skew > toleranceSeconds) {
+    throw new SignatureError(
+      'timestamp_outside_tolerance',
+      `The signed timestamp is ${Math.round(skew)} s away from this server's clock (tolerance ${toleranceSeconds} s). Check the server clock, or whether this is a replayed delivery.`,
+    );
+  }
+}
+
+export function requireHeader(value: string | undefined, header: string): string {
+  if (value === undefined || value.trim() === '') {
+    throw new SignatureError('signature_missing', `The ${header} header is missing. Is the webhook secret configured at the gateway for this endpoint?`);
+  }
+  return value;
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { SignatureError } from '../errors.ts';
+import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
+import { parseJsonBody } from './json-body.ts';
+import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader } from './signature.ts';
+
+/**
+ * Stripe: `Stripe-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `${t}.${rawBody}`
+ * keyed with the whole `whsec_…` string (not base64-decoded, unlike Standard Webhooks). Any v1 may
+ * match (Stripe signs with old and new secrets while a secret is rolled); v0 is ignored.
+ * Dedupe key: the event `id` (evt_…), stable across resends.
+ */
+
+const envelope = z.object({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  created: z.number().int().nonnegative(),
+  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+});
+
+interface StripeSignatureHeader {
+  timestamp: number;
+  signatures: Buffer[];
+}
+
+export function parseStripeSignatureHeader(header: string): StripeSignatureHeader {
+  let timestamp: number | undefined;
+  const signatures: Buffer[] = [];
+  for (const item of header.split(',')) {
+    const separator = item.indexOf('=');
+    if (separator < 0) continue;
+    const key = item.slice(0, separator).trim();
+    const value = item.slice(separator + 1).trim();
+    if (key === 't' && /^\d+$/.test(value)) timestamp = Number(value);
+    if (key === 'v1' && /^[0-9a-f]{64}$/i.test(value)) signatures.push(Buffer.from(value, 'hex'));
+  }
+  if (timestamp === undefined || signatures.length === 0) {
+    throw new SignatureError('signature_malformed', 'The Stripe-Signature header has no t= timestamp or no v1= signature.');
+  }
+  return { timestamp, signatures };
+}
+
+// A dispute's own id is dp_…; its `charge` is what the payment is keyed by.
+function chargeIdOf(type: string, object: Record<string, unknown>): string | null {
+  const id = type.startsWith('charge.dispute.') ? object.charge : object.id;
+  return typeof id === 'string' && id.length > 0 ? id : null;
+}
+
+function statusOf(type: string, object: Record<string, unknown>): PaymentStatus | null {
+  switch (type) {
+    case 'charge.pending':
+      return 'pending';
+    case 'charge.succeeded':
+    case 'charge.captured':
+      return 'paid';
+    case 'charge.failed':
+      return 'failed';
+    case 'charge.expired':
+      return 'canceled';
+    case 'charge.refunded':
+      return Number(object.amount_refunded) < Number(object.amount) ? 'partially_refunded' : 'refunded';
+    case 'charge.dispute.created':
+      return 'disputed';
+    case 'charge.dispute.closed':
+      if (object.status === 'won') return 'paid';
+      if (object.status === 'lost') return 'charged_back';
+      return null;
+    default:
+      return null;
+  }
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
+  const object = (event.payload as { data?: { object?: Record<string, unknown> } }).data?.object;
+  if (!object || event.resourceId === null) return null;
+  const status = statusOf(event.eventType, object);
+  if (status === null) return null;
+  const isCharge = !event.eventType.startsWith('charge.dispute.');
+  return {
+    kind: paymentKind(status),
+    chargeId: event.resourceId,
+    status,
+    occurredAt: event.occurredAt,
+    amount: isCharge ? optionalNumber(object.amount) : undefined,
+    amountRefunded: isCharge ? optionalNumber(object.amount_refunded) : undefined,
+    currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
+  };
+}
+
+export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
+  return {
+    driver: 'stripe',
+    verify(request: WebhookRequest, now: Date): void {
+      const header = parseStripeSignatureHeader(requireHeader(request.header('stripe-signature'), 'Stripe-Signature'));
+      assertTimestampWithinTolerance(header.timestamp, now, settings.signatureToleranceSeconds);
+      const expected = settings.secrets.map((secret) => hmac('sha256', secret, `${header.timestamp}.`, request.rawBody));
+      if (!anyDigestMatches(expected, header.signatures)) {
+        throw new SignatureError(
+          'signature_mismatch',
+          'No v1 signature matches the configured secret(s). Check the whsec_ secret of this endpoint, and that the body reaches the inbox unmodified.',
+        );
+      }
+    },
+    parse(request: WebhookRequest): NormalizedEvent {
+      const { json, envelope: event } = parseJsonBody(request.rawBody, envelope, 'Stripe');
+      return {
+        eventId: event.id,
+        eventType: event.type,
+        resourceId: chargeIdOf(event.type, event.data.object),
+        occurredAt: new Date(event.created * 1000),
+        payload: json,
+      };
+    },
+    toPaymentFact: toStripePaymentFact,
+  };
+}
+
+export const stripeDriver: DriverDefinition = { create: createStripeDriver, requiresSecret: true };

@@ -1,0 +1,64 @@
+import type { PaymentFact } from '../domain/payments/payment-fact.ts';
+
+/** What a driver sees of a delivery: the exact bytes, lower-cased headers, and the query string. */
+export interface WebhookRequest {
+  readonly rawBody: Buffer;
+  header(name: string): string | undefined;
+  readonly query: URLSearchParams;
+}
+
+/** One delivery reduced to what the inbox needs, the same shape for every gateway. */
+export interface NormalizedEvent {
+  /** The gateway's id for the event, or a key derived from the business fact (see derived-key.ts). */
+  eventId: string;
+  eventType: string;
+  /** The resource the event is about (a charge id, …): the unit of serialisation. */
+  resourceId: string | null;
+  /** When it happened at the gateway; the receipt time when the gateway sends no timestamp. */
+  occurredAt: Date;
+  /** The body as JSON for the `payload` column (form-encoded bodies are decoded into an object). */
+  payload: unknown;
+}
+
+/** A stored event as processing reads it back (a replay sees exactly what was received). */
+export interface StoredEvent {
+  provider: string;
+  eventId: string;
+  eventType: string;
+  resourceId: string | null;
+  occurredAt: Date;
+  payload: unknown;
+}
+
+/**
+ * One gateway's rules. Pure: no I/O, no clock of its own (`now` is passed in), so every driver is
+ * tested with published vectors and independent signers only.
+ */
+export interface ProviderDriver {
+  /** The built-in driver this provider uses (`stripe`, `hmac`, …). */
+  readonly driver: string;
+  /** Throws SignatureError when the delivery is not authentic. Runs before any parsing. */
+  verify(request: WebhookRequest, now: Date): void;
+  /** Throws MalformedPayloadError when the body cannot be understood. */
+  parse(request: WebhookRequest, now: Date): NormalizedEvent;
+  /** Maps an event to the payments domain's canonical fact; null = not a payment event (ignored). */
+  toPaymentFact(event: StoredEvent): PaymentFact | null;
+}
+
+/** What configuration hands a driver factory for one named provider. */
+export interface ProviderSettings {
+  /** The provider's name in URLs and in the inbox (`stripe`, `stripe-br`, …). */
+  name: string;
+  /** Every secret that may have signed a delivery: more than one during a rotation. */
+  secrets: string[];
+  signatureToleranceSeconds: number;
+  /** Driver-specific options from the config file, validated by the driver's own schema. */
+  options: Record<string, unknown>;
+}
+
+export interface DriverDefinition {
+  /** Throws ConfigError listing every problem with the settings. */
+  create(settings: ProviderSettings): ProviderDriver;
+  /** False for drivers that authenticate by other means (JWKS, none): a secret is then optional. */
+  requiresSecret: boolean;
+}

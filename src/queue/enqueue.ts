@@ -1,0 +1,26 @@
+import { sql } from 'drizzle-orm';
+import { fromDrizzle, type PgBoss } from 'pg-boss';
+import type { Transaction } from '../db/client.ts';
+import { type EnqueueableEvent, WEBHOOKS_QUEUE, webhookJob } from './queues.ts';
+
+export class JobNotCreatedError extends Error {
+  readonly code = 'job_not_created';
+  constructor(expected: number, created: number) {
+    super(`pg-boss created ${created} of ${expected} jobs; rolling back so no inbox row exists without its job.`);
+    this.name = 'JobNotCreatedError';
+  }
+}
+
+/**
+ * Inserts one processing job per event inside the caller's transaction, so the jobs exist exactly
+ * when the rows (or the replay's status change) commit. Every path that (re-)queues an event goes
+ * through here: receiving, the sweeper and replays. Jobs are idempotent, so queuing an event that
+ * already has a job is harmless.
+ */
+export async function enqueueWebhookJobs(boss: PgBoss, tx: Transaction, events: EnqueueableEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const ids = await boss.insert(WEBHOOKS_QUEUE, events.map(webhookJob), { db: fromDrizzle(tx, sql), returnId: true });
+  // A null or short answer means pg-boss refused a job (policy, id conflict): never ack without it.
+  const created = ids?.length ?? 0;
+  if (created !== events.length) throw new JobNotCreatedError(events.length, created);
+}

@@ -1,0 +1,58 @@
+import type { JobInsert, PgBoss, Queue } from 'pg-boss';
+import type { WorkerConfig } from '../config/config.ts';
+
+export const WEBHOOKS_QUEUE = 'webhooks';
+export const WEBHOOKS_DEAD_LETTER_QUEUE = 'webhooks-dead-letter';
+
+/** The only thing a processing job carries: the inbox row is the source of truth. */
+export interface WebhookJobData {
+  inboxId: number;
+}
+
+export interface EnqueueableEvent {
+  id: number;
+  provider: string;
+  eventId: string;
+  resourceId: string | null;
+}
+
+/**
+ * Jobs of one resource share a singleton key so at most one is active at a time, database-wide.
+ * Events without a resource serialise only with themselves.
+ */
+export function singletonKeyFor(event: EnqueueableEvent): string {
+  return event.resourceId === null ? `${event.provider}:event:${event.eventId}` : `${event.provider}:${event.resourceId}`;
+}
+
+export function webhookJob(event: EnqueueableEvent): JobInsert<WebhookJobData> {
+  return { data: { inboxId: event.id }, singletonKey: singletonKeyFor(event) };
+}
+
+/**
+ * `singleton` is the one policy that serialises a key without ever refusing a job at insert time
+ * (short/stately/exclusive return null for a second queued job, which would drop an event).
+ * The retry schedule is pg-boss's capped exponential backoff: retryDelay · 2^n · (1..2), ≤ max.
+ */
+export function webhookQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'> {
+  return {
+    policy: 'singleton',
+    retryLimit: worker.maxAttempts - 1,
+    retryDelay: worker.retryDelaySeconds,
+    retryBackoff: true,
+    retryDelayMax: worker.retryDelayMaxSeconds,
+    expireInSeconds: worker.expireInSeconds,
+    // Queued jobs must outlive the longest backoff chain; the sweeper re-enqueues anything older.
+    retentionSeconds: 30 * 24 * 3600,
+    deleteAfterSeconds: 7 * 24 * 3600,
+    deadLetter: WEBHOOKS_DEAD_LETTER_QUEUE,
+    notify: true,
+  };
+}
+
+/** Creates the queues, or brings an existing queue's retry settings up to date (policy is fixed). */
+export async function ensureQueues(boss: PgBoss, worker: WorkerConfig): Promise<void> {
+  await boss.createQueue(WEBHOOKS_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
+  const { policy, ...updatable } = webhookQueueOptions(worker);
+  await boss.createQueue(WEBHOOKS_QUEUE, { policy, ...updatable });
+  await boss.updateQueue(WEBHOOKS_QUEUE, updatable);
+}

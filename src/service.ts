@@ -1,0 +1,81 @@
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { AppConfig } from './config/config.ts';
+import { type DatabaseHandle, connectDatabase } from './db/client.ts';
+import { applyMigrations } from './db/migrate.ts';
+import { createApp } from './http/app.ts';
+import { listen } from './http/server.ts';
+import { createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { startBoss } from './queue/boss.ts';
+
+export interface ServiceOptions {
+  config: AppConfig;
+  /** The database to use: DATABASE_URL, or the embedded cluster main.ts started. */
+  databaseUrl: string;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+export interface RunningService {
+  port: number;
+  database: DatabaseHandle;
+  boss: PgBoss;
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: migrations, pools, pg-boss, the receiver and (unless receiver-only) the
+ * workers. Stopping reverses it: stop accepting, drain in-flight requests and jobs, close pools.
+ */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config, logger } = options;
+  await applyMigrations(options.databaseUrl);
+  const database = connectDatabase({
+    url: options.databaseUrl,
+    poolSize: config.databasePoolSize,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+    applicationName: `webhook-inbox:${config.role}`,
+  });
+  const boss = await startBoss({
+    url: options.databaseUrl,
+    role: config.role,
+    worker: config.worker,
+    poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+    logger,
+  });
+  let accepting = true;
+  const ingestor = createGroupCommitIngestor({
+    db: database.db,
+    boss,
+    maxBatchSize: 100,
+    maxConcurrentBatches: Math.max(1, config.databasePoolSize - 2),
+    commitDeadlineMs: config.commitDeadlineMs,
+  });
+  const app = createApp({
+    providers: config.providers,
+    ingestor,
+    maxBodyBytes: config.maxBodyBytes,
+    clock: options.clock ?? (() => new Date()),
+    logger,
+    pingDatabase: async () => {
+      await database.sql`select 1`;
+    },
+    readinessTimeoutMs: 1000,
+    isAcceptingTraffic: () => accepting,
+  });
+  const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);
+  if (server) logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
+
+  return {
+    port: server?.port ?? 0,
+    database,
+    boss,
+    async stop() {
+      accepting = false;
+      await server?.close();
+      await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * `npm test`: prepares a PostgreSQL (TEST_DATABASE_URL or DATABASE_URL if set, else an embedded
+ * cluster in a temporary folder), migrates a template database once, then runs every test file
+ * with node's test runner. Each file clones the template into a database of its own.
+ */
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { applyMigrations } from '../src/db/migrate.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
+import { TEMPLATE_DATABASE, databaseUrl } from './support/env.ts';
+import { prepareTemplate } from './support/template.ts';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function testFiles(args: string[]): Promise<string[]> {
+  if (args.length > 0) return args;
+  const entries = await readdir('test', { recursive: true });
+  return entries.filter((f) => f.endsWith('.test.ts')).map((f) => path.join('test', f)).sort();
+}
+
+async function main(): Promise<number> {
+  const external = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  let embedded: EmbeddedDatabase | undefined;
+  let scratch: string | undefined;
+  let adminUrl: string;
+  if (external) {
+    adminUrl = external;
+    console.log(`# tests use the PostgreSQL at ${new URL(external).host} (from ${process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL' : 'DATABASE_URL'})`);
+  } else {
+    scratch = await mkdtemp(path.join(tmpdir(), 'inbox-test-db-'));
+    // As root, the cluster runs as the `postgres` user, who must be able to enter this folder.
+    await chmod(scratch, 0o755);
+    const port = await freePort();
+    embedded = await startEmbeddedPostgres({ baseDir: scratch, port });
+    adminUrl = embedded.url;
+    console.log(`# tests use an embedded PostgreSQL on port ${port} (set TEST_DATABASE_URL to use a server)`);
+  }
+  try {
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${TEMPLATE_DATABASE}" with (force)`);
+    await admin.unsafe(`create database "${TEMPLATE_DATABASE}"`);
+    await admin.end();
+    const templateUrl = databaseUrl(adminUrl, TEMPLATE_DATABASE);
+    await applyMigrations(templateUrl);
+    await prepareTemplate(templateUrl);
+
+    const files = await testFiles(process.argv.slice(2));
+    // Tests build their configuration explicitly; a DATABASE_URL in the environment must not leak into it.
+    const { DATABASE_URL: _ignored, ...env } = process.env;
+    const child = spawn(process.execPath, ['--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files], {
+      stdio: 'inherit',
+      env: { ...env, TEST_DATABASE_URL: adminUrl },
+    });
+    return await new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  } finally {
+    await embedded?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();

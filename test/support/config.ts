@@ -1,0 +1,33 @@
+import { type AppConfig, type WorkerConfig, loadConfig } from '../../src/config/config.ts';
+
+/** Retries in seconds, not minutes, so failure paths finish inside a test. */
+export const testWorkerConfig: WorkerConfig = {
+  maxAttempts: 3,
+  retryDelaySeconds: 1,
+  retryDelayMaxSeconds: 1,
+  expireInSeconds: 60,
+  batchSize: 20,
+  concurrency: 4,
+  pollingIntervalSeconds: 0.5,
+  shutdownTimeoutMs: 5000,
+};
+
+/** A configuration read the way production reads it (loadConfig), from a test's own env. */
+export function testConfig(env: Record<string, string>, files: Record<string, string> = {}): AppConfig {
+  const config = loadConfig(
+    { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
+    (path) => {
+      const content = files[path];
+      if (content === undefined) throw new Error(`ENOENT: ${path}`);
+      return content;
+    },
+  );
+  return { ...config, worker: { ...testWorkerConfig, ...overridesFrom(env) } };
+}
+
+function overridesFrom(env: Record<string, string>): Partial<WorkerConfig> {
+  const overrides: Partial<WorkerConfig> = {};
+  if (env.WORKER_MAX_ATTEMPTS) overrides.maxAttempts = Number(env.WORKER_MAX_ATTEMPTS);
+  if (env.WORKER_EXPIRE_IN_SECONDS) overrides.expireInSeconds = Number(env.WORKER_EXPIRE_IN_SECONDS);
+  return overrides;
+}

@@ -1,0 +1,14 @@
+/** Set by test/run.ts: a server where this test file may create its own databases. */
+export function adminDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the suite with `npm test` (test/run.ts prepares the database).');
+  return url;
+}
+
+export const TEMPLATE_DATABASE = 'inbox_test_template';
+
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

@@ -1,0 +1,53 @@
+import Stripe from 'stripe';
+
+// The official SDK is the independent signer: the code under test never signs its own fixtures.
+const stripe = new Stripe('sk_test_not_used_for_network');
+
+export function stripeSignature(payload: string, secret: string, timestampSeconds = Math.floor(Date.now() / 1000)): string {
+  return stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: timestampSeconds });
+}
+
+export interface ChargeEventOptions {
+  id: string;
+  type: string;
+  chargeId: string;
+  created: number;
+  amount?: number;
+  amountRefunded?: number;
+  disputeStatus?: 'won' | 'lost' | 'needs_response';
+}
+
+/** A realistic Stripe charge event (the shape of the API's `event` object). */
+export function chargeEvent(options: ChargeEventOptions): string {
+  const amount = options.amount ?? 2000;
+  const object = options.type.startsWith('charge.dispute.')
+    ? { id: `dp_${options.chargeId.slice(3)}`, object: 'dispute', charge: options.chargeId, amount, currency: 'brl', status: options.disputeStatus ?? 'needs_response' }
+    : {
+        id: options.chargeId,
+        object: 'charge',
+        amount,
+        amount_refunded: options.amountRefunded ?? 0,
+        currency: 'brl',
+        status: options.type === 'charge.failed' ? 'failed' : options.type === 'charge.pending' ? 'pending' : 'succeeded',
+        created: options.created,
+      };
+  return JSON.stringify({
+    id: options.id,
+    object: 'event',
+    api_version: '2024-06-20',
+    created: options.created,
+    data: { object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type: options.type,
+  });
+}
+
+export async function postStripe(baseUrl: string, body: string, secret: string, init: { provider?: string; signature?: string } = {}) {
+  return fetch(`${baseUrl}/webhooks/${init.provider ?? 'stripe'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': init.signature ?? stripeSignature(body, secret) },
+    body,
+  });
+}
