@@ -50,7 +50,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<Env> {
         query: new URL(c.req.url).searchParams,
       };
       const now = deps.clock();
-      driver.verify(request, now);
+      await driver.verify(request, now);
       const event = validateNormalizedEvent(driver.parse(request, now));
       const outcome = await deps.ingestor.ingest({ provider, event, rawBody });
       c.get('logger').info(

@@ -37,8 +37,11 @@ export interface StoredEvent {
 export interface ProviderDriver {
   /** The built-in driver this provider uses (`stripe`, `hmac`, …). */
   readonly driver: string;
-  /** Throws SignatureError when the delivery is not authentic. Runs before any parsing. */
-  verify(request: WebhookRequest, now: Date): void;
+  /**
+   * Throws (or rejects with) SignatureError when the delivery is not authentic. Runs before any
+   * parsing. May be async only to fetch public keys (JWKS); it never touches the database.
+   */
+  verify(request: WebhookRequest, now: Date): void | Promise<void>;
   /** Throws MalformedPayloadError when the body cannot be understood. */
   parse(request: WebhookRequest, now: Date): NormalizedEvent;
   /** Maps an event to the payments domain's canonical fact; null = not a payment event (ignored). */

@@ -1,0 +1,14 @@
+# Single-container deploy: receiver and workers in one process (INBOX_ROLE=all).
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY tsconfig.json drizzle.config.ts ./
+COPY drizzle ./drizzle
+COPY src ./src
+COPY bin ./bin
+USER node
+EXPOSE 3000
+# Node 24 runs the TypeScript sources directly (type stripping): there is no build step.
+CMD ["node", "src/main.ts"]
