@@ -3,6 +3,18 @@ import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
 
+/** One configured provider: its driver plus the inbox's own per-provider settings. */
+export interface ConfiguredProvider {
+  name: string;
+  driver: ProviderDriver;
+  /** How long stored events (and so their dedupe keys) are kept; never shorter than the gateway's resend window. */
+  retentionDays: number;
+  /** The gateway's own resend window: a purge inside it would let a late resend pass as new. */
+  resendWindowDays: number;
+  /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
+  unknownPayment: 'create' | 'require';
+}
+
 export type ProcessRole = 'all' | 'receiver' | 'worker';
 
 export interface AppConfig {
@@ -19,7 +31,7 @@ export interface AppConfig {
   databaseConnectTimeoutSeconds: number;
   databasePoolSize: number;
   worker: WorkerConfig;
-  providers: ReadonlyMap<string, ProviderDriver>;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
 }
 
 export interface WorkerConfig {
@@ -62,6 +74,7 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: intFromEnv(4, 1, 64),
   WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
+  INBOX_RETENTION_DAYS: intFromEnv(30, 1),
 });
 
 const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
@@ -73,6 +86,8 @@ const fileSchema = z.object({
       z.looseObject({
         driver: z.string().min(1),
         secrets: z.array(z.string().min(1)).optional(),
+        retentionDays: z.number().int().positive().optional(),
+        unknownPayment: z.enum(['create', 'require']).optional(),
       }),
     )
     .default({}),
@@ -99,6 +114,9 @@ export type ReadFile = (path: string) => string;
 interface DeclaredProvider {
   driver: string;
   secrets: string[];
+  retentionDays?: number;
+  unknownPayment?: 'create' | 'require';
+  /** What is left for the driver's own schema. */
   options: Record<string, unknown>;
 }
 
@@ -115,8 +133,8 @@ function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Ma
     const file = fileSchema.safeParse(parsed ?? {});
     if (!file.success) problems.push(...formatIssues(file.error, `INBOX_CONFIG ${path}: `));
     else {
-      for (const [name, { driver, secrets, ...options }] of Object.entries(file.data.providers)) {
-        declared.set(name, { driver, secrets: secrets ?? [], options });
+      for (const [name, { driver, secrets, retentionDays, unknownPayment, ...options }] of Object.entries(file.data.providers)) {
+        declared.set(name, { driver, secrets: secrets ?? [], retentionDays, unknownPayment, options });
       }
     }
   }
@@ -132,8 +150,13 @@ function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Ma
   return declared;
 }
 
-function createProviders(env: Env, readFile: ReadFile, toleranceSeconds: number, problems: string[]) {
-  const providers = new Map<string, ProviderDriver>();
+interface ProviderDefaults {
+  toleranceSeconds: number;
+  retentionDays: number;
+}
+
+function createProviders(env: Env, readFile: ReadFile, defaults: ProviderDefaults, problems: string[]) {
+  const providers = new Map<string, ConfiguredProvider>();
   for (const [name, declared] of declaredProviders(env, readFile, problems)) {
     const definition = builtInDrivers[declared.driver];
     if (!definition) {
@@ -144,8 +167,17 @@ function createProviders(env: Env, readFile: ReadFile, toleranceSeconds: number,
       problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
       continue;
     }
+    const retentionDays = declared.retentionDays ?? defaults.retentionDays;
+    const resendWindowDays = definition.resendWindowDays;
+    if (retentionDays <= resendWindowDays) {
+      problems.push(
+        `provider "${name}": retention of ${retentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
+      );
+      continue;
+    }
     try {
-      providers.set(name, definition.create({ name, secrets: declared.secrets, signatureToleranceSeconds: toleranceSeconds, options: declared.options }));
+      const driver = definition.create({ name, secrets: declared.secrets, signatureToleranceSeconds: defaults.toleranceSeconds, options: declared.options });
+      providers.set(name, { name, driver, retentionDays, resendWindowDays, unknownPayment: declared.unknownPayment ?? 'create' });
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));
       else throw error;
@@ -162,8 +194,15 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
   const problems: string[] = [];
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) problems.push(...formatIssues(parsed.error, ''));
-  const tolerance = parsed.success ? parsed.data.SIGNATURE_TOLERANCE_SECONDS : 300;
-  const providers = createProviders(env, readFile, tolerance, problems);
+  const providers = createProviders(
+    env,
+    readFile,
+    {
+      toleranceSeconds: parsed.success ? parsed.data.SIGNATURE_TOLERANCE_SECONDS : 300,
+      retentionDays: parsed.success ? parsed.data.INBOX_RETENTION_DAYS : 30,
+    },
+    problems,
+  );
   if (parsed.success && parsed.data.WORKER_RETRY_DELAY_MAX_SECONDS < parsed.data.WORKER_RETRY_DELAY_SECONDS) {
     problems.push('WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS');
   }

@@ -4,11 +4,12 @@ import type { Logger } from 'pino';
 import { PayloadTooLargeError, UnknownProviderError } from '../errors.ts';
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
+import type { ConfiguredProvider } from '../config/config.ts';
 import type { ProviderDriver, WebhookRequest } from '../providers/types.ts';
 import type { AppEnv } from './env.ts';
 
 export interface WebhookRouteDeps {
-  providers: ReadonlyMap<string, ProviderDriver>;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
   ingestor: Ingestor;
   maxBodyBytes: number;
   clock: () => Date;
@@ -29,9 +30,9 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<Env> {
     async (c, next) => {
       // Before the body is read: an unknown provider costs nothing.
       const name = c.req.param('provider');
-      const driver = deps.providers.get(name);
-      if (!driver) throw new UnknownProviderError(name);
-      c.set('driver', driver);
+      const provider = deps.providers.get(name);
+      if (!provider) throw new UnknownProviderError(name);
+      c.set('driver', provider.driver);
       await next();
     },
     bodyLimit({

@@ -120,4 +120,6 @@ export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
   };
 }
 
-export const stripeDriver: DriverDefinition = { create: createStripeDriver, requiresSecret: true };
+// Live mode resends for up to 3 days; events can be resent by hand for 30 days, but those carry
+// the same id and are exactly the duplicates the dedupe window exists for: keep the default 30 d+.
+export const stripeDriver: DriverDefinition = { create: createStripeDriver, requiresSecret: true, resendWindowDays: 3 };

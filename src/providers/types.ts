@@ -64,4 +64,9 @@ export interface DriverDefinition {
   create(settings: ProviderSettings): ProviderDriver;
   /** False for drivers that authenticate by other means (JWKS, none): a secret is then optional. */
   requiresSecret: boolean;
+  /**
+   * How long the gateway may resend an event (its documented retry window, rounded up). Retention
+   * must exceed it, or a late resend of a purged event would pass as new.
+   */
+  resendWindowDays: number;
 }
