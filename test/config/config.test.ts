@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { loadConfig } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/errors.ts';
+
+const noFiles = (path: string): string => {
+  throw new Error(`ENOENT: ${path}`);
+};
+
+function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  test('defaults: port 3000, embedded database, 1 MiB body limit, no providers', () => {
+    const config = loadConfig({}, noFiles);
+    assert.equal(config.port, 3000);
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.maxBodyBytes, 1024 * 1024);
+    assert.equal(config.providers.size, 0);
+    assert.equal(config.worker.maxAttempts, 10);
+  });
+
+  test('WEBHOOK_SECRET_STRIPE enables the stripe provider; commas give several secrets for rotation', () => {
+    const config = loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_new, whsec_old' }, noFiles);
+    const stripe = config.providers.get('stripe');
+    assert.ok(stripe);
+    assert.equal(stripe.driver.driver, 'stripe');
+    assert.equal(stripe.retentionDays, 30);
+    assert.equal(stripe.unknownPayment, 'create');
+  });
+
+  test('INBOX_CONFIG declares two Stripe accounts, each with its own secret from the environment', () => {
+    const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe', unknownPayment: 'require' }, 'stripe-us': { driver: 'stripe', retentionDays: 45 } } });
+    const config = loadConfig(
+      { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br', WEBHOOK_SECRET_STRIPE_US: 'whsec_us' },
+      (path) => (path === '/etc/inbox.json' ? file : noFiles(path)),
+    );
+    assert.deepEqual([...config.providers.keys()].sort(), ['stripe-br', 'stripe-us']);
+    assert.equal(config.providers.get('stripe-br')!.unknownPayment, 'require');
+    assert.equal(config.providers.get('stripe-us')!.retentionDays, 45);
+  });
+
+  test('every problem is reported at once', () => {
+    const problems = problemsOf(() =>
+      loadConfig(
+        { PORT: 'eighty', DATABASE_URL: 'mysql://nope', MAX_BODY_BYTES: '0', WEBHOOK_SECRET_NOPE: 'x', INBOX_RETENTION_DAYS: '2' },
+        noFiles,
+      ),
+    );
+    const text = problems.join('\n');
+    assert.match(text, /PORT/);
+    assert.match(text, /DATABASE_URL/);
+    assert.match(text, /MAX_BODY_BYTES/);
+    assert.match(text, /unknown driver "nope"/);
+    assert.ok(problems.length >= 4, text);
+  });
+
+  test('a retention window that does not outlive the gateway resend window is refused', () => {
+    const problems = problemsOf(() => loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_x', INBOX_RETENTION_DAYS: '3' }, noFiles));
+    assert.match(problems.join('\n'), /resend window/);
+  });
+
+  test('a declared provider without any secret is refused with the variable to set', () => {
+    const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe' } } });
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json' }, () => file));
+    assert.match(problems.join('\n'), /WEBHOOK_SECRET_STRIPE_BR/);
+  });
+
+  test('an unreadable INBOX_CONFIG is a readable problem, not a crash', () => {
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/missing.json' }, noFiles));
+    assert.match(problems.join('\n'), /INBOX_CONFIG: cannot read \/missing.json/);
+  });
+});
+
+test('the service exits 1 and lists every problem when the configuration is bad', () => {
+  const result = spawnSync(process.execPath, ['src/main.ts'], {
+    env: { PATH: process.env.PATH, PORT: 'x', WEBHOOK_SECRET_NOPE: 'y' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /Invalid configuration/);
+  assert.match(result.stderr, /PORT/);
+  assert.match(result.stderr, /unknown driver "nope"/);
+});
