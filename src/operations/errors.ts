@@ -1,0 +1,23 @@
+import { describeError } from '../errors.ts';
+
+/**
+ * A batched operation stopped part-way. Batches before the failure are committed, so the message
+ * says how far it got; every operation is safe to run again and resumes where it stopped.
+ */
+export class OperationIncompleteError extends Error {
+  readonly code = 'operation_incomplete';
+  constructor(operation: string, progress: string, cause: unknown) {
+    super(`The ${operation} stopped part-way (${progress}): ${describeError(cause)}. Completed batches are committed; run it again to continue.`, { cause });
+    this.name = 'OperationIncompleteError';
+  }
+}
+
+/** The operation was refused before it changed anything (a cut-off inside the dedupe window, a concurrent purge). */
+export class OperationRefusedError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'OperationRefusedError';
+    this.code = code;
+  }
+}

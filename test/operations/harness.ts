@@ -1,0 +1,79 @@
+import { PgBoss } from 'pg-boss';
+import type postgres from 'postgres';
+import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+export interface OperationsHarness {
+  database: TestDatabase;
+  handle: DatabaseHandle;
+  /** pg-boss without workers, maintenance or cron: jobs stay queued so tests can count them. */
+  boss: PgBoss;
+  close(): Promise<void>;
+}
+
+export async function openOperationsHarness(): Promise<OperationsHarness> {
+  const database = await createTestDatabase();
+  const handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'operations-test' });
+  const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
+  boss.on('error', () => {});
+  await boss.start();
+  return {
+    database,
+    handle,
+    boss,
+    async close() {
+      await boss.stop({ graceful: false, close: true });
+      await handle.close();
+      await database.drop();
+    },
+  };
+}
+
+export interface FixtureRow {
+  provider?: string;
+  eventId: string;
+  eventType?: string;
+  resourceId?: string | null;
+  status?: 'pending' | 'processed' | 'ignored' | 'failed';
+  receivedAt: Date;
+  occurredAt?: Date;
+  processedAt?: Date | null;
+  lastError?: string | null;
+  attempts?: number;
+  /** Default: a JSON body naming the event. */
+  rawBody?: Buffer;
+}
+
+/** Inserts inbox rows the way the receiver stores them (no job: a test adds jobs itself when it wants them). */
+export async function insertInboxRows(sql: postgres.Sql, rows: FixtureRow[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const row of rows) {
+    const rawBody = row.rawBody ?? Buffer.from(JSON.stringify({ id: row.eventId, type: row.eventType ?? 'charge.succeeded' }));
+    let payload: unknown;
+    try {
+      payload = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      payload = { form: rawBody.toString('latin1') };
+    }
+    const [inserted] = await sql`
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, attempts, last_error, processed_at)
+      values (${row.provider ?? 'stripe'}, ${row.eventId}, ${row.eventType ?? 'charge.succeeded'}, ${row.resourceId === undefined ? `ch_${row.eventId}` : row.resourceId},
+              ${sql.json(payload as postgres.JSONValue)}, ${rawBody}, ${row.occurredAt ?? row.receivedAt}, ${row.receivedAt}, ${row.status ?? 'pending'},
+              ${row.attempts ?? 0}, ${row.lastError ?? null}, ${row.processedAt ?? null})
+      returning id`;
+    ids.push(Number(inserted!.id));
+  }
+  return ids;
+}
+
+/** Jobs (any state) in the processing queue for these inbox rows. */
+export async function jobsFor(sql: postgres.Sql, inboxIds: number[]): Promise<Array<{ inboxId: number; state: string }>> {
+  const rows = await sql`
+    select (data->>'inboxId')::bigint as inbox_id, state from pgboss.job
+    where name = 'webhooks' and (data->>'inboxId')::bigint = any(${inboxIds}::bigint[])
+    order by created_on`;
+  return rows.map((r) => ({ inboxId: Number(r.inbox_id), state: String(r.state) }));
+}
+
+export const minutesAgo = (minutes: number, now = new Date()) => new Date(now.getTime() - minutes * 60_000);
+export const daysAgo = (days: number, now = new Date()) => new Date(now.getTime() - days * 86_400_000);
