@@ -6,7 +6,10 @@ import { applyMigrations } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { GaugeRefresher } from './observability/gauge-refresher.ts';
+import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startBoss } from './queue/boss.ts';
+import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
 
 export interface ServiceOptions {
   config: AppConfig;
@@ -14,12 +17,15 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
+  /** One registry per service instance; tests may pass their own to read it. */
+  metrics?: Metrics;
 }
 
 export interface RunningService {
   port: number;
   database: DatabaseHandle;
   boss: PgBoss;
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
@@ -44,6 +50,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,
   });
+  const metrics = options.metrics ?? createMetrics();
+  const gaugeRefresher = new GaugeRefresher({
+    db: database.db,
+    boss,
+    queues: [WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE],
+    gauges: metrics.gauges,
+    providers: () => config.providers.keys(),
+    intervalMs: config.metricsRefreshSeconds * 1000,
+    logger,
+  });
+  gaugeRefresher.start();
   let accepting = true;
   const ingestor = createGroupCommitIngestor({
     db: database.db,
@@ -58,6 +75,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     maxBodyBytes: config.maxBodyBytes,
     clock: options.clock ?? (() => new Date()),
     logger,
+    metrics,
     pingDatabase: async () => {
       await database.sql`select 1`;
     },
@@ -71,9 +89,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     port: server?.port ?? 0,
     database,
     boss,
+    metrics,
     async stop() {
       accepting = false;
       await server?.close();
+      await gaugeRefresher.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
       await database.close();
     },

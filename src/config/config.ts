@@ -32,6 +32,16 @@ export interface AppConfig {
   databasePoolSize: number;
   worker: WorkerConfig;
   providers: ReadonlyMap<string, ConfiguredProvider>;
+  /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
+  metricsRefreshSeconds: number;
+  dashboard: DashboardConfig;
+}
+
+export interface DashboardConfig {
+  /** INBOX_DASHBOARD, or on by default only when an admin token is set. */
+  enabled: boolean;
+  /** Required for every state-changing dashboard action; without it the dashboard is read-only. */
+  adminToken: string | undefined;
 }
 
 export interface WorkerConfig {
@@ -75,6 +85,9 @@ const envSchema = z.object({
   WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
+  METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
+  INBOX_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
+  INBOX_DASHBOARD: z.enum(['on', 'off']).optional(),
 });
 
 const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
@@ -230,5 +243,10 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     },
     providers,
+    metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
+    dashboard: {
+      enabled: e.INBOX_DASHBOARD === undefined ? e.INBOX_ADMIN_TOKEN !== undefined : e.INBOX_DASHBOARD === 'on',
+      adminToken: e.INBOX_ADMIN_TOKEN,
+    },
   };
 }

@@ -54,6 +54,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<Env> {
       await driver.verify(request, now);
       const event = validateNormalizedEvent(driver.parse(request, now));
       const outcome = await deps.ingestor.ingest({ provider, event, rawBody });
+      c.set('deliveryOutcome', outcome.kind);
       c.get('logger').info(
         { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'accepted' ? outcome.inboxId : undefined },
         'delivery stored',

@@ -1,0 +1,38 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../http/env.ts';
+import type { DeliveryMetrics, DeliveryOutcome } from './metrics.ts';
+
+export interface DeliveryMetricsOptions {
+  metrics: DeliveryMetrics;
+  /** Only configured names become label values: the path is the sender's to choose. */
+  isKnownProvider: (name: string) => boolean;
+  /** Monotonic seconds (performance.now based), injectable for tests. */
+  now?: () => number;
+}
+
+const REJECTIONS = new Set<DeliveryOutcome>(['400', '401', '404', '413', '500', '503']);
+
+/**
+ * Counts each delivery by provider and outcome and times its answer. Mounted before the webhook
+ * route, it sees the final response whether the route returned or threw (the app's error handler
+ * has already turned the error into a response by the time `next()` resolves).
+ */
+export function deliveryMetrics(options: DeliveryMetricsOptions): MiddlewareHandler<AppEnv> {
+  const now = options.now ?? (() => performance.now() / 1000);
+  return async function recordDelivery(c, next) {
+    const started = now();
+    try {
+      await next();
+    } finally {
+      const name = c.req.param('provider') ?? '';
+      const provider = options.isKnownProvider(name) ? name : 'unknown';
+      options.metrics.delivery(provider, outcomeOf(c.res.status, c.get('deliveryOutcome')), now() - started);
+    }
+  };
+}
+
+export function outcomeOf(status: number, stored: 'accepted' | 'duplicate' | undefined): DeliveryOutcome {
+  if (status === 200) return stored ?? 'accepted';
+  const code = String(status) as DeliveryOutcome;
+  return REJECTIONS.has(code) ? code : status >= 500 ? '500' : '400';
+}

@@ -1,0 +1,107 @@
+import type { Logger } from 'pino';
+import type { Executor } from '../db/client.ts';
+import { inboxStatuses } from '../db/schema.ts';
+import { describeError } from '../errors.ts';
+import { countBacklogByProvider, countRecentByProvider } from './inbox-counts.ts';
+import type { DatabaseGauges } from './metrics.ts';
+
+/** The part of pg-boss the refresher reads: its cached per-queue counts. */
+export interface QueueCounts {
+  getQueue(name: string): Promise<{
+    queuedCount: number;
+    readyCount: number;
+    deferredCount: number;
+    activeCount: number;
+    failedCount: number;
+  } | null>;
+}
+
+export interface GaugeRefresherDeps {
+  db: Executor;
+  boss: QueueCounts;
+  queues: readonly string[];
+  gauges: DatabaseGauges;
+  /** Configured providers get a zero series even before their first event, so alerts see them. */
+  providers: () => Iterable<string>;
+  intervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * Refreshes the database-derived gauges every `intervalMs`, so a scrape only reads memory: however
+ * often Prometheus (or several of them) scrapes, the database sees two cheap queries per interval.
+ * A failed refresh is logged and counted, the old values stay, and the next tick tries again.
+ */
+export class GaugeRefresher {
+  readonly #deps: GaugeRefresherDeps;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(deps: GaugeRefresherDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /** One refresh now; resolves when the gauges hold the new values. */
+  async refresh(): Promise<void> {
+    const { db, gauges } = this.#deps;
+    const [backlog, recent] = await Promise.all([countBacklogByProvider(db), countRecentByProvider(db, 3600)]);
+    const providers = new Set(this.#deps.providers());
+    for (const row of [...backlog, ...recent]) providers.add(row.provider);
+    gauges.inboxEvents.reset();
+    gauges.inboxEventsLastHour.reset();
+    gauges.oldestPendingAge.reset();
+    for (const provider of providers) {
+      gauges.oldestPendingAge.set({ provider }, 0);
+      for (const status of ['pending', 'failed']) gauges.inboxEvents.set({ provider, status }, 0);
+      for (const status of inboxStatuses) gauges.inboxEventsLastHour.set({ provider, status }, 0);
+    }
+    for (const row of backlog) {
+      gauges.inboxEvents.set({ provider: row.provider, status: row.status }, row.events);
+      if (row.status === 'pending') gauges.oldestPendingAge.set({ provider: row.provider }, row.oldestAgeSeconds);
+    }
+    for (const row of recent) gauges.inboxEventsLastHour.set({ provider: row.provider, status: row.status }, row.events);
+    await this.#refreshQueues();
+    gauges.refreshTimestamp.setToCurrentTime();
+  }
+
+  async #refreshQueues(): Promise<void> {
+    const { boss, queues, gauges } = this.#deps;
+    for (const queue of queues) {
+      const counts = await boss.getQueue(queue);
+      if (!counts) continue;
+      gauges.queueJobs.set({ queue, state: 'queued' }, counts.queuedCount);
+      gauges.queueJobs.set({ queue, state: 'ready' }, counts.readyCount);
+      gauges.queueJobs.set({ queue, state: 'deferred' }, counts.deferredCount);
+      gauges.queueJobs.set({ queue, state: 'active' }, counts.activeCount);
+      gauges.queueJobs.set({ queue, state: 'failed' }, counts.failedCount);
+    }
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.refresh()
+        .catch((error: unknown) => {
+          this.#deps.gauges.refreshFailures.inc();
+          this.#deps.logger.warn({ err: error }, `metrics refresh failed (gauges keep their last values): ${describeError(error)}`);
+        })
+        .finally(() => {
+          this.#running = undefined;
+          this.#schedule(this.#deps.intervalMs);
+        });
+    }, delayMs);
+    this.#timer.unref();
+  }
+}

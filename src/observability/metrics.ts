@@ -1,0 +1,257 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric the inbox exports is defined here, in one registry per service instance (never
+ * prom-client's global one: tests run several services in one process). Components receive the
+ * narrow facade they need (`DeliveryMetrics`, `ProcessingMetrics`, …) through their deps.
+ */
+
+/** What a delivery's answer meant. Statuses stay numeric so the label matches the HTTP answer. */
+export type DeliveryOutcome = 'accepted' | 'duplicate' | '400' | '401' | '404' | '413' | '500' | '503';
+
+export interface DeliveryMetrics {
+  delivery(provider: string, outcome: DeliveryOutcome, ackSeconds: number): void;
+}
+
+export type SettledStatus = 'processed' | 'ignored' | 'failed';
+
+export interface ProcessingMetrics {
+  /** One job run against one inbox row, whatever its result. */
+  attempt(provider: string): void;
+  /** An attempt that threw; `errorClass` is a stable code or error name, never a message. */
+  failure(provider: string, errorClass: string): void;
+  /** The row reached a final status; received → now is the processing latency. */
+  settled(provider: string, status: SettledStatus, receivedAt: Date, now: Date): void;
+}
+
+export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
+export type BreakerState = 'closed' | 'half_open' | 'open';
+
+export interface RefetchMetrics {
+  call(provider: string, outcome: RefetchOutcome, seconds: number): void;
+  breakerState(provider: string, state: BreakerState): void;
+}
+
+export interface OperationsMetrics {
+  sweeperRun(outcome: 'ok' | 'error', requeued: number): void;
+  retentionRun(outcome: 'ok' | 'error', counts: { provider: string; archived: number; deleted: number }[]): void;
+}
+
+export interface Metrics {
+  registry: Registry;
+  delivery: DeliveryMetrics;
+  processing: ProcessingMetrics;
+  refetch: RefetchMetrics;
+  operations: OperationsMetrics;
+  /** The gauges the periodic database refresh sets (see inbox-gauges.ts). */
+  gauges: DatabaseGauges;
+}
+
+export interface DatabaseGauges {
+  inboxEvents: Gauge<'provider' | 'status'>;
+  inboxEventsLastHour: Gauge<'provider' | 'status'>;
+  oldestPendingAge: Gauge<'provider'>;
+  queueJobs: Gauge<'queue' | 'state'>;
+  refreshTimestamp: Gauge;
+  refreshFailures: Counter;
+}
+
+// Acks are bounded by COMMIT_DEADLINE_MS (5 s by default); buckets resolve the group-commit range.
+const ACK_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// Processing latency runs from milliseconds (idle) to the retry schedule's ~15 min steps and beyond.
+const PROCESSING_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86_400];
+const REFETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook deliveries by provider and outcome (accepted, duplicate, or the HTTP status of a rejection).',
+    labelNames: ['provider', 'outcome'],
+    registers,
+  });
+  const ackDuration = new Histogram({
+    name: 'webhook_ack_duration_seconds',
+    help: 'Time from receiving a delivery to sending its answer (for 200: after COMMIT).',
+    labelNames: ['provider', 'outcome'],
+    buckets: ACK_BUCKETS,
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'inbox_processing_attempts_total',
+    help: 'Processing attempts (job runs against an inbox row) by provider.',
+    labelNames: ['provider'],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'inbox_processing_failures_total',
+    help: 'Processing attempts that threw, by provider and error class (retried until attempts run out).',
+    labelNames: ['provider', 'error_class'],
+    registers,
+  });
+  const settled = new Counter({
+    name: 'inbox_events_settled_total',
+    help: 'Inbox rows that reached a final status, by provider and status.',
+    labelNames: ['provider', 'status'],
+    registers,
+  });
+  const processingLatency = new Histogram({
+    name: 'inbox_processing_latency_seconds',
+    help: 'From received_at to the final status (processed, ignored or failed), retries included.',
+    labelNames: ['provider', 'status'],
+    buckets: PROCESSING_BUCKETS,
+    registers,
+  });
+  const refetchCalls = new Counter({
+    name: 'inbox_refetch_calls_total',
+    help: 'Gateway API calls that fetch a resource\'s true state, by provider and outcome.',
+    labelNames: ['provider', 'outcome'],
+    registers,
+  });
+  const refetchDuration = new Histogram({
+    name: 'inbox_refetch_duration_seconds',
+    help: 'Duration of gateway API refetch calls.',
+    labelNames: ['provider'],
+    buckets: REFETCH_BUCKETS,
+    registers,
+  });
+  const breaker = new Gauge({
+    name: 'inbox_refetch_breaker_state',
+    help: 'Refetch circuit breaker per provider: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['provider'],
+    registers,
+  });
+  const sweeperRuns = new Counter({
+    name: 'inbox_sweeper_runs_total',
+    help: 'Sweeper runs by outcome.',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const sweeperRequeued = new Counter({
+    name: 'inbox_sweeper_requeued_events_total',
+    help: 'Pending rows the sweeper re-enqueued.',
+    registers,
+  });
+  const sweeperLastRun = new Gauge({
+    name: 'inbox_sweeper_last_run_timestamp_seconds',
+    help: 'When this instance last finished a sweeper run (Unix time).',
+    registers,
+  });
+  const retentionRuns = new Counter({
+    name: 'inbox_retention_runs_total',
+    help: 'Retention runs by outcome.',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const retentionArchived = new Counter({
+    name: 'inbox_retention_archived_events_total',
+    help: 'Rows the retention job archived, by provider.',
+    labelNames: ['provider'],
+    registers,
+  });
+  const retentionDeleted = new Counter({
+    name: 'inbox_retention_deleted_events_total',
+    help: 'Rows the retention job deleted, by provider.',
+    labelNames: ['provider'],
+    registers,
+  });
+  const retentionLastRun = new Gauge({
+    name: 'inbox_retention_last_run_timestamp_seconds',
+    help: 'When this instance last finished a retention run (Unix time).',
+    registers,
+  });
+
+  const gauges: DatabaseGauges = {
+    inboxEvents: new Gauge({
+      name: 'inbox_events',
+      help: 'Inbox rows now pending or failed, by provider and status (from the database; same on every instance).',
+      labelNames: ['provider', 'status'],
+      registers,
+    }),
+    inboxEventsLastHour: new Gauge({
+      name: 'inbox_events_received_last_hour',
+      help: 'Inbox rows received in the last hour, by provider and current status (from the database; same on every instance).',
+      labelNames: ['provider', 'status'],
+      registers,
+    }),
+    oldestPendingAge: new Gauge({
+      name: 'inbox_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending row per provider; 0 when none is pending (from the database).',
+      labelNames: ['provider'],
+      registers,
+    }),
+    queueJobs: new Gauge({
+      name: 'pgboss_queue_jobs',
+      help: "pg-boss jobs per queue and state, from pg-boss's own counts (refreshed by its monitor about once a minute).",
+      labelNames: ['queue', 'state'],
+      registers,
+    }),
+    refreshTimestamp: new Gauge({
+      name: 'inbox_metrics_refreshed_timestamp_seconds',
+      help: 'When the database-derived gauges were last refreshed (Unix time).',
+      registers,
+    }),
+    refreshFailures: new Counter({
+      name: 'inbox_metrics_refresh_failures_total',
+      help: 'Failed refreshes of the database-derived gauges.',
+      registers,
+    }),
+  };
+
+  return {
+    registry,
+    gauges,
+    delivery: {
+      delivery(provider, outcome, ackSeconds) {
+        deliveries.inc({ provider, outcome });
+        ackDuration.observe({ provider, outcome }, ackSeconds);
+      },
+    },
+    processing: {
+      attempt: (provider) => attempts.inc({ provider }),
+      failure: (provider, errorClass) => failures.inc({ provider, error_class: errorClass }),
+      settled(provider, status, receivedAt, now) {
+        settled.inc({ provider, status });
+        processingLatency.observe({ provider, status }, Math.max(0, (now.getTime() - receivedAt.getTime()) / 1000));
+      },
+    },
+    refetch: {
+      call(provider, outcome, seconds) {
+        refetchCalls.inc({ provider, outcome });
+        if (outcome !== 'breaker_open') refetchDuration.observe({ provider }, seconds);
+      },
+      breakerState: (provider, state) => breaker.set({ provider }, BREAKER_STATE_VALUE[state]),
+    },
+    operations: {
+      sweeperRun(outcome, requeued) {
+        sweeperRuns.inc({ outcome });
+        sweeperRequeued.inc(requeued);
+        sweeperLastRun.setToCurrentTime();
+      },
+      retentionRun(outcome, counts) {
+        retentionRuns.inc({ outcome });
+        for (const { provider, archived, deleted } of counts) {
+          retentionArchived.inc({ provider }, archived);
+          retentionDeleted.inc({ provider }, deleted);
+        }
+        retentionLastRun.setToCurrentTime();
+      },
+    },
+  };
+}
+
+/** A stable, low-cardinality label for an error: its `code` if it has one, else its class name. */
+export function errorClassOf(error: unknown): string {
+  if (error && typeof error === 'object') {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,60}$/.test(code)) return code;
+    const name = (error as { name?: unknown }).name;
+    if (typeof name === 'string' && /^[A-Za-z0-9_]{1,60}$/.test(name)) return name;
+  }
+  return 'unknown';
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { StorageUnavailableError } from '../../src/errors.ts';
+import { createApp } from '../../src/http/app.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { testConfig } from '../support/config.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
+import { sampleValue, scrape } from './prometheus-text.ts';
+
+const SECRET = 'whsec_metrics_test_secret';
+let database: TestDatabase;
+let service: TestService;
+
+function event(n: number) {
+  return chargeEvent({ id: `evt_metrics_${n}`, type: 'charge.succeeded', chargeId: `ch_metrics_${n}`, created: Math.floor(Date.now() / 1000) });
+}
+
+before(async () => {
+  database = await createTestDatabase();
+  service = await startTestService(
+    testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, MAX_BODY_BYTES: '4096' }),
+    database.url,
+  );
+});
+
+after(async () => {
+  await service?.stop();
+  await database?.drop();
+});
+
+describe('GET /metrics after real signed deliveries', () => {
+  test('counts each delivery by provider and outcome, and times every answer', async () => {
+    assert.equal((await postStripe(service.baseUrl, event(1), SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, event(2), SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, event(1), SECRET)).status, 200, 'a resend');
+    assert.equal((await postStripe(service.baseUrl, event(3), 'whsec_wrong')).status, 401);
+    assert.equal((await postStripe(service.baseUrl, '{"not":"an event"}', SECRET)).status, 400);
+    assert.equal((await postStripe(service.baseUrl, event(4), SECRET, { provider: 'no-such-gateway' })).status, 404);
+    const big = JSON.stringify({ id: 'evt_big', padding: 'x'.repeat(5000) });
+    assert.equal((await postStripe(service.baseUrl, big, SECRET, { signature: stripeSignature(big, SECRET) })).status, 413);
+
+    const response = await fetch(`${service.baseUrl}/metrics`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    const deliveries = (provider: string, outcome: string) => sampleValue(text, 'webhook_deliveries_total', { provider, outcome });
+    assert.equal(deliveries('stripe', 'accepted'), 2);
+    assert.equal(deliveries('stripe', 'duplicate'), 1);
+    assert.equal(deliveries('stripe', '401'), 1);
+    assert.equal(deliveries('stripe', '400'), 1);
+    assert.equal(deliveries('stripe', '413'), 1);
+    // The path is the sender's to choose: an unconfigured name never becomes a label value.
+    assert.equal(deliveries('unknown', '404'), 1);
+    assert.ok(!text.includes('no-such-gateway'));
+    assert.equal(sampleValue(text, 'webhook_ack_duration_seconds_count', { provider: 'stripe', outcome: 'accepted' }), 2);
+    assert.equal(sampleValue(text, 'webhook_ack_duration_seconds_bucket', { provider: 'stripe', outcome: 'accepted', le: '+Inf' }), 2);
+  });
+
+  test('exposes every metric family the README lists, including the ones later features fill', async () => {
+    const text = await scrape(service.baseUrl);
+    for (const family of [
+      'webhook_deliveries_total',
+      'webhook_ack_duration_seconds',
+      'inbox_events',
+      'inbox_events_received_last_hour',
+      'inbox_oldest_pending_age_seconds',
+      'inbox_processing_latency_seconds',
+      'inbox_processing_attempts_total',
+      'inbox_processing_failures_total',
+      'inbox_events_settled_total',
+      'inbox_refetch_calls_total',
+      'inbox_refetch_breaker_state',
+      'inbox_sweeper_runs_total',
+      'inbox_retention_runs_total',
+      'pgboss_queue_jobs',
+      'process_cpu_seconds_total',
+    ]) {
+      assert.match(text, new RegExp(`^# TYPE ${family} `, 'm'), family);
+    }
+  });
+
+  test('a delivery the database could not commit is counted as 503', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const config = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET });
+    const app = createApp({
+      providers: config.providers,
+      ingestor: { ingest: () => Promise.reject(new StorageUnavailableError('database down')) },
+      maxBodyBytes: config.maxBodyBytes,
+      clock: () => new Date(),
+      logger: createLogger('silent'),
+      metrics,
+      pingDatabase: async () => {},
+      readinessTimeoutMs: 1000,
+      isAcceptingTraffic: () => true,
+    });
+    const body = event(5);
+    const response = await app.request('/webhooks/stripe', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, SECRET) },
+    });
+    assert.equal(response.status, 503);
+    const text = await metrics.registry.metrics();
+    assert.equal(sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: '503' }), 1);
+    assert.equal(sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: 'accepted' }), undefined);
+  });
+});
