@@ -1,5 +1,8 @@
 import type { DriverDefinition } from './types.ts';
+import { hmacDriver } from './hmac.ts';
+import { standardWebhooksDriver } from './standard-webhooks.ts';
 import { stripeDriver } from './stripe.ts';
+import { tokenDriver } from './token.ts';
 
 /**
  * Every built-in driver by name. A new gateway = one file in this folder + one line here + its
@@ -7,4 +10,7 @@ import { stripeDriver } from './stripe.ts';
  */
 export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   stripe: stripeDriver,
+  'standard-webhooks': standardWebhooksDriver,
+  hmac: hmacDriver,
+  token: tokenDriver,
 };

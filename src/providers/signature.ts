@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignatureError } from '../errors.ts';
 
 /**
@@ -40,3 +40,28 @@ export function requireHeader(value: string | undefined, header: string): string
   }
   return value;
 }
+
+/**
+ * A static token (Asaas, Zoop) against every configured token, in constant time. Both sides are
+ * hashed first so the comparison is between equal-length digests: the token's length stays secret.
+ */
+export function tokenMatchesAny(received: string, tokens: string[]): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return anyDigestMatches(tokens.map(digest), [digest(received)]);
+}
+
+/**
+ * Decodes a hex or base64 signature, checking it has the digest's length. Undefined when it is
+ * not one: Node's base64 decoder skips foreign characters, so the length check is what catches garbage.
+ */
+export function decodeDigest(value: string, encoding: 'hex' | 'base64', digestBytes: number): Buffer | undefined {
+  const trimmed = value.trim();
+  if (encoding === 'hex') {
+    return new RegExp(`^[0-9a-fA-F]{${digestBytes * 2}}$`).test(trimmed) ? Buffer.from(trimmed, 'hex') : undefined;
+  }
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) return undefined;
+  const bytes = Buffer.from(trimmed, 'base64');
+  return bytes.length === digestBytes ? bytes : undefined;
+}
+
+export const digestBytes = { sha256: 32, sha1: 20 } as const;

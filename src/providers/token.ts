@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { SignatureError } from '../errors.ts';
+import type { DriverDefinition, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
+import { parseDriverOptions } from './driver-options.ts';
+import { fieldMappingShape, parseMappedEvent, requiringTypeSource } from './mapped-event.ts';
+import { requireHeader, tokenMatchesAny } from './signature.ts';
+
+/**
+ * A fixed token in a header (Asaas `asaas-access-token`, Zoop `Authorization`), compared in
+ * constant time with every configured token (several during a rotation). It authenticates the
+ * sender, not the body: nothing binds the token to these bytes, so a leaked token lets anyone post
+ * anything. Prefer a signed scheme where the gateway offers one; here TLS is the only integrity.
+ * Dedupe key (generic driver): the id at idHeader/idPath, else the derived key (derived-key.ts).
+ */
+
+/** Throws SignatureError unless the header carries one of `tokens`. */
+export function verifyToken(header: string, request: WebhookRequest, tokens: string[]): void {
+  const received = requireHeader(request.header(header), header);
+  if (!tokenMatchesAny(received.trim(), tokens)) {
+    throw new SignatureError('signature_mismatch', `The ${header} header does not carry the configured token. Check the token set at the gateway for this webhook.`);
+  }
+}
+
+const optionsSchema = requiringTypeSource(
+  z.strictObject({
+    header: z.string().min(1).transform((h) => h.toLowerCase()),
+    ...fieldMappingShape,
+  }),
+);
+
+export function createTokenDriver(settings: ProviderSettings): ProviderDriver {
+  const options = parseDriverOptions(optionsSchema, settings.options);
+  return {
+    driver: 'token',
+    verify: (request) => verifyToken(options.header, request, settings.secrets),
+    parse: (request, now) => parseMappedEvent(request, now, options),
+    toPaymentFact: () => null,
+  };
+}
+
+// Unknown gateway, unknown resend window: the same conservative 14 days as the generic hmac driver.
+export const tokenDriver: DriverDefinition = { create: createTokenDriver, requiresSecret: true, resendWindowDays: 14 };
