@@ -53,7 +53,7 @@ export async function insertInboxRows(sql: postgres.Sql, rows: FixtureRow[]): Pr
     try {
       payload = JSON.parse(rawBody.toString('utf8'));
     } catch {
-      payload = { form: rawBody.toString('latin1') };
+      payload = { undecodable: rawBody.toString('base64') };
     }
     const [inserted] = await sql`
       insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, attempts, last_error, processed_at)

@@ -1,0 +1,140 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rename, stat, truncate } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { createGunzip, gzipSync } from 'node:zlib';
+import { z } from 'zod';
+
+/**
+ * One archived inbox row, one JSON line. Everything that is not exact in JSON is carried as text:
+ * `raw_body_base64` is the bytes the gateway signed, `payload_json` is the jsonb as PostgreSQL
+ * renders it (a JS number would round a 64-bit id), timestamps keep PostgreSQL's microseconds.
+ */
+export const archivedEventSchema = z.object({
+  v: z.literal(1),
+  id: z.number().int(),
+  provider: z.string().min(1),
+  event_id: z.string().min(1),
+  event_type: z.string().min(1),
+  resource_id: z.string().nullable(),
+  status: z.enum(['pending', 'processed', 'ignored', 'failed']),
+  attempts: z.number().int(),
+  last_error: z.string().nullable(),
+  occurred_at: z.string(),
+  received_at: z.string(),
+  processed_at: z.string().nullable(),
+  payload_json: z.string(),
+  raw_body_base64: z.string(),
+});
+export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
+
+/** `<dir>/<provider>/<provider>-<YYYY-MM-DD>.jsonl.gz`, the UTC day the rows were received. */
+export function archiveFilePath(dir: string, provider: string, receivedAt: string): string {
+  return path.join(dir, provider, `${provider}-${receivedAt.slice(0, 10)}.jsonl.gz`);
+}
+
+export interface ArchiveWriter {
+  /** Appends the events to their file as one gzip member and fsyncs before returning. */
+  append(file: string, events: ArchivedEvent[]): Promise<void>;
+}
+
+export interface ArchiveWriterOptions {
+  clock: () => Date;
+  /** Told when an archive file was found damaged and set aside. */
+  onSetAside?: (file: string, setAsideAs: string, reason: string) => void;
+}
+
+/**
+ * Archive files grow by whole gzip members (a file of concatenated members is one valid gzip
+ * stream). Rows are deleted only after their member is fsynced, so a crash can at worst leave a
+ * torn member at the end of a file whose rows are still in the database. Before the first append
+ * of a run, a file is read through once: a torn file is renamed aside (it is still readable up to
+ * the tear) and a fresh file started, so later members never sit behind the damage.
+ */
+export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWriter {
+  const checked = new Set<string>();
+
+  async function ensureIntact(file: string): Promise<void> {
+    if (checked.has(file)) return;
+    checked.add(file);
+    try {
+      await pipeline(createReadStream(file), createGunzip(), discard());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      const aside = `${file}.damaged-${options.clock().toISOString().replaceAll(':', '')}`;
+      await rename(file, aside);
+      options.onSetAside?.(file, aside, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  return {
+    async append(file, events) {
+      if (events.length === 0) return;
+      await mkdir(path.dirname(file), { recursive: true });
+      await ensureIntact(file);
+      const member = gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      const sizeBefore = await stat(file).then((s) => s.size, () => undefined);
+      const handle = await open(file, 'a');
+      try {
+        await handle.writeFile(member);
+        await handle.sync();
+      } catch (error) {
+        // Leave no half member behind: the caller rolls back, and its retry appends the rows again.
+        await handle.close().catch(() => {});
+        if (sizeBefore !== undefined) await truncate(file, sizeBefore).catch(() => {});
+        throw error;
+      }
+      await handle.close();
+      if (sizeBefore === undefined) await syncDirectory(path.dirname(file));
+    },
+  };
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // The new file's name must be durable too, not only its bytes.
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function discard(): Writable {
+  return new Writable({ write: (_chunk, _encoding, done) => done() });
+}
+
+export class ArchiveFormatError extends Error {
+  readonly code = 'archive_unreadable';
+  constructor(file: string, line: number, reason: string) {
+    super(`${file}, line ${line}: ${reason}. Is this an inbox archive (*.jsonl.gz written by inboxctl purge or the retention job)?`);
+    this.name = 'ArchiveFormatError';
+  }
+}
+
+/** Reads an archive file back, line by line; a torn tail surfaces as an error after the readable lines. */
+export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> {
+  const gunzip = createReadStream(file).pipe(createGunzip());
+  const lines = createInterface({ input: gunzip, crlfDelay: Number.POSITIVE_INFINITY });
+  let number = 0;
+  try {
+    for await (const line of lines) {
+      number += 1;
+      if (line.trim() === '') continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        throw new ArchiveFormatError(file, number, 'not JSON');
+      }
+      const event = archivedEventSchema.safeParse(parsed);
+      if (!event.success) throw new ArchiveFormatError(file, number, event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      yield event.data;
+    }
+  } catch (error) {
+    if (error instanceof ArchiveFormatError) throw error;
+    throw new ArchiveFormatError(file, number + 1, `cannot decompress (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
