@@ -2,29 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { deliveryMetrics } from '../observability/delivery-metrics.ts';
-import type { Metrics } from '../observability/metrics.ts';
+import { type Metrics, createMetrics } from '../observability/metrics.ts';
 import type { AppEnv } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { type HealthDeps, createHealthRoutes } from './health-routes.ts';
 import { createMetricsRoute } from './metrics-route.ts';
 import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 
-export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics: Metrics };
+/** `metrics`: the service's registry; an app built without one (a test, a harness) gets its own. */
+export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics?: Metrics };
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
   app.use(async (c, next) => {
     // A gateway's own delivery id is the most useful request id when it sends one.
     const requestId = c.req.header('x-request-id')?.slice(0, 100) ?? randomUUID();
     c.set('logger', deps.logger.child({ requestId }));
     await next();
   });
-  const recordDelivery = deliveryMetrics({ metrics: deps.metrics.delivery, isKnownProvider: (name) => deps.providers.has(name) });
+  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.providers.has(name) });
   app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
   app.onError((error, c) => errorResponse(error, c, c.get('logger') ?? deps.logger));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'No such route.' } }, 404));
   app.route('/', createHealthRoutes(deps));
-  app.route('/', createMetricsRoute({ registry: deps.metrics.registry }));
+  app.route('/', createMetricsRoute({ registry: metrics.registry }));
   app.route('/', createWebhookRoute(deps));
   return app;
 }

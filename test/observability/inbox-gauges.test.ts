@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { PgBoss } from 'pg-boss';
+import postgres from 'postgres';
+import * as schema from '../../src/db/schema.ts';
+import { createMetricsRoute } from '../../src/http/metrics-route.ts';
+import { createLogger } from '../../src/logger.ts';
+import { GaugeRefresher, type QueueCounts } from '../../src/observability/gauge-refresher.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { sampleValue } from './prometheus-text.ts';
+
+let database: TestDatabase;
+let client: postgres.Sql;
+const queries: { text: string; params: unknown[] }[] = [];
+
+/** Rows straight into the table: `age` is how long before now() each was received. */
+async function insertRows(provider: string, status: string, ages: string[]) {
+  for (const age of ages) {
+    await database.sql`
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, processed_at)
+      values (${provider}, ${`evt_${provider}_${status}_${Math.random().toString(36).slice(2)}`}, 'charge.succeeded', 'ch_1', '{}'::jsonb, '\\x7b7d'::bytea,
+              now() - ${age}::interval, now() - ${age}::interval, ${status},
+              case when ${status} in ('processed', 'ignored') then now() - ${age}::interval + interval '2 seconds' end)`;
+  }
+}
+
+const fixedQueueCounts: QueueCounts = {
+  getQueue: async (name) =>
+    name === WEBHOOKS_QUEUE ? { queuedCount: 7, readyCount: 5, deferredCount: 2, activeCount: 1, failedCount: 3 } : null,
+};
+
+before(async () => {
+  database = await createTestDatabase();
+  // Three days of settled history the gauges must not read, plus a known recent picture.
+  await database.sql`
+    insert into webhook_inbox (provider, event_id, event_type, payload, raw_body, occurred_at, received_at, status, processed_at)
+    select 'stripe', 'evt_old_' || n, 'charge.succeeded', '{}'::jsonb, '\\x7b7d'::bytea,
+           now() - interval '3 days' - n * interval '1 second', now() - interval '3 days' - n * interval '1 second',
+           case when n % 10 = 0 then 'ignored' else 'processed' end, now() - interval '3 days'
+    from generate_series(1, 20000) as n`;
+  await insertRows('stripe', 'pending', ['20 minutes', '5 minutes', '1 minute']);
+  await insertRows('stripe', 'failed', ['2 hours', '10 minutes']);
+  await insertRows('stripe', 'processed', ['50 minutes', '40 minutes', '30 minutes', '2 minutes', '1 minute']);
+  await insertRows('stripe', 'ignored', ['15 minutes']);
+  await insertRows('asaas', 'pending', ['90 seconds']);
+  await insertRows('asaas', 'ignored', ['3 minutes', '4 minutes']);
+  await database.sql`analyze webhook_inbox`;
+  client = postgres(database.url, { max: 2, onnotice: () => {} });
+});
+
+after(async () => {
+  await client?.end();
+  await database?.drop();
+});
+
+function refresherFor(metrics: ReturnType<typeof createMetrics>, boss: QueueCounts = fixedQueueCounts) {
+  const db = drizzle(client, { schema, logger: { logQuery: (text, params) => queries.push({ text, params }) } });
+  return new GaugeRefresher({
+    db,
+    boss,
+    queues: [WEBHOOKS_QUEUE, 'webhooks-dead-letter'],
+    gauges: metrics.gauges,
+    providers: () => ['stripe', 'asaas', 'pagarme'],
+    intervalMs: 60_000,
+    logger: createLogger('silent'),
+  });
+}
+
+describe('database-derived gauges', () => {
+  test('reflect a known fixture: backlog by provider × status, the last hour, oldest pending, queue depth', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    await refresherFor(metrics).refresh();
+    const text = await metrics.registry.metrics();
+    const value = (name: string, labels: Record<string, string>) => sampleValue(text, name, labels);
+
+    assert.equal(value('inbox_events', { provider: 'stripe', status: 'pending' }), 3);
+    assert.equal(value('inbox_events', { provider: 'stripe', status: 'failed' }), 2);
+    assert.equal(value('inbox_events', { provider: 'asaas', status: 'pending' }), 1);
+    assert.equal(value('inbox_events', { provider: 'asaas', status: 'failed' }), 0);
+    assert.equal(value('inbox_events', { provider: 'pagarme', status: 'pending' }), 0, 'a configured provider without rows still has a series');
+
+    assert.equal(value('inbox_events_received_last_hour', { provider: 'stripe', status: 'processed' }), 5);
+    assert.equal(value('inbox_events_received_last_hour', { provider: 'stripe', status: 'ignored' }), 1);
+    assert.equal(value('inbox_events_received_last_hour', { provider: 'stripe', status: 'pending' }), 3);
+    assert.equal(value('inbox_events_received_last_hour', { provider: 'stripe', status: 'failed' }), 1, 'the 2-hour-old failure is outside the hour');
+    assert.equal(value('inbox_events_received_last_hour', { provider: 'asaas', status: 'ignored' }), 2);
+
+    const stripeAge = value('inbox_oldest_pending_age_seconds', { provider: 'stripe' })!;
+    assert.ok(stripeAge >= 1200 && stripeAge < 1260, `stripe's oldest pending is 20 minutes old, got ${stripeAge}`);
+    const asaasAge = value('inbox_oldest_pending_age_seconds', { provider: 'asaas' })!;
+    assert.ok(asaasAge >= 90 && asaasAge < 150, `asaas's oldest pending is 90 s old, got ${asaasAge}`);
+    assert.equal(value('inbox_oldest_pending_age_seconds', { provider: 'pagarme' }), 0);
+
+    assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'queued' }), 7);
+    assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'active' }), 1);
+    assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'failed' }), 3);
+    assert.ok((value('inbox_metrics_refreshed_timestamp_seconds', {}) ?? 0) > 0);
+  });
+
+  test('scraping reads memory only: twenty scrapes run no query', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    queries.length = 0;
+    await refresherFor(metrics).refresh();
+    const perRefresh = queries.length;
+    assert.equal(perRefresh, 2, 'one backlog query and one last-hour query per refresh');
+    const route = createMetricsRoute({ registry: metrics.registry });
+    for (let i = 0; i < 20; i++) assert.equal((await route.request('/metrics')).status, 200);
+    assert.equal(queries.length, perRefresh);
+  });
+
+  test('the refresh queries walk the (status, received_at) index, never the table', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    queries.length = 0;
+    await refresherFor(metrics).refresh();
+    assert.equal(queries.length, 2);
+    for (const { text, params } of queries) {
+      const plan = (await client.unsafe(`explain ${text}`, params as postgres.ParameterOrJSON<never>[])).map((r) => r['QUERY PLAN']).join('\n');
+      assert.doesNotMatch(plan, /Seq Scan on webhook_inbox/, plan);
+      assert.match(plan, /webhook_inbox_status_received_at_idx/, plan);
+    }
+  });
+
+  test("reads queue depth from pg-boss's own counts", async () => {
+    const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
+    await boss.start();
+    try {
+      const metrics = createMetrics({ defaultMetrics: false });
+      await refresherFor(metrics, boss).refresh();
+      const text = await metrics.registry.metrics();
+      for (const state of ['queued', 'ready', 'deferred', 'active', 'failed']) {
+        for (const queue of ['webhooks', 'webhooks-dead-letter']) {
+          assert.equal(typeof sampleValue(text, 'pgboss_queue_jobs', { queue, state }), 'number', `${queue} ${state}`);
+        }
+      }
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+  });
+});
