@@ -35,6 +35,23 @@ export interface AppConfig {
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
   metricsRefreshSeconds: number;
   dashboard: DashboardConfig;
+  operations: OperationsConfig;
+}
+
+/** The background cron jobs (sweeper, retention) and where retention archives. */
+export interface OperationsConfig {
+  /** 5-field cron (UTC) of the sweep that re-queues pending events whose job was lost. */
+  sweepCron: string;
+  /** A pending row older than this with no live job counts as lost. */
+  sweepPendingOlderThanSeconds: number;
+  /** Most rows one sweep re-queues (oldest first). */
+  sweepBatchSize: number;
+  /** 5-field cron (UTC) of the daily retention run (archive, then delete, past each provider's window). */
+  retentionCron: string;
+  /** Rows per retention transaction: small, so no lock is held for long. */
+  retentionBatchSize: number;
+  /** Where retention writes its gzip JSON Lines archives. */
+  archiveDir: string;
 }
 
 export interface DashboardConfig {
@@ -88,6 +105,12 @@ const envSchema = z.object({
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   INBOX_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
   INBOX_DASHBOARD: z.enum(['on', 'off']).optional(),
+  SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
+  SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
+  SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
+  RETENTION_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('15 3 * * *'),
+  RETENTION_BATCH_SIZE: intFromEnv(500, 1, 10_000),
+  INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
 });
 
 const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
@@ -247,6 +270,14 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     dashboard: {
       enabled: e.INBOX_DASHBOARD === undefined ? e.INBOX_ADMIN_TOKEN !== undefined : e.INBOX_DASHBOARD === 'on',
       adminToken: e.INBOX_ADMIN_TOKEN,
+    },
+    operations: {
+      sweepCron: e.SWEEP_CRON,
+      sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,
+      sweepBatchSize: e.SWEEP_BATCH_SIZE,
+      retentionCron: e.RETENTION_CRON,
+      retentionBatchSize: e.RETENTION_BATCH_SIZE,
+      archiveDir: e.INBOX_ARCHIVE_DIR ?? `${e.INBOX_DATA_DIR}/archive`,
     },
   };
 }
