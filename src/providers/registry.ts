@@ -1,4 +1,5 @@
 import type { DriverDefinition } from './types.ts';
+import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
 import { stripeDriver } from './stripe.ts';
@@ -13,4 +14,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   'standard-webhooks': standardWebhooksDriver,
   hmac: hmacDriver,
   token: tokenDriver,
+  github: githubDriver,
 };
