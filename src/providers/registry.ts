@@ -1,6 +1,7 @@
 import type { DriverDefinition } from './types.ts';
 import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
+import { shopifyDriver } from './shopify.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
 import { stripeDriver } from './stripe.ts';
 import { tokenDriver } from './token.ts';
@@ -15,4 +16,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   hmac: hmacDriver,
   token: tokenDriver,
   github: githubDriver,
+  shopify: shopifyDriver,
 };
