@@ -1,4 +1,5 @@
 import type { DriverDefinition } from './types.ts';
+import { asaasDriver } from './asaas.ts';
 import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
 import { shopifyDriver } from './shopify.ts';
@@ -17,4 +18,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   token: tokenDriver,
   github: githubDriver,
   shopify: shopifyDriver,
+  asaas: asaasDriver,
 };
