@@ -6,6 +6,7 @@ import { shopifyDriver } from './shopify.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
 import { stripeDriver } from './stripe.ts';
 import { tokenDriver } from './token.ts';
+import { zoopDriver } from './zoop.ts';
 
 /**
  * Every built-in driver by name. A new gateway = one file in this folder + one line here + its
@@ -19,4 +20,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   github: githubDriver,
   shopify: shopifyDriver,
   asaas: asaasDriver,
+  zoop: zoopDriver,
 };
