@@ -1,0 +1,74 @@
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { ConfiguredProvider, OperationsConfig } from '../config/config.ts';
+import type { Database } from '../db/client.ts';
+import { createArchiveWriter } from './archive.ts';
+import { applyRetention } from './retention.ts';
+import { sweepPendingEvents } from './sweep-pending-events.ts';
+
+export const SWEEP_QUEUE = 'inbox-sweep';
+export const RETENTION_QUEUE = 'inbox-retention';
+
+export interface OperationsCronDeps {
+  db: Database;
+  /** Must have been started with `schedule: true` (worker roles) for the cron to fire. */
+  boss: PgBoss;
+  clock: () => Date;
+  logger: Logger;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
+  operations: OperationsConfig;
+}
+
+/**
+ * `exclusive`: at most one created, retrying or running job per queue, database-wide. A tick that
+ * comes while a run is still queued or running is dropped (pg-boss's send returns null and its
+ * timekeeper moves on), so runs never overlap. Dropping a cron tick is fine: the next one does the
+ * same work. (Event jobs are never sent to an exclusive queue; there a drop would lose an event.)
+ * No retries: a failed run is simply the next tick's work.
+ */
+export async function ensureOperationsQueues(boss: PgBoss): Promise<void> {
+  await boss.createQueue(SWEEP_QUEUE, { policy: 'exclusive', retryLimit: 0, expireInSeconds: 600, deleteAfterSeconds: 2 * 86_400 });
+  await boss.createQueue(RETENTION_QUEUE, { policy: 'exclusive', retryLimit: 0, expireInSeconds: 6 * 3600, deleteAfterSeconds: 30 * 86_400 });
+}
+
+/**
+ * Registers the sweeper and the daily retention run as pg-boss schedules and works them. Every
+ * worker instance calls this; pg-boss's cron pass runs on one instance at a time and files one
+ * job per occurrence, and the exclusive queues keep runs from overlapping.
+ */
+export async function startOperationsCron(deps: OperationsCronDeps): Promise<void> {
+  const { boss, operations } = deps;
+  await ensureOperationsQueues(boss);
+  await boss.schedule(SWEEP_QUEUE, operations.sweepCron, {}, { tz: 'UTC' });
+  await boss.schedule(RETENTION_QUEUE, operations.retentionCron, {}, { tz: 'UTC' });
+  const logger = deps.logger.child({ component: 'operations-cron' });
+
+  await boss.work(SWEEP_QUEUE, async () => {
+    try {
+      const result = await sweepPendingEvents(deps, { olderThanSeconds: operations.sweepPendingOlderThanSeconds, limit: operations.sweepBatchSize });
+      // A re-queued event means something lost its job: worth a look, not an alarm.
+      if (result.requeued > 0) logger.warn(result, 'sweep re-queued pending events that had no job');
+      else logger.debug(result, 'sweep found nothing lost');
+    } catch (error) {
+      logger.error({ err: error, queue: SWEEP_QUEUE }, 'sweep failed; the next tick tries again');
+      throw error;
+    }
+  });
+
+  await boss.work(RETENTION_QUEUE, async ([job]) => {
+    const archive = createArchiveWriter({
+      clock: deps.clock,
+      onSetAside: (file, aside, reason) => logger.warn({ file, aside, reason }, 'damaged archive file set aside; a fresh one was started'),
+    });
+    try {
+      const results = await applyRetention(
+        { db: deps.db, archive },
+        { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
+      );
+      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, stopped: result.stopped }, 'retention run');
+    } catch (error) {
+      logger.error({ err: error, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');
+      throw error;
+    }
+  });
+}

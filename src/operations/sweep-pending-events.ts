@@ -1,0 +1,75 @@
+import { and, asc, eq, lt, sql } from 'drizzle-orm';
+import type { PgBoss } from 'pg-boss';
+import type { Database, Executor } from '../db/client.ts';
+import { webhookInbox } from '../db/schema.ts';
+import { enqueueWebhookJobs } from '../queue/enqueue.ts';
+import { type EnqueueableEvent, WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, singletonKeyFor } from '../queue/queues.ts';
+
+export interface SweepDeps {
+  db: Database;
+  boss: PgBoss;
+  clock: () => Date;
+}
+
+export interface SweepOptions {
+  /** Pending rows received longer ago than this are suspected of having lost their job. */
+  olderThanSeconds: number;
+  /** Most rows one sweep looks at (oldest first). */
+  limit: number;
+}
+
+export interface SweepResult {
+  /** Pending rows past the age limit that this sweep looked at. */
+  considered: number;
+  /** Of those, rows that had no live job and were queued again. */
+  requeued: number;
+  /** received_at of the oldest row considered. */
+  oldestReceivedAt: Date | null;
+}
+
+/**
+ * Oldest first, on the (status, received_at) index: an index range scan that stops after `limit`
+ * entries, however large the table.
+ */
+export async function selectStalePendingEvents(db: Executor, cutoff: Date, limit: number) {
+  return db
+    .select({ id: webhookInbox.id, provider: webhookInbox.provider, eventId: webhookInbox.eventId, resourceId: webhookInbox.resourceId, receivedAt: webhookInbox.receivedAt })
+    .from(webhookInbox)
+    .where(and(eq(webhookInbox.status, 'pending'), lt(webhookInbox.receivedAt, cutoff)))
+    .orderBy(asc(webhookInbox.receivedAt))
+    .limit(limit);
+}
+
+/**
+ * Inbox ids among these events that still have a queued, retrying or running job (in the
+ * processing queue or on its way through the dead-letter queue). Looked up by singleton key, which
+ * pg-boss indexes for live jobs, so the cost follows the candidates, not the job table.
+ */
+export async function selectEventsWithLiveJobs(db: Executor, events: EnqueueableEvent[]): Promise<Set<number>> {
+  if (events.length === 0) return new Set();
+  // sql.param binds each list as one array parameter (drizzle would otherwise expand it to a tuple).
+  const keys = sql.param([...new Set(events.map(singletonKeyFor))]);
+  const queues = sql.param([WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE]);
+  const rows = await db.execute<{ inbox_id: string }>(sql`
+    select (data->>'inboxId') as inbox_id from pgboss.job
+    where name = any(${queues}::text[]) and singleton_key = any(${keys}::text[]) and state < 'active'
+    union all
+    select (data->>'inboxId') from pgboss.job
+    where name = any(${queues}::text[]) and singleton_key = any(${keys}::text[]) and state = 'active'`);
+  return new Set(rows.map((r) => Number(r.inbox_id)));
+}
+
+/**
+ * Re-queues pending events whose job was lost (a crash between commit and pg-boss, a job deleted
+ * by hand, a restore). Events that still have a live job are left alone: a job waiting out its
+ * retry backoff is not lost, and a second one would only add attempts. Queuing one that does have
+ * a job anyway (a race with pg-boss) is harmless: jobs are idempotent.
+ */
+export async function sweepPendingEvents(deps: SweepDeps, options: SweepOptions): Promise<SweepResult> {
+  const cutoff = new Date(deps.clock().getTime() - options.olderThanSeconds * 1000);
+  const stale = await selectStalePendingEvents(deps.db, cutoff, options.limit);
+  const live = await selectEventsWithLiveJobs(deps.db, stale);
+  const lost = stale.filter((event) => !live.has(event.id));
+  if (lost.length > 0) await deps.db.transaction((tx) => enqueueWebhookJobs(deps.boss, tx, lost));
+  return { considered: stale.length, requeued: lost.length, oldestReceivedAt: stale[0]?.receivedAt ?? null };
+}
