@@ -5,7 +5,7 @@ import { type DatabaseHandle, connectDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
-import { createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startBoss } from './queue/boss.ts';
@@ -19,6 +19,12 @@ export interface ServiceOptions {
   clock?: () => Date;
   /** One registry per service instance; tests may pass their own to read it. */
   metrics?: Metrics;
+  /**
+   * Test seam, used only by the fault suite's control (test/fault/support/ack-before-commit-main.ts),
+   * which wraps the ingestor to ack before COMMIT and proves the checker sees loss. No config or env
+   * reaches it: production never sets it.
+   */
+  wrapIngestor?: (ingestor: Ingestor) => Ingestor;
 }
 
 export interface RunningService {
@@ -62,13 +68,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   gaugeRefresher.start();
   let accepting = true;
-  const ingestor = createGroupCommitIngestor({
+  const groupCommit = createGroupCommitIngestor({
     db: database.db,
     boss,
     maxBatchSize: 100,
     maxConcurrentBatches: Math.max(1, config.databasePoolSize - 2),
     commitDeadlineMs: config.commitDeadlineMs,
   });
+  const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
   const app = createApp({
     providers: config.providers,
     ingestor,
