@@ -2,6 +2,7 @@ import type { DriverDefinition } from './types.ts';
 import { asaasDriver } from './asaas.ts';
 import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
+import { pagarmeLegacyDriver } from './pagarme-legacy.ts';
 import { shopifyDriver } from './shopify.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
 import { stripeDriver } from './stripe.ts';
@@ -21,4 +22,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   shopify: shopifyDriver,
   asaas: asaasDriver,
   zoop: zoopDriver,
+  'pagarme-legacy': pagarmeLegacyDriver,
 };
