@@ -13,7 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
 
-export { payments } from '../domain/payments/schema.ts';
+export { payments, paymentTransitions } from '../domain/payments/schema.ts';
 
 export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];

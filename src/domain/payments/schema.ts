@@ -1,5 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, check, index, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import type { PaymentStatus } from './payment-fact.ts';
+
+const statusCheck = (column: unknown) =>
+  sql`${column} in ('pending', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back')`;
 
 /**
  * The reference domain the inbox feeds: one row per gateway charge, in the canonical status set
@@ -11,22 +15,48 @@ export const payments = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     provider: varchar('provider', { length: 30 }).notNull(),
     gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
-    status: varchar('status', { length: 20 }).notNull(),
+    status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
     // Minor units (cents): gateways that send decimals are converted by their driver.
     amount: bigint('amount', { mode: 'number' }),
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
     currency: varchar('currency', { length: 3 }),
     lastGatewayEventAt: timestamp('last_gateway_event_at', { withTimezone: true, mode: 'date' }),
+    // `require` mode: the status the application created the row with, recorded the first time an
+    // event changes the row. Every later fold starts from it (see fold.ts); null until then, and
+    // always null for rows the inbox created (`create` mode folds from nothing).
+    initialStatus: varchar('initial_status', { length: 20 }).$type<PaymentStatus>(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [
     uniqueIndex('payments_provider_gateway_charge_id_key').on(table.provider, table.gatewayChargeId),
-    check(
-      'payments_status_check',
-      sql`${table.status} in ('pending', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back')`,
-    ),
+    check('payments_status_check', statusCheck(table.status)),
+    check('payments_initial_status_check', sql`${table.initialStatus} is null or ${statusCheck(table.initialStatus)}`),
   ],
 );
 
 export type PaymentRow = typeof payments.$inferSelect;
+
+/**
+ * The status history: one row each time processing an event changed a payment's status (from
+ * null when the event created the payment). inbox_id is indexed but deliberately NOT unique: an
+ * event that took effect twice would show up as two rows instead of being hidden by a constraint.
+ * No foreign key to webhook_inbox: retention purges old inbox rows, the history stays.
+ */
+export const paymentTransitions = pgTable(
+  'payment_transitions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    paymentId: bigint('payment_id', { mode: 'number' })
+      .notNull()
+      .references(() => payments.id, { onDelete: 'cascade' }),
+    inboxId: bigint('inbox_id', { mode: 'number' }).notNull(),
+    fromStatus: varchar('from_status', { length: 20 }).$type<PaymentStatus>(),
+    toStatus: varchar('to_status', { length: 20 }).$type<PaymentStatus>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('payment_transitions_payment_id_idx').on(table.paymentId, table.id),
+    index('payment_transitions_inbox_id_idx').on(table.inboxId),
+  ],
+);

@@ -1,0 +1,133 @@
+import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
+import { canTransitionTo, lifecycleRank } from './state-machine.ts';
+
+/**
+ * Arrival-order independence, the property this module exists for.
+ *
+ * Gateways deliver a charge's events in any order, more than once. Guards applied per event (the
+ * state machine plus "older than last_gateway_event_at → ignored") are not enough: with
+ * paid(t2) applied, a dispute.closed/lost(t5) arriving next is an invalid paid → charged_back and
+ * is ignored; dispute.created(t4) arriving last is then either "older" (ignored) or a valid
+ * paid → disputed, and the payment ends `disputed`, while the true order ends `charged_back`.
+ *
+ * So a payment's state is never patched by one event. It is recomputed, under the payment row
+ * lock, as a fold over every fact known for the charge, sorted by occurred_at and run through the
+ * state machine from the initial state. Whatever the arrival order, once the same facts are known
+ * the fold gives the same answer: the answer of the true order. A late or duplicate event changes
+ * nothing and is recorded `ignored`; an old event that completes the history changes the result
+ * and is `processed`.
+ *
+ * Gateways stamp whole seconds, so facts often share an occurred_at (charge.pending and
+ * charge.succeeded in one second). Within such a tie the order is unknowable, so the fold picks,
+ * repeatedly, the fact that may apply next and is earliest in the lifecycle (then: least refunded,
+ * then lowest inbox id, only to be deterministic), never returning within the tie to a status it
+ * started from or already reached. Valid transitions win over invalid ones, and a tied chain
+ * pending → paid → refunded is applied whole instead of blocking itself.
+ */
+
+export interface PaymentState {
+  status: PaymentStatus;
+  /** Minor units. */
+  amount: number | null;
+  amountRefunded: number;
+  currency: string | null;
+  /** occurred_at of the newest fact the fold applied (null: none yet, e.g. an app-created row). */
+  lastGatewayEventAt: Date | null;
+}
+
+/** A fact and the inbox row it came from (the id only breaks otherwise exact ties). */
+export interface KnownFact {
+  inboxId: number;
+  fact: PaymentFact;
+}
+
+function refundedAmount(fact: PaymentFact, amount: number | null): number | undefined {
+  if (fact.amountRefunded !== undefined) return fact.amountRefunded;
+  return fact.status === 'refunded' && amount !== null ? amount : undefined;
+}
+
+/**
+ * A status transition the state machine allows, or a further partial refund (same status, more
+ * refunded: the amount is the news).
+ */
+export function canApply(state: PaymentState | null, fact: PaymentFact): boolean {
+  if (state === null) return true;
+  if (canTransitionTo(state.status, fact.status)) return true;
+  return (
+    state.status === 'partially_refunded' &&
+    fact.status === 'partially_refunded' &&
+    (refundedAmount(fact, state.amount) ?? 0) > state.amountRefunded
+  );
+}
+
+/** The state after one fact, in `create` mode from nothing (the first fact creates the payment). */
+export function applyFact(state: PaymentState | null, fact: PaymentFact): PaymentState {
+  const amount = fact.amount ?? state?.amount ?? null;
+  return {
+    status: fact.status,
+    amount,
+    amountRefunded: refundedAmount(fact, amount) ?? state?.amountRefunded ?? 0,
+    currency: fact.currency ?? state?.currency ?? null,
+    lastGatewayEventAt: fact.occurredAt,
+  };
+}
+
+function tieOrder(a: KnownFact, b: KnownFact): number {
+  return (
+    lifecycleRank[a.fact.status] - lifecycleRank[b.fact.status] ||
+    (a.fact.amountRefunded ?? 0) - (b.fact.amountRefunded ?? 0) ||
+    a.inboxId - b.inboxId
+  );
+}
+
+/**
+ * Within one second the lifecycle never comes back to a status it was in or reached: a second
+ * `paid` in the tie (charge.captured beside charge.succeeded, beside a dispute) is the same news,
+ * not a won dispute. Disputes are opened and decided days apart, so a dispute won in the very
+ * second it was opened is the one history this reads wrongly (it stays `disputed`: the cautious
+ * side). Further partial refunds are the exception: their amounts order them.
+ */
+function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): boolean {
+  return fact.status !== 'partially_refunded' && reachedInTie.has(fact.status);
+}
+
+export interface FoldResult {
+  /** null only when there is no initial state and no fact. */
+  state: PaymentState | null;
+  /** The facts that changed the state, in the order the fold applied them. */
+  applied: KnownFact[];
+}
+
+/** Pure: the payment state the known facts lead to from `initial` (null: `create` mode, nothing yet). */
+export function foldPaymentFacts(initial: PaymentState | null, facts: readonly KnownFact[]): FoldResult {
+  const sorted = [...facts].sort((a, b) => a.fact.occurredAt.getTime() - b.fact.occurredAt.getTime() || tieOrder(a, b));
+  let state = initial;
+  const applied: KnownFact[] = [];
+  for (let start = 0; start < sorted.length; ) {
+    const time = sorted[start]!.fact.occurredAt.getTime();
+    let end = start;
+    while (end < sorted.length && sorted[end]!.fact.occurredAt.getTime() === time) end += 1;
+    const tied = sorted.slice(start, end);
+    const reachedInTie = new Set<PaymentStatus>(state ? [state.status] : []);
+    for (;;) {
+      const next = tied.findIndex((known) => canApply(state, known.fact) && !revisits(reachedInTie, known.fact));
+      if (next < 0) break;
+      const [known] = tied.splice(next, 1);
+      state = applyFact(state, known!.fact);
+      reachedInTie.add(known!.fact.status);
+      applied.push(known!);
+    }
+    start = end;
+  }
+  return { state, applied };
+}
+
+export function sameState(a: PaymentState, b: PaymentState): boolean {
+  return (
+    a.status === b.status &&
+    a.amount === b.amount &&
+    a.amountRefunded === b.amountRefunded &&
+    a.currency === b.currency &&
+    (a.lastGatewayEventAt?.getTime() ?? null) === (b.lastGatewayEventAt?.getTime() ?? null)
+  );
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { type KnownFact, foldPaymentFacts } from '../../src/domain/payments/fold.ts';
+import { toStripePaymentFact } from '../../src/providers/stripe.ts';
+import { chargeEvent } from '../support/stripe.ts';
+import { referenceOutcome, scenarioWithArrivalArb, stripeEvents } from './charge-scenarios.ts';
+
+const BASE = 1_760_000_000;
+
+function factOf(body: string, inboxId: number): KnownFact {
+  const payload = JSON.parse(body);
+  const object = payload.data.object;
+  const fact = toStripePaymentFact({
+    provider: 'stripe',
+    eventId: payload.id,
+    eventType: payload.type,
+    resourceId: object.object === 'dispute' ? object.charge : object.id,
+    occurredAt: new Date(payload.created * 1000),
+    payload,
+  });
+  assert.ok(fact, `${payload.type} maps to a payment fact`);
+  return { inboxId, fact };
+}
+
+const event = (id: string, type: string, created: number, extra: { amountRefunded?: number; disputeStatus?: 'won' | 'lost' } = {}) =>
+  chargeEvent({ id, type, chargeId: 'ch_fold', created: BASE + created, amount: 2000, ...extra });
+
+describe('foldPaymentFacts', () => {
+  test('the counterexample to per-event guards: paid(t2), lost(t5), then dispute.created(t4) ends charged_back', () => {
+    const paid = factOf(event('evt_paid', 'charge.succeeded', 2), 1);
+    const lost = factOf(event('evt_lost', 'charge.dispute.closed', 5, { disputeStatus: 'lost' }), 2);
+    const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
+    assert.equal(foldPaymentFacts(null, [paid, lost]).state!.status, 'paid', 'lost alone cannot apply to paid');
+    const all = foldPaymentFacts(null, [paid, lost, created]).state!;
+    assert.equal(all.status, 'charged_back');
+    assert.equal(all.lastGatewayEventAt!.getTime(), (BASE + 5) * 1000);
+  });
+
+  test('paid before pending: the late pending changes nothing', () => {
+    const paid = factOf(event('evt_paid', 'charge.succeeded', 3), 1);
+    const pending = factOf(event('evt_pending', 'charge.pending', 1), 2);
+    assert.deepEqual(foldPaymentFacts(null, [paid]).state, foldPaymentFacts(null, [paid, pending]).state);
+  });
+
+  test('pending, paid and a full refund stamped with the same second chain instead of blocking each other', () => {
+    const facts = [
+      factOf(event('evt_r', 'charge.refunded', 0, { amountRefunded: 2000 }), 1),
+      factOf(event('evt_s', 'charge.succeeded', 0), 2),
+      factOf(event('evt_p', 'charge.pending', 0), 3),
+    ];
+    const { state, applied } = foldPaymentFacts(null, facts);
+    assert.equal(state!.status, 'refunded');
+    assert.equal(state!.amountRefunded, 2000);
+    assert.deepEqual(applied.map((k) => k.fact.status), ['pending', 'paid', 'refunded']);
+  });
+
+  test('charge.captured beside charge.succeeded and a dispute in the same second is not a won dispute', () => {
+    const facts = [
+      factOf(event('evt_s', 'charge.succeeded', 0), 1),
+      factOf(event('evt_d', 'charge.dispute.created', 0), 2),
+      factOf(event('evt_c', 'charge.captured', 0), 3),
+    ];
+    assert.equal(foldPaymentFacts(null, facts).state!.status, 'disputed');
+  });
+
+  test('a further partial refund raises amount_refunded; an older, smaller one arriving late does not lower it', () => {
+    const paid = factOf(event('evt_s', 'charge.succeeded', 1), 1);
+    const second = factOf(event('evt_r2', 'charge.refunded', 9, { amountRefunded: 1500 }), 2);
+    const first = factOf(event('evt_r1', 'charge.refunded', 5, { amountRefunded: 500 }), 3);
+    const state = foldPaymentFacts(null, [paid, second, first]).state!;
+    assert.equal(state.status, 'partially_refunded');
+    assert.equal(state.amountRefunded, 1500);
+  });
+
+  test('require mode folds from the row the application created', () => {
+    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null };
+    const pending = factOf(event('evt_p', 'charge.pending', 1), 1);
+    assert.deepEqual(foldPaymentFacts(baseline, [pending]).state, baseline, 'a pending webhook never demotes the app-created paid row');
+    const refunded = factOf(event('evt_r', 'charge.refunded', 2, { amountRefunded: 2000 }), 2);
+    assert.equal(foldPaymentFacts(baseline, [pending, refunded]).state!.status, 'refunded');
+  });
+
+  test('property: for any arrival order with duplicates, the fold equals the reference model in true order', () => {
+    fc.assert(
+      fc.property(scenarioWithArrivalArb, ({ scenario, arrival }) => {
+        const events = stripeEvents(scenario, 'ch_prop', BASE);
+        // Deliveries of one event are one inbox row (the unique index), so one fact.
+        const firstArrivals = arrival.filter((index, position) => arrival.indexOf(index) === position);
+        const facts = firstArrivals.map((index, position) => factOf(events[index]!.body, position + 1));
+        const state = foldPaymentFacts(null, facts).state!;
+        const expected = referenceOutcome(scenario);
+        assert.deepEqual(
+          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
+          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, last: expected.lastEventSecond },
+        );
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
