@@ -1,0 +1,90 @@
+import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import { decimalToMinorUnits } from '../providers/amounts.ts';
+import {
+  type ChargeState,
+  type GatewayApi,
+  GatewayResponseShapeError,
+  asRecord,
+  pathSegment,
+  refundStatus,
+  requireString,
+} from './types.ts';
+
+/**
+ * Asaas v3: `GET /v3/payments/{id}` with the API key in the `access_token` header (docs.asaas.com
+ * "Recuperar uma única cobrança"). Production https://api.asaas.com, sandbox
+ * https://api-sandbox.asaas.com. Asaas asks API clients for a User-Agent; the refetch client
+ * sends one on every request.
+ *
+ * Fields: `value` is a decimal in reais (converted with string arithmetic); Asaas charges only in
+ * BRL, so the currency is BRL. `refunds` (null until there is one) lists refunds with `value` and
+ * `status` PENDING | CANCELLED | DONE; only DONE ones have returned money. `deleted: true` is a
+ * removed (canceled) charge.
+ *
+ * Mapping: PENDING, OVERDUE, AUTHORIZED, AWAITING_RISK_ANALYSIS, DUNNING_REQUESTED → pending;
+ * RECEIVED, CONFIRMED, RECEIVED_IN_CASH, DUNNING_RECEIVED, and REFUND_REQUESTED /
+ * REFUND_IN_PROGRESS (nothing returned yet) → paid, or partially_refunded by the DONE refunds;
+ * REFUNDED → refunded; CHARGEBACK_REQUESTED, CHARGEBACK_DISPUTE → disputed;
+ * AWAITING_CHARGEBACK_REVERSAL ("disputa vencida, aguardando repasse da adquirente": the dispute
+ * was won) → paid. UNVERIFIED: Asaas documents no payment status for a lost chargeback, so a lost
+ * one still reads as disputed here; and whether a partial refund keeps RECEIVED/CONFIRMED (the
+ * PAYMENT_PARTIALLY_REFUNDED event suggests so).
+ */
+
+const GATEWAY = 'asaas';
+
+const PENDING = new Set(['PENDING', 'OVERDUE', 'AUTHORIZED', 'AWAITING_RISK_ANALYSIS', 'DUNNING_REQUESTED']);
+const PAID = new Set([
+  'RECEIVED',
+  'CONFIRMED',
+  'RECEIVED_IN_CASH',
+  'DUNNING_RECEIVED',
+  'REFUND_REQUESTED',
+  'REFUND_IN_PROGRESS',
+  'AWAITING_CHARGEBACK_REVERSAL',
+]);
+const DISPUTED = new Set(['CHARGEBACK_REQUESTED', 'CHARGEBACK_DISPUTE']);
+
+function doneRefunds(refunds: unknown): number {
+  if (!Array.isArray(refunds)) return 0;
+  let total = 0;
+  for (const refund of refunds) {
+    if (typeof refund !== 'object' || refund === null) continue;
+    const { status, value } = refund as Record<string, unknown>;
+    if (status === 'DONE') total += decimalToMinorUnits(value) ?? 0;
+  }
+  return total;
+}
+
+function statusOf(asaasStatus: string, deleted: boolean, amount: number | undefined, refunded: number): PaymentStatus {
+  if (asaasStatus === 'REFUNDED') return 'refunded';
+  if (DISPUTED.has(asaasStatus)) return 'disputed';
+  if (PAID.has(asaasStatus)) return refundStatus(amount, refunded);
+  if (PENDING.has(asaasStatus)) return deleted ? 'canceled' : 'pending';
+  throw new GatewayResponseShapeError(GATEWAY, `unknown payment status "${asaasStatus}"`);
+}
+
+export function mapAsaasPayment(json: unknown): ChargeState {
+  const payment = asRecord(json, GATEWAY, 'the payment');
+  const amount = decimalToMinorUnits(payment.value);
+  const refunded = doneRefunds(payment.refunds);
+  const status = statusOf(requireString(payment, 'status', GATEWAY), payment.deleted === true, amount, refunded);
+  return {
+    chargeId: requireString(payment, 'id', GATEWAY),
+    status,
+    amount,
+    // REFUNDED without a DONE entry (older payloads list no refunds) returned the whole value.
+    amountRefunded: status === 'refunded' && refunded === 0 ? (amount ?? 0) : refunded,
+    currency: 'BRL',
+  };
+}
+
+export const asaasGateway: GatewayApi = {
+  name: GATEWAY,
+  defaultBaseUrl: 'https://api.asaas.com',
+  requiredSettings: [],
+  authHeaders: (key) => ({ access_token: key }),
+  async readCharge(chargeId, get) {
+    return mapAsaasPayment(await get(`/v3/payments/${pathSegment(chargeId)}`));
+  },
+};

@@ -1,0 +1,79 @@
+import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import { decimalToMinorUnits } from '../providers/amounts.ts';
+import {
+  type ChargeState,
+  type GatewayApi,
+  GatewayResponseShapeError,
+  asRecord,
+  pathSegment,
+  refundStatus,
+  requireString,
+  upperCurrency,
+} from './types.ts';
+
+/**
+ * Mercado Pago: `GET /v1/payments/{id}` on https://api.mercadopago.com with
+ * `Authorization: Bearer <access token>` (mercadopago/sdk-nodejs `clients/payment/get`); TEST-…
+ * access tokens reach the same host in test mode.
+ *
+ * Fields (sdk-nodejs `PaymentResponse`): `id` is a number; `transaction_amount` and
+ * `transaction_amount_refunded` are decimals in the currency unit; `currency_id` (BRL, ARS, …);
+ * `status` pending | approved | authorized | in_process | in_mediation | rejected | cancelled |
+ * refunded | charged_back.
+ *
+ * Mapping: pending/in_process/authorized → pending; approved → paid, or partially_refunded while
+ * `transaction_amount_refunded` is below the amount (a partial refund leaves the payment approved;
+ * status_detail says partially_refunded); in_mediation → disputed; rejected → failed; cancelled →
+ * canceled; refunded → refunded; charged_back → charged_back. Amounts become minor units with
+ * two decimals; UNVERIFIED for zero-decimal currencies (CLP, COP amounts are whole numbers, which
+ * still convert exactly, only scaled by 100 like the webhook drivers do).
+ */
+
+const GATEWAY = 'mercadopago';
+
+function statusOf(mpStatus: string, amount: number | undefined, refunded: number): PaymentStatus {
+  switch (mpStatus) {
+    case 'pending':
+    case 'in_process':
+    case 'authorized':
+      return 'pending';
+    case 'approved':
+      return refundStatus(amount, refunded);
+    case 'in_mediation':
+      return 'disputed';
+    case 'rejected':
+      return 'failed';
+    case 'cancelled':
+      return 'canceled';
+    case 'refunded':
+      return 'refunded';
+    case 'charged_back':
+      return 'charged_back';
+    default:
+      throw new GatewayResponseShapeError(GATEWAY, `unknown payment status "${mpStatus}"`);
+  }
+}
+
+export function mapMercadoPagoPayment(json: unknown): ChargeState {
+  const payment = asRecord(json, GATEWAY, 'the payment');
+  const amount = decimalToMinorUnits(payment.transaction_amount);
+  const refunded = decimalToMinorUnits(payment.transaction_amount_refunded) ?? 0;
+  const status = statusOf(requireString(payment, 'status', GATEWAY), amount, refunded);
+  return {
+    chargeId: requireString(payment, 'id', GATEWAY),
+    status,
+    amount,
+    amountRefunded: status === 'refunded' && refunded === 0 ? (amount ?? 0) : refunded,
+    currency: upperCurrency(payment.currency_id),
+  };
+}
+
+export const mercadopagoGateway: GatewayApi = {
+  name: GATEWAY,
+  defaultBaseUrl: 'https://api.mercadopago.com',
+  requiredSettings: [],
+  authHeaders: (key) => ({ authorization: `Bearer ${key}` }),
+  async readCharge(chargeId, get) {
+    return mapMercadoPagoPayment(await get(`/v1/payments/${pathSegment(chargeId)}`));
+  },
+};

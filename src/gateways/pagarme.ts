@@ -1,0 +1,82 @@
+import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import {
+  type ChargeState,
+  type GatewayApi,
+  GatewayResponseShapeError,
+  asRecord,
+  basicAuthorization,
+  pathSegment,
+  refundStatus,
+  requireString,
+  upperCurrency,
+} from './types.ts';
+
+/**
+ * Pagar.me Core API v5: `GET /core/v5/charges/{id}` with HTTP Basic auth, the secret key (sk_…,
+ * sk_test_… for the simulator) as user name and an empty password. Test and production share
+ * the host https://api.pagar.me: the key decides (docs.pagar.me "Autenticação").
+ *
+ * Fields (pagarme-nodejs-sdk GetChargeResponse): `amount`, `paid_amount` and `canceled_amount`
+ * are integer cents; `status` is pending | processing | paid | overpaid | underpaid | canceled |
+ * failed | chargedback (the last one only for PSP accounts, since 2022-09-12).
+ *
+ * Mapping: pending/processing → pending; paid/overpaid/underpaid → paid, or partially_refunded
+ * when part was canceled (v5 refunds a paid charge by cancelling it, in part or whole);
+ * canceled → refunded when money had been paid, canceled otherwise; failed → failed;
+ * chargedback → charged_back. UNVERIFIED: that a partial cancellation keeps `status: paid` with
+ * `canceled_amount` set (the v4 docs say so for partial refunds; v5 does not say). Disputes are a
+ * separate v5 entity, so an open dispute is not visible here: only the final chargeback is.
+ */
+
+const GATEWAY = 'pagarme';
+
+function cents(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+}
+
+function statusOf(pagarmeStatus: string, amount: number | undefined, paid: number, canceled: number): PaymentStatus {
+  switch (pagarmeStatus) {
+    case 'pending':
+    case 'processing':
+      return 'pending';
+    case 'paid':
+    case 'overpaid':
+    case 'underpaid':
+      return refundStatus(paid > 0 ? paid : amount, canceled);
+    case 'canceled':
+      return paid > 0 ? refundStatus(paid, canceled > 0 ? canceled : paid) : 'canceled';
+    case 'failed':
+      return 'failed';
+    case 'chargedback':
+      return 'charged_back';
+    default:
+      throw new GatewayResponseShapeError(GATEWAY, `unknown charge status "${pagarmeStatus}"`);
+  }
+}
+
+export function mapPagarmeCharge(json: unknown): ChargeState {
+  const charge = asRecord(json, GATEWAY, 'the charge');
+  const amount = typeof charge.amount === 'number' ? charge.amount : undefined;
+  const paid = cents(charge.paid_amount);
+  const canceled = cents(charge.canceled_amount);
+  const status = statusOf(requireString(charge, 'status', GATEWAY), amount, paid, canceled);
+  // A canceled charge that was never paid returned nothing to anyone.
+  const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : paid) : 0;
+  return {
+    chargeId: requireString(charge, 'id', GATEWAY),
+    status,
+    amount,
+    amountRefunded,
+    currency: upperCurrency(charge.currency),
+  };
+}
+
+export const pagarmeGateway: GatewayApi = {
+  name: GATEWAY,
+  defaultBaseUrl: 'https://api.pagar.me',
+  requiredSettings: [],
+  authHeaders: (key) => ({ authorization: basicAuthorization(key) }),
+  async readCharge(chargeId, get) {
+    return mapPagarmeCharge(await get(`/core/v5/charges/${pathSegment(chargeId)}`));
+  },
+};

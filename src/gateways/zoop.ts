@@ -1,0 +1,90 @@
+import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import { decimalToMinorUnits } from '../providers/amounts.ts';
+import {
+  type ChargeState,
+  type GatewayApi,
+  GatewayResponseShapeError,
+  asRecord,
+  basicAuthorization,
+  pathSegment,
+  refundStatus,
+  requireString,
+  upperCurrency,
+} from './types.ts';
+
+/**
+ * Zoop: `GET /v1/marketplaces/{marketplace_id}/transactions/{id}` on https://api.zoop.ws, HTTP
+ * Basic with the API key as user name and an empty password (imobanco/zoop-wrapper
+ * `BaseZoopWrapper`, the only public client found; Zoop's own reference was not readable here).
+ *
+ * Fields (wrapper fixtures): `amount` and `original_amount` are decimal strings ("29.90");
+ * `currency` "BRL"; booleans `captured`, `voided`, `refunded`; `status` seen as succeeded,
+ * failed, canceled, pending, pre_authorized, and by the event names also reversed, charged_back
+ * and dispute(d).
+ *
+ * Mapping: new/pending/pre_authorized → pending; succeeded → paid, or partially_refunded when
+ * `amount` has dropped below `original_amount`; canceled → refunded when a captured transaction
+ * was voided or refunded (a card void after capture returns the money), canceled otherwise;
+ * reversed/refunded → refunded; dispute/disputed → disputed; charged_back → charged_back;
+ * failed → failed. UNVERIFIED: the status names reversed/refunded/dispute/charged_back on the
+ * resource itself (only their event names are published) and that a partial void lowers `amount`.
+ */
+
+const GATEWAY = 'zoop';
+
+function statusOf(transaction: Record<string, unknown>, original: number | undefined, remaining: number | undefined): PaymentStatus {
+  const zoopStatus = requireString(transaction, 'status', GATEWAY);
+  switch (zoopStatus) {
+    case 'new':
+    case 'pending':
+    case 'pre_authorized':
+      return 'pending';
+    case 'succeeded':
+      return refundStatus(original, original !== undefined && remaining !== undefined ? original - remaining : 0);
+    case 'canceled': {
+      const returned = transaction.voided === true || transaction.refunded === true;
+      return returned && transaction.captured === true ? 'refunded' : 'canceled';
+    }
+    case 'reversed':
+    case 'refunded':
+      return 'refunded';
+    case 'dispute':
+    case 'disputed':
+      return 'disputed';
+    case 'charged_back':
+      return 'charged_back';
+    case 'failed':
+      return 'failed';
+    default:
+      throw new GatewayResponseShapeError(GATEWAY, `unknown transaction status "${zoopStatus}"`);
+  }
+}
+
+export function mapZoopTransaction(json: unknown): ChargeState {
+  const transaction = asRecord(json, GATEWAY, 'the transaction');
+  const remaining = decimalToMinorUnits(transaction.amount);
+  const original = decimalToMinorUnits(transaction.original_amount) ?? remaining;
+  const status = statusOf(transaction, original, remaining);
+  let amountRefunded = 0;
+  if (status === 'refunded') amountRefunded = original ?? 0;
+  else if (status === 'partially_refunded' && original !== undefined && remaining !== undefined) amountRefunded = original - remaining;
+  return {
+    chargeId: requireString(transaction, 'id', GATEWAY),
+    status,
+    amount: original,
+    amountRefunded,
+    currency: upperCurrency(transaction.currency) ?? 'BRL',
+  };
+}
+
+export const zoopGateway: GatewayApi = {
+  name: GATEWAY,
+  defaultBaseUrl: 'https://api.zoop.ws',
+  requiredSettings: ['marketplaceId'],
+  authHeaders: (key) => ({ authorization: basicAuthorization(key) }),
+  async readCharge(chargeId, get, settings) {
+    const marketplace = settings.marketplaceId;
+    if (!marketplace) throw new Error('zoop: api.marketplaceId is required (configuration should have refused to start)');
+    return mapZoopTransaction(await get(`/v1/marketplaces/${pathSegment(marketplace)}/transactions/${pathSegment(chargeId)}`));
+  },
+};
