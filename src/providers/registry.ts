@@ -2,6 +2,7 @@ import type { DriverDefinition } from './types.ts';
 import { asaasDriver } from './asaas.ts';
 import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
+import { mercadoPagoDriver } from './mercadopago.ts';
 import { pagarmeLegacyDriver } from './pagarme-legacy.ts';
 import { shopifyDriver } from './shopify.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
@@ -23,4 +24,5 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   asaas: asaasDriver,
   zoop: zoopDriver,
   'pagarme-legacy': pagarmeLegacyDriver,
+  mercadopago: mercadoPagoDriver,
 };
