@@ -8,6 +8,8 @@ import { listen } from './http/server.ts';
 import { type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
+import type { HandlerRegistry } from './processing/handlers.ts';
+import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
 
@@ -17,6 +19,8 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
+  /** Event handlers by canonical kind; default: the built-in ones (src/processing/handlers.ts). */
+  handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
   metrics?: Metrics;
   /**
@@ -89,6 +93,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
   });
+  if (config.role !== 'receiver') {
+    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers });
+  }
   const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);
   if (server) logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
 

@@ -1,0 +1,63 @@
+import type { ConfiguredProvider } from '../config/config.ts';
+import type { Database } from '../db/client.ts';
+import { describeError } from '../errors.ts';
+import { type HandlerOutcome, type HandlerRegistry, type InboxEvent, canonicalKind } from './handlers.ts';
+import { lockInboxEvent, markEventOutcome, readInboxEvent, recordFailedAttempt } from './inbox-sql.ts';
+
+export interface ProcessingDeps {
+  db: Database;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
+  handlers: HandlerRegistry;
+}
+
+/** `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt) handled it. */
+export type JobOutcome = HandlerOutcome | 'skipped';
+
+export class ProviderNotConfiguredError extends Error {
+  readonly code = 'provider_not_configured';
+  constructor(provider: string) {
+    super(`No provider named "${provider}" is configured in this process, so its events cannot be read. Restore its configuration, then replay.`);
+    this.name = 'ProviderNotConfiguredError';
+  }
+}
+
+const MAX_ERROR_LENGTH = 2000;
+
+/**
+ * One job, one stored event. Outside any transaction: read the row, route it by canonical kind,
+ * let the handler `prepare` (slow I/O). Then ONE transaction: lock the inbox row; unless it is still
+ * pending, stop (jobs are idempotent: the sweeper and replays re-enqueue freely); the handler
+ * applies the event to its domain row; the row becomes processed/ignored with attempts + 1.
+ * Either all of that commits or none of it does.
+ *
+ * A failure rolls the transaction back; the attempt and its error are then recorded outside it
+ * and the error is rethrown, so pg-boss retries the job with backoff.
+ */
+export async function processInboxEvent(deps: ProcessingDeps, inboxId: number, signal?: AbortSignal): Promise<JobOutcome> {
+  try {
+    return await processOnce(deps, inboxId, signal);
+  } catch (error) {
+    // Best effort: when the database itself is what failed, this fails too and the retry still happens.
+    await recordFailedAttempt(deps.db, inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
+    throw error;
+  }
+}
+
+async function processOnce(deps: ProcessingDeps, inboxId: number, signal?: AbortSignal): Promise<JobOutcome> {
+  const row = await readInboxEvent(deps.db, inboxId);
+  if (!row || row.status !== 'pending') return 'skipped';
+  const provider = deps.providers.get(row.provider);
+  if (!provider) throw new ProviderNotConfiguredError(row.provider);
+  const fact = provider.driver.toPaymentFact(row);
+  const event: InboxEvent = { inboxId, provider, stored: row, kind: canonicalKind(provider, row, fact), fact };
+  const handler = deps.handlers.handlerFor(event.kind);
+  const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
+  // pg-boss aborts the signal when the job expired or shutdown gave up on it: start nothing new.
+  signal?.throwIfAborted();
+  return deps.db.transaction(async (tx) => {
+    if ((await lockInboxEvent(tx, inboxId)) !== 'pending') return 'skipped';
+    const outcome = handler ? await handler.apply(tx, event, context) : 'ignored';
+    await markEventOutcome(tx, inboxId, outcome);
+    return outcome;
+  });
+}

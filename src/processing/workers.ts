@@ -1,0 +1,79 @@
+import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { ConfiguredProvider, WorkerConfig } from '../config/config.ts';
+import type { Database } from '../db/client.ts';
+import { describeError } from '../errors.ts';
+import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
+import { failDeadLetteredEvent } from './dead-letter.ts';
+import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
+import { type ProcessingDeps, processInboxEvent } from './process-event.ts';
+
+export interface ProcessingOptions {
+  boss: PgBoss;
+  db: Database;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
+  worker: WorkerConfig;
+  logger: Logger;
+  /** Default: the built-in handlers (handlers.ts). */
+  handlers?: HandlerRegistry;
+}
+
+async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>, logger: Logger): Promise<JobResult> {
+  const { inboxId } = job.data;
+  try {
+    const outcome = await processInboxEvent(deps, inboxId, job.signal);
+    return { id: job.id, status: 'completed', output: { outcome } };
+  } catch (error) {
+    const attempt = job.retryCount + 1;
+    logger.warn(
+      { err: error, inboxId, attempt, maxAttempts: job.retryLimit + 1 },
+      attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
+    );
+    return { id: job.id, status: 'failed', output: { error: describeError(error) } };
+  }
+}
+
+/**
+ * The workers, registered on the process's pg-boss, so `boss.stop({ graceful, timeout })` stops
+ * their polling and waits for their jobs. Per-resource serialisation comes from the queue's
+ * `singleton` policy (at most one active job per charge database-wide, and at most one per key in
+ * a fetched batch); the inbox row lock and the domain row lock make a second job of the same
+ * event, or an expired attempt still running, harmless. Each job of a batch has its own
+ * transaction and its own result, so one failure never fails its neighbours.
+ */
+export async function startProcessing(options: ProcessingOptions): Promise<void> {
+  const { boss, worker, logger } = options;
+  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry() };
+  const webhookWork = {
+    // Batches, not single jobs: a worker sleeps its polling interval between fetches, so
+    // batch 1 drains a few jobs per second. A full batch re-fetches at once (burst); NOTIFY wakes
+    // idle workers for new jobs; retries and jobs behind a busy key are found by polling, so the
+    // NOTIFY backstop polls as often as plain polling would.
+    batchSize: worker.batchSize,
+    localConcurrency: worker.concurrency,
+    perJobResults: true,
+    includeMetadata: true,
+    burstWhenBatchFull: true,
+    pollingIntervalSeconds: worker.pollingIntervalSeconds,
+    notifyPollingIntervalSeconds: worker.pollingIntervalSeconds,
+  } as const satisfies WorkOptions;
+  await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, (jobs) =>
+    Promise.all(jobs.map((job) => runJob(deps, job, logger))),
+  );
+  const deadLetterWork = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds: worker.pollingIntervalSeconds } as const;
+  await boss.work<WebhookJobData, void, typeof deadLetterWork>(
+    WEBHOOKS_DEAD_LETTER_QUEUE,
+    deadLetterWork,
+    async (jobs) => {
+      for (const job of jobs) {
+        if (await failDeadLetteredEvent(options.db, job.data.inboxId, job.sourceOutput)) {
+          logger.error(
+            { inboxId: job.data.inboxId, attempts: (job.sourceRetryCount ?? 0) + 1 },
+            'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',
+          );
+        }
+      }
+    },
+  );
+  logger.info({ batchSize: worker.batchSize, concurrency: worker.concurrency }, 'processing webhooks');
+}

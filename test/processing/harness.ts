@@ -1,0 +1,115 @@
+import type postgres from 'postgres';
+import { createLogger } from '../../src/logger.ts';
+import type { HandlerRegistry } from '../../src/processing/handlers.ts';
+import { type RunningService, startService } from '../../src/service.ts';
+import { testConfig } from '../support/config.ts';
+import { waitFor } from '../support/wait.ts';
+import type { ScenarioEvent } from '../domain/charge-scenarios.ts';
+
+export const SECRET = 'whsec_processing_test_secret';
+
+export interface InboxService extends RunningService {
+  baseUrl: string;
+}
+
+export interface InboxServiceOptions {
+  env?: Record<string, string>;
+  files?: Record<string, string>;
+  handlers?: HandlerRegistry;
+}
+
+/** The real service (receiver + workers unless INBOX_ROLE says otherwise) on a test database. */
+export async function startInbox(databaseUrl: string, options: InboxServiceOptions = {}): Promise<InboxService> {
+  const config = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, ...options.env }, options.files);
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const service = await startService({ config, databaseUrl, logger, handlers: options.handlers });
+  return { ...service, baseUrl: `http://127.0.0.1:${service.port}` };
+}
+
+export interface InboxState {
+  id: number;
+  eventId: string;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+}
+
+export async function inboxRows(sql: postgres.Sql, eventIds: readonly string[], provider = 'stripe'): Promise<InboxState[]> {
+  const rows = await sql`
+    select id, event_id, status, attempts, last_error from webhook_inbox
+    where provider = ${provider} and event_id = any(${[...eventIds]}::text[]) order by id`;
+  return rows.map((r) => ({ id: Number(r.id), eventId: r.event_id, status: r.status, attempts: r.attempts, lastError: r.last_error }));
+}
+
+/** Every listed event stored and no longer pending. */
+export async function waitUntilSettled(sql: postgres.Sql, eventIds: readonly string[], timeoutMs = 20_000, provider = 'stripe'): Promise<InboxState[]> {
+  const unique = [...new Set(eventIds)];
+  return waitFor(
+    `${unique.length} events to leave pending`,
+    async () => {
+      const rows = await inboxRows(sql, unique, provider);
+      return rows.length === unique.length && rows.every((r) => r.status !== 'pending') ? rows : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export interface PaymentState {
+  id: number;
+  status: string;
+  amount: number | null;
+  amountRefunded: number;
+  currency: string | null;
+  lastGatewayEventAt: Date | null;
+}
+
+export async function paymentOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<PaymentState | undefined> {
+  const [row] = await sql`
+    select id, status, amount, amount_refunded, currency, last_gateway_event_at from payments
+    where provider = ${provider} and gateway_charge_id = ${chargeId}`;
+  if (!row) return undefined;
+  return {
+    id: Number(row.id),
+    status: row.status,
+    amount: row.amount === null ? null : Number(row.amount),
+    amountRefunded: Number(row.amount_refunded),
+    currency: row.currency,
+    lastGatewayEventAt: row.last_gateway_event_at,
+  };
+}
+
+export interface Transition {
+  inboxId: number;
+  from: string | null;
+  to: string;
+}
+
+export async function transitionsOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<Transition[]> {
+  const rows = await sql`
+    select t.inbox_id, t.from_status, t.to_status from payment_transitions t join payments p on p.id = t.payment_id
+    where p.provider = ${provider} and p.gateway_charge_id = ${chargeId} order by t.id`;
+  return rows.map((r) => ({ inboxId: Number(r.inbox_id), from: r.from_status, to: r.to_status }));
+}
+
+/** Transitions that follow on from each other and end where the payment is: no lost update. */
+export function isChain(transitions: readonly Transition[], finalStatus: string): boolean {
+  return (
+    transitions.length > 0 &&
+    transitions[0]!.from === null &&
+    transitions.every((t, i) => i === 0 || t.from === transitions[i - 1]!.to) &&
+    transitions.at(-1)!.to === finalStatus
+  );
+}
+
+/** Stores an event the way the receiver does, without a job (tests that bypass HTTP add jobs themselves). */
+export async function storeEvent(sql: postgres.Sql, event: ScenarioEvent, provider = 'stripe'): Promise<number> {
+  const [inserted] = await sql`
+    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
+    values (${provider}, ${event.eventId}, ${event.type}, ${event.chargeId}, ${sql.json(JSON.parse(event.body))},
+            ${Buffer.from(event.body)}, ${new Date(event.created * 1000)})
+    on conflict (provider, event_id) do nothing
+    returning id`;
+  if (inserted) return Number(inserted.id);
+  const [existing] = await sql`select id from webhook_inbox where provider = ${provider} and event_id = ${event.eventId}`;
+  return Number(existing!.id);
+}
