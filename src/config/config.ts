@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
+import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
 export interface ConfiguredProvider {
@@ -13,6 +14,8 @@ export interface ConfiguredProvider {
   resendWindowDays: number;
   /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
   unknownPayment: 'create' | 'require';
+  /** Per canonical kind: order by occurred_at or re-read the charge from the gateway API (src/refetch/settings.ts). */
+  refetch: ProviderRefetchConfig;
 }
 
 export type ProcessRole = 'all' | 'receiver' | 'worker';
@@ -124,6 +127,7 @@ const fileSchema = z.object({
         secrets: z.array(z.string().min(1)).optional(),
         retentionDays: z.number().int().positive().optional(),
         unknownPayment: z.enum(['create', 'require']).optional(),
+        ...refetchFileKeys,
       }),
     )
     .default({}),
@@ -152,6 +156,8 @@ interface DeclaredProvider {
   secrets: string[];
   retentionDays?: number;
   unknownPayment?: 'create' | 'require';
+  /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys. */
+  refetch: DeclaredRefetch;
   /** What is left for the driver's own schema. */
   options: Record<string, unknown>;
 }
@@ -169,8 +175,8 @@ function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Ma
     const file = fileSchema.safeParse(parsed ?? {});
     if (!file.success) problems.push(...formatIssues(file.error, `INBOX_CONFIG ${path}: `));
     else {
-      for (const [name, { driver, secrets, retentionDays, unknownPayment, ...options }] of Object.entries(file.data.providers)) {
-        declared.set(name, { driver, secrets: secrets ?? [], retentionDays, unknownPayment, options });
+      for (const [name, { driver, secrets, retentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file.data.providers)) {
+        declared.set(name, { driver, secrets: secrets ?? [], retentionDays, unknownPayment, refetch: { api, ordering, ratePerSecond }, options });
       }
     }
   }
@@ -180,7 +186,7 @@ function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Ma
     const name = key.slice(SECRET_PREFIX.length).toLowerCase().replaceAll('_', '-');
     const provider = declared.get(name);
     if (provider) provider.secrets.push(...splitSecrets(value));
-    else if (providerNamePattern.test(name)) declared.set(name, { driver: name, secrets: splitSecrets(value), options: {} });
+    else if (providerNamePattern.test(name)) declared.set(name, { driver: name, secrets: splitSecrets(value), refetch: {}, options: {} });
     else problems.push(`${key}: "${name}" is not a valid provider name`);
   }
   return declared;
@@ -213,7 +219,8 @@ function createProviders(env: Env, readFile: ReadFile, defaults: ProviderDefault
     }
     try {
       const driver = definition.create({ name, secrets: declared.secrets, signatureToleranceSeconds: defaults.toleranceSeconds, options: declared.options });
-      providers.set(name, { name, driver, retentionDays, resendWindowDays, unknownPayment: declared.unknownPayment ?? 'create' });
+      const refetch = resolveRefetchConfig({ provider: name, driver: declared.driver, declared: declared.refetch, env }, problems);
+      providers.set(name, { name, driver, retentionDays, resendWindowDays, unknownPayment: declared.unknownPayment ?? 'create', refetch });
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));
       else throw error;

@@ -1,0 +1,126 @@
+import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
+import pThrottle from 'p-throttle';
+import type { ChargeSnapshot, GatewayGet } from '../gateways/types.ts';
+import { GatewayResponseShapeError } from '../gateways/types.ts';
+import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from './errors.ts';
+import { createGatewayGet } from './gateway-http.ts';
+import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
+import type { GatewayApiTarget } from './settings.ts';
+
+export interface RefetcherDeps {
+  /** One entry per provider that has a gateway API configured. */
+  targets: readonly GatewayApiTarget[];
+  /** Stamps `observedAt`; injected like every clock here. */
+  clock: () => Date;
+  metrics?: RefetchMetrics;
+  fetch?: typeof fetch;
+}
+
+export interface Refetcher {
+  /** Whether `provider` has a gateway API to re-read from. */
+  has(provider: string): boolean;
+  /**
+   * The charge as the gateway says it is now. Throws GatewayUnavailableError (retry later),
+   * BreakerOpenError (retry after `halfOpensAt`) or GatewayRejectedError (a human must look).
+   */
+  fetchCharge(provider: string, chargeId: string): Promise<ChargeSnapshot>;
+  breakerState(provider: string): BreakerState;
+}
+
+const STATE_NAMES: Record<CircuitState, BreakerState> = {
+  [CircuitState.Closed]: 'closed',
+  [CircuitState.HalfOpen]: 'half_open',
+  [CircuitState.Open]: 'open',
+  [CircuitState.Isolated]: 'open',
+};
+
+/**
+ * p-throttle's strict mode holds `limit` calls in every rolling `interval`, not just per fixed
+ * window (a windowed limiter lets 2 × limit through around a window edge). Rates below one per
+ * second become one call per 1/rate seconds.
+ */
+function rateLimiter(ratePerSecond: number) {
+  return Number.isInteger(ratePerSecond)
+    ? pThrottle({ limit: ratePerSecond, interval: 1000, strict: true })
+    : pThrottle({ limit: 1, interval: Math.ceil(1000 / ratePerSecond), strict: true });
+}
+
+function outcomeOf(error: unknown): RefetchOutcome {
+  if (error instanceof BreakerOpenError) return 'breaker_open';
+  if (error instanceof GatewayUnavailableError && error.status === 429) return 'rate_limited';
+  if (error instanceof GatewayRejectedError && error.status === 404) return 'not_found';
+  return 'error';
+}
+
+function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics) {
+  const { provider } = target;
+  const get = createGatewayGet({
+    provider,
+    baseUrl: target.baseUrl,
+    headers: target.gateway.authHeaders(target.key),
+    timeoutMs: target.timeoutMs,
+    fetch: deps.fetch,
+  });
+  // Every HTTP call takes a token, so a mapping that needs two calls (a Stripe dispute) pays two.
+  const throttledGet: GatewayGet = rateLimiter(target.ratePerSecond)(get);
+  // Only "the gateway is not answering" opens the breaker; a 404 for one charge is an answer.
+  const breaker = circuitBreaker(handleWhen((error) => error instanceof GatewayUnavailableError), {
+    halfOpenAfter: target.breaker.halfOpenAfterMs,
+    breaker: new ConsecutiveBreaker(target.breaker.consecutiveFailures),
+  });
+  // cockatiel measures the open period with Date.now(), so the half-open time uses it too.
+  let openedAtMs = 0;
+  breaker.onBreak(() => {
+    openedAtMs = Date.now();
+  });
+  breaker.onStateChange((state) => metrics.breakerState(provider, STATE_NAMES[state]));
+  metrics.breakerState(provider, 'closed');
+
+  async function readCharge(chargeId: string): Promise<ChargeSnapshot> {
+    const observedAt = deps.clock();
+    try {
+      const state = await target.gateway.readCharge(chargeId, throttledGet, target.settings);
+      return { ...state, observedAt };
+    } catch (error) {
+      if (error instanceof GatewayResponseShapeError) throw new GatewayRejectedError(provider, error.message, { status: 200, cause: error });
+      throw error;
+    }
+  }
+
+  return {
+    breakerState: () => STATE_NAMES[breaker.state],
+    async fetchCharge(chargeId: string): Promise<ChargeSnapshot> {
+      const started = performance.now();
+      try {
+        const snapshot = await breaker.execute(() => readCharge(chargeId));
+        metrics.call(provider, 'ok', (performance.now() - started) / 1000);
+        return snapshot;
+      } catch (caught) {
+        const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(provider, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
+        metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * Re-reads charges from gateway APIs, one client per provider: a rate limit and a circuit
+ * breaker each, both per service instance (N instances send up to N × ratePerSecond). Callers
+ * must not hold a database transaction across `fetchCharge`: it can take `timeoutMs` per call
+ * plus time queued behind the rate limit.
+ */
+export function createRefetcher(deps: RefetcherDeps): Refetcher {
+  const metrics = deps.metrics ?? noRefetchMetrics;
+  const clients = new Map(deps.targets.map((target) => [target.provider, createProviderClient(target, deps, metrics)]));
+  function clientFor(provider: string) {
+    const client = clients.get(provider);
+    if (!client) throw new Error(`No gateway API is configured for provider "${provider}"; its events cannot be re-read.`);
+    return client;
+  }
+  return {
+    has: (provider) => clients.has(provider),
+    fetchCharge: async (provider, chargeId) => clientFor(provider).fetchCharge(chargeId),
+    breakerState: (provider) => clientFor(provider).breakerState(),
+  };
+}

@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import { type PaymentKind, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { gatewayApis } from '../gateways/registry.ts';
+import type { GatewayApi, GatewaySettings } from '../gateways/types.ts';
+
+/**
+ * Per provider and per canonical kind: order by the event's own timestamp (`occurred_at`,
+ * cheapest) or treat the webhook as a notice and re-read the charge from the gateway (`refetch`).
+ */
+export type OrderingStrategy = 'occurred_at' | 'refetch';
+
+/** Everything needed to call one provider's gateway API. */
+export interface GatewayApiTarget {
+  provider: string;
+  gateway: GatewayApi;
+  baseUrl: string;
+  key: string;
+  settings: GatewaySettings;
+  /** Per service instance: the gateway sees instances × this. */
+  ratePerSecond: number;
+  timeoutMs: number;
+  breaker: { consecutiveFailures: number; halfOpenAfterMs: number };
+}
+
+export interface ProviderRefetchConfig {
+  /** The strategy for every canonical kind, defaults applied. */
+  ordering: Readonly<Record<PaymentKind, OrderingStrategy>>;
+  /** Undefined when the provider's gateway has no API here or no key is configured. */
+  api: GatewayApiTarget | undefined;
+  /** Said once at start: the kinds that fell back to occurred_at for want of an API key. */
+  startupWarning: string | undefined;
+}
+
+export const allPaymentKinds: readonly PaymentKind[] = paymentStatuses.map(paymentKind);
+
+/** Money leaves or may leave: worth an API call to be sure of the current state. */
+export const highImpactKinds: readonly PaymentKind[] = ['payment.refunded', 'payment.partially_refunded', 'payment.disputed', 'payment.charged_back'];
+
+/** Gateways whose webhook is only a notice (ids, hardly any state): every kind is re-read. */
+export const thinNotificationGateways: readonly string[] = ['mercadopago', 'zoop'];
+
+export const DEFAULT_RATE_PER_SECOND = 10;
+export const DEFAULT_TIMEOUT_MS = 5000;
+export const DEFAULT_BREAKER = { consecutiveFailures: 5, halfOpenAfterMs: 30_000 };
+
+const strategy = z.enum(['occurred_at', 'refetch']);
+
+/** The generic per-provider keys of INBOX_CONFIG this module owns (stripped before the driver sees the rest). */
+export const refetchFileKeys = {
+  api: z
+    .strictObject({
+      gateway: z.string().min(1).optional(),
+      baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+      key: z.string().min(1).optional(),
+      marketplaceId: z.string().min(1).optional(),
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      breaker: z
+        .strictObject({
+          consecutiveFailures: z.number().int().min(1).max(1000).optional(),
+          halfOpenAfterMs: z.number().int().min(100).max(3_600_000).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  ordering: z
+    .strictObject(Object.fromEntries(['default', ...allPaymentKinds].map((key) => [key, strategy.optional()])) as Record<'default' | PaymentKind, z.ZodOptional<typeof strategy>>)
+    .optional(),
+  ratePerSecond: z.number().positive().max(10_000).optional(),
+};
+
+export interface DeclaredRefetch {
+  api?: z.infer<typeof refetchFileKeys.api>;
+  ordering?: z.infer<typeof refetchFileKeys.ordering>;
+  ratePerSecond?: number;
+}
+
+const API_KEY_PREFIX = 'GATEWAY_API_KEY_';
+
+/** `GATEWAY_API_KEY_STRIPE_BR` holds the API key of the provider `stripe-br`. */
+export function apiKeyEnvName(provider: string): string {
+  return API_KEY_PREFIX + provider.toUpperCase().replaceAll('-', '_');
+}
+
+function builtInDefault(gateway: GatewayApi | undefined, kind: PaymentKind): OrderingStrategy {
+  if (!gateway) return 'occurred_at';
+  if (thinNotificationGateways.includes(gateway.name)) return 'refetch';
+  return highImpactKinds.includes(kind) ? 'refetch' : 'occurred_at';
+}
+
+interface RefetchInput {
+  provider: string;
+  driver: string;
+  declared: DeclaredRefetch;
+  env: Record<string, string | undefined>;
+}
+
+function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, problems: string[]): GatewayApiTarget | undefined {
+  const api = input.declared.api ?? {};
+  const settings: GatewaySettings = { marketplaceId: api.marketplaceId };
+  const missing = gateway.requiredSettings.filter((setting) => !settings[setting]);
+  if (missing.length > 0) {
+    problems.push(`provider "${input.provider}": the ${gateway.name} API needs ${missing.map((m) => `api.${m}`).join(', ')} in INBOX_CONFIG`);
+    return undefined;
+  }
+  return {
+    provider: input.provider,
+    gateway,
+    baseUrl: api.baseUrl ?? gateway.defaultBaseUrl,
+    key,
+    settings,
+    ratePerSecond: input.declared.ratePerSecond ?? DEFAULT_RATE_PER_SECOND,
+    timeoutMs: api.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    breaker: { ...DEFAULT_BREAKER, ...api.breaker },
+  };
+}
+
+function unknownGatewayProblem(input: RefetchInput, name: string): string {
+  return `provider "${input.provider}": api.gateway "${name}" has no API mapping (known: ${Object.keys(gatewayApis).join(', ')})`;
+}
+
+/**
+ * Resolves a provider's ordering strategy per kind and its gateway API settings. Explicit choices
+ * win over `ordering.default`, which wins over the built-in defaults. A refetch that was chosen
+ * explicitly, or that a thin-notification gateway needs, is a configuration problem without an
+ * API key; a built-in default elsewhere falls back to occurred_at with one warning.
+ */
+export function resolveRefetchConfig(input: RefetchInput, problems: string[]): ProviderRefetchConfig {
+  const { provider, declared } = input;
+  const gatewayName = declared.api?.gateway ?? input.driver;
+  const gateway = gatewayApis[gatewayName];
+  if (declared.api?.gateway && !gateway) problems.push(unknownGatewayProblem(input, declared.api.gateway));
+  const key = input.env[apiKeyEnvName(provider)] || declared.api?.key;
+  const api = gateway && key ? apiTarget(input, gateway, key, problems) : undefined;
+
+  const ordering = {} as Record<PaymentKind, OrderingStrategy>;
+  const explicitWithoutApi: PaymentKind[] = [];
+  const defaultedWithoutKey: PaymentKind[] = [];
+  for (const kind of allPaymentKinds) {
+    const chosen = declared.ordering?.[kind] ?? declared.ordering?.default;
+    const resolved = chosen ?? builtInDefault(gateway, kind);
+    if (resolved === 'refetch' && !api) {
+      if (chosen === 'refetch' || thinNotificationGateways.includes(gateway?.name ?? '')) explicitWithoutApi.push(kind);
+      else defaultedWithoutKey.push(kind);
+      ordering[kind] = 'occurred_at';
+    } else {
+      ordering[kind] = resolved;
+    }
+  }
+  if (explicitWithoutApi.length > 0) problems.push(missingApiProblem(input, gateway, key, explicitWithoutApi));
+  const startupWarning =
+    defaultedWithoutKey.length > 0
+      ? `provider "${provider}": no ${gateway?.name} API key (${apiKeyEnvName(provider)}), so ${defaultedWithoutKey.join(', ')} are ordered by occurred_at instead of being re-read from the gateway`
+      : undefined;
+  return { ordering, api, startupWarning };
+}
+
+function missingApiProblem(input: RefetchInput, gateway: GatewayApi | undefined, key: string | undefined, kinds: PaymentKind[]): string {
+  const what = kinds.length === allPaymentKinds.length ? 'every kind' : kinds.join(', ');
+  if (!gateway) {
+    return `provider "${input.provider}": refetch is chosen for ${what}, but driver "${input.driver}" has no gateway API to re-read from (set api.gateway to one of ${Object.keys(gatewayApis).join(', ')}, or order by occurred_at)`;
+  }
+  if (key) return `provider "${input.provider}": refetch is chosen for ${what}, but the ${gateway.name} API settings are incomplete (see above)`;
+  const why = thinNotificationGateways.includes(gateway.name) ? `${gateway.name} notifications are thin, so refetch is the default` : 'refetch is chosen';
+  return `provider "${input.provider}": ${why} for ${what} and needs an API key: set ${apiKeyEnvName(input.provider)} (or api.key in INBOX_CONFIG), or set "ordering": {"default": "occurred_at"} to order by the notification's timestamp`;
+}

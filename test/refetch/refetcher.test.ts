@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { stripeGateway } from '../../src/gateways/stripe.ts';
+import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from '../../src/refetch/errors.ts';
+import type { BreakerState, RefetchMetrics, RefetchOutcome } from '../../src/refetch/metrics.ts';
+import { createRefetcher } from '../../src/refetch/refetcher.ts';
+import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
+import { type FakeGateway, maxRequestsInWindow, startFakeGateway } from '../support/fake-gateway.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NOW = new Date('2026-03-01T12:00:00.000Z');
+const KEY = 'sk_test_refetch_key';
+let gateway: FakeGateway;
+
+function target(overrides: Partial<GatewayApiTarget> = {}): GatewayApiTarget {
+  return {
+    provider: 'stripe',
+    gateway: stripeGateway,
+    baseUrl: gateway.baseUrl,
+    key: KEY,
+    settings: {},
+    ratePerSecond: 1000,
+    timeoutMs: 2000,
+    breaker: { consecutiveFailures: 3, halfOpenAfterMs: 300 },
+    ...overrides,
+  };
+}
+
+function recordingMetrics() {
+  const calls: { provider: string; outcome: RefetchOutcome }[] = [];
+  const states: BreakerState[] = [];
+  const metrics: RefetchMetrics = {
+    call: (provider, outcome) => calls.push({ provider, outcome }),
+    breakerState: (_provider, state) => states.push(state),
+  };
+  return { metrics, calls, states };
+}
+
+function charge(id: string, overrides: Record<string, unknown> = {}) {
+  return { id, object: 'charge', amount: 2000, amount_captured: 2000, amount_refunded: 0, captured: true, currency: 'brl', disputed: false, refunded: false, status: 'succeeded', ...overrides };
+}
+
+before(async () => {
+  gateway = await startFakeGateway();
+});
+
+after(async () => {
+  await gateway?.close();
+});
+
+beforeEach(() => {
+  gateway.requests.length = 0;
+  gateway.rules.length = 0;
+  gateway.resources.clear();
+});
+
+describe('fetchCharge', () => {
+  test('reads the charge with the provider key and stamps observedAt from the injected clock', async () => {
+    gateway.resources.set('/v1/charges/ch_ok', charge('ch_ok', { amount_refunded: 500 }));
+    const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+    const snapshot = await refetcher.fetchCharge('stripe', 'ch_ok');
+    assert.deepEqual(snapshot, { chargeId: 'ch_ok', status: 'partially_refunded', amount: 2000, amountRefunded: 500, currency: 'BRL', observedAt: NOW });
+    assert.equal(gateway.requests.length, 1);
+    assert.equal(gateway.requests[0]!.headers.authorization, `Bearer ${KEY}`);
+    assert.match(String(gateway.requests[0]!.headers['user-agent']), /webhook-inbox/);
+  });
+
+  test('404 and 401 are rejections a human must look at, with a hint; they never open the breaker', async () => {
+    const { metrics, calls, states } = recordingMetrics();
+    const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 2, halfOpenAfterMs: 60_000 } })], clock: () => NOW, metrics });
+    for (let i = 0; i < 3; i += 1) {
+      await assert.rejects(refetcher.fetchCharge('stripe', 'ch_missing'), (error: unknown) => {
+        assert.ok(error instanceof GatewayRejectedError);
+        assert.equal(error.status, 404);
+        assert.equal(error.retryable, false);
+        assert.match(error.message, /test vs live/);
+        return true;
+      });
+    }
+    gateway.rules.push(() => ({ status: 401, json: { error: { message: 'Invalid API Key provided: sk_test_****' } } }));
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_any'), (error: unknown) => error instanceof GatewayRejectedError && /GATEWAY_API_KEY_/.test(error.message));
+    assert.equal(refetcher.breakerState('stripe'), 'closed');
+    assert.deepEqual(states, ['closed']);
+    assert.deepEqual(calls.map((c) => c.outcome), ['not_found', 'not_found', 'not_found', 'error']);
+  });
+
+  test('5xx and 429 are unavailable (retryable); 429 keeps its Retry-After', async () => {
+    const { metrics, calls } = recordingMetrics();
+    const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 10, halfOpenAfterMs: 60_000 } })], clock: () => NOW, metrics });
+    gateway.rules.push((request) => (request.pathname.endsWith('ch_busy') ? { status: 429, json: { error: { type: 'rate_limit_error' } }, headers: { 'retry-after': '7' } } : undefined));
+    gateway.rules.push(() => ({ status: 502, text: '<html>Bad Gateway</html>' }));
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_busy'), (error: unknown) => {
+      assert.ok(error instanceof GatewayUnavailableError);
+      assert.equal(error.status, 429);
+      assert.equal(error.retryAfterSeconds, 7);
+      assert.equal(error.retryable, true);
+      return true;
+    });
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_down'), (error: unknown) => error instanceof GatewayUnavailableError && error.status === 502);
+    assert.deepEqual(calls.map((c) => c.outcome), ['rate_limited', 'error']);
+  });
+
+  test('a gateway that does not answer within timeoutMs is unavailable (the request is aborted)', async () => {
+    gateway.rules.push(() => ({ hold: true }));
+    const refetcher = createRefetcher({ targets: [target({ timeoutMs: 200 })], clock: () => NOW });
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_slow'), (error: unknown) => {
+      assert.ok(error instanceof GatewayUnavailableError);
+      assert.equal(error.status, undefined);
+      assert.match(error.message, /within 200 ms/);
+      return true;
+    });
+    gateway.releaseHeld();
+  });
+
+  test('a refused connection is unavailable', async () => {
+    const closed = await startFakeGateway();
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const refetcher = createRefetcher({ targets: [target({ baseUrl })], clock: () => NOW });
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_x'), (error: unknown) => error instanceof GatewayUnavailableError && /failed before an answer/.test(error.message));
+  });
+
+  test('a 200 that is not JSON, or JSON that is not a charge, is a rejection (wrong base URL or API change)', async () => {
+    const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+    gateway.rules.push((request) => (request.pathname.endsWith('ch_html') ? { status: 200, text: '<!doctype html><title>Welcome</title>' } : undefined));
+    gateway.resources.set('/v1/charges/ch_odd', { object: 'list', data: [] });
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_html'), (error: unknown) => error instanceof GatewayRejectedError && /not JSON/.test(error.message));
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_odd'), (error: unknown) => error instanceof GatewayRejectedError && /does not understand/.test(error.message));
+  });
+
+  test('a provider without a gateway API configured is a programming error, said plainly', async () => {
+    const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+    assert.equal(refetcher.has('stripe'), true);
+    assert.equal(refetcher.has('github'), false);
+    await assert.rejects(refetcher.fetchCharge('github', 'x'), /No gateway API is configured for provider "github"/);
+  });
+});
+
+describe('circuit breaker', () => {
+  test('opens after consecutive failures, sends nothing while open, and closes after a successful half-open call', async () => {
+    const { metrics, calls, states } = recordingMetrics();
+    const refetcher = createRefetcher({ targets: [target()], clock: () => NOW, metrics });
+    gateway.resources.set('/v1/charges/ch_b', charge('ch_b'));
+    gateway.rules.push(() => ({ status: 503, json: { error: { message: 'maintenance' } } }));
+    for (let i = 0; i < 3; i += 1) {
+      await assert.rejects(refetcher.fetchCharge('stripe', 'ch_b'), GatewayUnavailableError);
+    }
+    assert.equal(refetcher.breakerState('stripe'), 'open');
+    const openedBy = Date.now();
+    let halfOpensAt: Date | undefined;
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_b'), (error: unknown) => {
+      assert.ok(error instanceof BreakerOpenError);
+      assert.equal(error.retryable, true);
+      halfOpensAt = error.halfOpensAt;
+      return true;
+    });
+    assert.equal(gateway.requests.length, 3, 'no request while the breaker is open');
+    assert.ok(halfOpensAt!.getTime() <= openedBy + 300 && halfOpensAt!.getTime() > openedBy - 1000, 'half-opens halfOpenAfterMs after opening');
+
+    gateway.rules.length = 0; // the gateway is back
+    await waitFor('the half-open time', () => Date.now() >= halfOpensAt!.getTime());
+    const snapshot = await refetcher.fetchCharge('stripe', 'ch_b');
+    assert.equal(snapshot.status, 'paid');
+    assert.equal(refetcher.breakerState('stripe'), 'closed');
+    assert.deepEqual(states, ['closed', 'open', 'half_open', 'closed']);
+    assert.deepEqual(calls.map((c) => c.outcome), ['error', 'error', 'error', 'breaker_open', 'ok']);
+  });
+
+  test('a failed half-open trial opens it again for another period', async () => {
+    const { metrics, states } = recordingMetrics();
+    const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 1, halfOpenAfterMs: 200 } })], clock: () => NOW, metrics });
+    gateway.rules.push(() => ({ status: 500, json: {} }));
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError);
+    const first = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
+    assert.ok(first instanceof BreakerOpenError);
+    await waitFor('the half-open time', () => Date.now() >= first.halfOpensAt.getTime());
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError, 'the trial call reaches the gateway and fails');
+    const second = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
+    assert.ok(second instanceof BreakerOpenError);
+    assert.ok(second.halfOpensAt > first.halfOpensAt);
+    assert.equal(gateway.requests.length, 2);
+    assert.deepEqual(states, ['closed', 'open', 'half_open', 'open']);
+  });
+
+  test('one breaker per provider: one gateway failing does not stop another', async () => {
+    const refetcher = createRefetcher({
+      targets: [target({ provider: 'stripe-br', breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 } }), target({ provider: 'stripe-us', baseUrl: `${gateway.baseUrl}/us` })],
+      clock: () => NOW,
+    });
+    gateway.resources.set('/us/v1/charges/ch_us', charge('ch_us'));
+    gateway.rules.push((request) => (request.pathname.startsWith('/v1/') ? { status: 503, json: {} } : undefined));
+    await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), GatewayUnavailableError);
+    await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), BreakerOpenError);
+    assert.equal((await refetcher.fetchCharge('stripe-us', 'ch_us')).status, 'paid');
+  });
+});
+
+describe('rate limit', () => {
+  test('a burst of 15 calls at 5 per second reaches the gateway at most 5 per one-second window', async () => {
+    const limit = 5;
+    const refetcher = createRefetcher({ targets: [target({ ratePerSecond: limit })], clock: () => NOW });
+    for (let i = 0; i < 15; i += 1) gateway.resources.set(`/v1/charges/ch_r${i}`, charge(`ch_r${i}`));
+    const results = await Promise.all(Array.from({ length: 15 }, (_, i) => refetcher.fetchCharge('stripe', `ch_r${i}`)));
+    assert.equal(results.length, 15);
+    assert.equal(gateway.requests.length, 15);
+    // Sends are spaced by exactly one second per `limit` calls; arrival times at the gateway carry
+    // a little scheduling and connection-setup jitter, hence a window 100 ms short of a second.
+    assert.ok(maxRequestsInWindow(gateway.requests, 900) <= limit, `at most ${limit} in any window, saw ${maxRequestsInWindow(gateway.requests, 900)}`);
+    assert.ok(maxRequestsInWindow(gateway.requests, 100) >= 2, 'calls within the limit are not spread out needlessly');
+  });
+
+  test('every HTTP call takes a token: a disputed Stripe charge (two calls) counts twice', async () => {
+    const refetcher = createRefetcher({ targets: [target({ ratePerSecond: 2 })], clock: () => NOW });
+    gateway.resources.set('/v1/charges/ch_d1', charge('ch_d1', { disputed: true }));
+    gateway.resources.set('/v1/charges/ch_d2', charge('ch_d2', { disputed: true }));
+    gateway.resources.set('/v1/disputes', { object: 'list', data: [{ id: 'dp_1', object: 'dispute', status: 'needs_response' }], has_more: false });
+    const snapshots = await Promise.all([refetcher.fetchCharge('stripe', 'ch_d1'), refetcher.fetchCharge('stripe', 'ch_d2')]);
+    assert.deepEqual(snapshots.map((s) => s.status), ['disputed', 'disputed']);
+    assert.equal(gateway.requests.length, 4);
+    assert.ok(maxRequestsInWindow(gateway.requests, 900) <= 2);
+  });
+});
