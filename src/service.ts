@@ -6,6 +6,7 @@ import { applyMigrations } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { createAdminAccess } from './dashboard/admin-access.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
@@ -92,6 +93,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
+    dashboard: config.dashboard.enabled
+      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock: options.clock ?? (() => new Date()) }
+      : undefined,
   });
   if (config.role !== 'receiver') {
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers });

@@ -3,6 +3,7 @@ import { asaasDriver } from './asaas.ts';
 import { githubDriver } from './github.ts';
 import { hmacDriver } from './hmac.ts';
 import { mercadoPagoDriver } from './mercadopago.ts';
+import { pagarmeDriver } from './pagarme.ts';
 import { pagarmeLegacyDriver } from './pagarme-legacy.ts';
 import { shopifyDriver } from './shopify.ts';
 import { standardWebhooksDriver } from './standard-webhooks.ts';
@@ -23,6 +24,7 @@ export const builtInDrivers: Readonly<Record<string, DriverDefinition>> = {
   shopify: shopifyDriver,
   asaas: asaasDriver,
   zoop: zoopDriver,
+  pagarme: pagarmeDriver,
   'pagarme-legacy': pagarmeLegacyDriver,
   mercadopago: mercadoPagoDriver,
 };
