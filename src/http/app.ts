@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
+import { type DashboardDeps, createDashboardRoutes } from '../dashboard/dashboard-routes.ts';
 import { deliveryMetrics } from '../observability/delivery-metrics.ts';
 import { type Metrics, createMetrics } from '../observability/metrics.ts';
 import type { AppEnv } from './env.ts';
@@ -9,8 +10,11 @@ import { type HealthDeps, createHealthRoutes } from './health-routes.ts';
 import { createMetricsRoute } from './metrics-route.ts';
 import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 
-/** `metrics`: the service's registry; an app built without one (a test, a harness) gets its own. */
-export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics?: Metrics };
+/**
+ * `metrics`: the service's registry; an app built without one (a test, a harness) gets its own.
+ * `dashboard`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404.
+ */
+export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps };
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -28,5 +32,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', createHealthRoutes(deps));
   app.route('/', createMetricsRoute({ registry: metrics.registry }));
   app.route('/', createWebhookRoute(deps));
+  if (deps.dashboard) app.route('/', createDashboardRoutes(deps.dashboard));
   return app;
 }

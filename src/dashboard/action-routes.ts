@@ -1,0 +1,99 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { type ReplayFilter, replayEvents } from '../operations/replay-events.ts';
+import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest } from './admin-access.ts';
+import { type DashboardDeps, type DashboardEnv, formFields } from './dashboard-env.ts';
+import { selectInboxEvent } from './sql/event-detail.ts';
+import { renderMessagePage } from './views/event-page.ts';
+import { renderReplayPreviewPage } from './views/replay-preview-page.ts';
+
+type Guard = MiddlewareHandler<DashboardEnv>;
+
+/**
+ * The dashboard's state-changing POSTs. Each passes three independent checks before it acts:
+ * the browser says the request comes from this origin, a valid admin session cookie
+ * (SameSite=Strict, so another site cannot make the browser send it), and the session's CSRF token
+ * in the form. Replays call `replayEvents`, the function behind `inboxctl replay`.
+ */
+export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
+  const routes = new Hono<DashboardEnv>();
+  const refuse = (c: Parameters<Guard>[0], title: string, message: string) => {
+    c.get('logger').warn({ path: c.req.path, reason: title }, 'dashboard action refused');
+    return c.html(renderMessagePage({ title, message, access: c.get('viewer') }), 403);
+  };
+
+  const sameOrigin: Guard = async (c, next) => {
+    if (!deps.access.canSignIn) return refuse(c, 'Read-only dashboard', 'INBOX_ADMIN_TOKEN is not set, so nothing can be changed from here.');
+    if (!isSameOriginRequest({ header: (name) => c.req.header(name) })) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
+    await next();
+  };
+  const signedIn: Guard = async (c, next) => {
+    const session = c.get('session');
+    if (!session) return refuse(c, 'Sign in first', 'Replays need an admin session: sign in with the admin token.');
+    if (!deps.access.checkCsrfToken(session, (await formFields(c.req)).csrf)) return refuse(c, 'Form expired', 'The form is stale or was not issued by this dashboard. Reload the page and try again.');
+    await next();
+  };
+  routes.post('/dashboard/*', bodyLimit({ maxSize: 16 * 1024 }), sameOrigin);
+
+  routes.post('/dashboard/session', async (c) => {
+    const { token } = await formFields(c.req);
+    if (token === undefined || !deps.access.checkToken(token)) return refuse(c, 'Wrong token', 'That is not the admin token.');
+    const secure = c.req.header('x-forwarded-proto') === 'https' || new URL(c.req.url).protocol === 'https:';
+    setCookie(c, SESSION_COOKIE, deps.access.issueSession(deps.clock()), {
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure,
+      path: '/dashboard',
+      maxAge: SESSION_LIFETIME_SECONDS,
+    });
+    c.get('logger').info('dashboard admin signed in');
+    return c.redirect('/dashboard?notice=signed-in', 303);
+  });
+
+  routes.post('/dashboard/session/end', signedIn, (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: '/dashboard' });
+    return c.redirect('/dashboard?notice=signed-out', 303);
+  });
+
+  routes.post('/dashboard/events/:id{[0-9]{1,18}}/replay', signedIn, async (c) => {
+    const event = await selectInboxEvent(deps.db, Number(c.req.param('id')));
+    if (!event) return c.html(renderMessagePage({ title: 'No such event', message: 'It may have been purged by retention.', access: c.get('viewer') }), 404);
+    if (event.status !== 'failed' && event.status !== 'ignored') return c.redirect(`/dashboard/events/${event.id}?notice=not-replayable`, 303);
+    const result = await replayEvents({ db: deps.db, boss: deps.boss }, { provider: event.provider, statuses: [event.status], eventIds: [event.eventId] });
+    c.get('logger').info({ action: 'replay', inboxId: event.id, provider: event.provider, replayed: result.replayed }, 'dashboard replay');
+    return c.redirect(`/dashboard/events/${event.id}?notice=replayed&count=${result.replayed}`, 303);
+  });
+
+  routes.post('/dashboard/replay', signedIn, async (c) => {
+    const fields = await formFields(c.req);
+    const parsed = replayFilterFrom(fields, new Set(deps.providers()));
+    if (typeof parsed === 'string') return c.html(renderMessagePage({ title: 'Cannot replay', message: parsed, access: c.get('viewer') }), 400);
+    const confirmed = fields.confirm === 'yes';
+    const result = await replayEvents({ db: deps.db, boss: deps.boss }, parsed.filter, { dryRun: !confirmed });
+    if (!confirmed) return c.html(renderReplayPreviewPage({ preview: result, fields: parsed.fields, access: c.get('viewer') }));
+    c.get('logger').info({ action: 'replay', ...parsed.fields, matched: result.matched, replayed: result.replayed }, 'dashboard replay');
+    return c.redirect(`/dashboard?notice=replayed&count=${result.replayed}`, 303);
+  });
+
+  return routes;
+}
+
+/** `datetime-local` values carry no zone; the form labels them UTC. */
+function parseUtc(value: string | undefined): Date | undefined | 'invalid' {
+  if (!value) return undefined;
+  const date = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  return Number.isNaN(date.getTime()) ? 'invalid' : date;
+}
+
+export function replayFilterFrom(fields: Record<string, string | undefined>, providers: ReadonlySet<string>) {
+  const provider = fields.provider ?? '';
+  const status = fields.status ?? 'failed';
+  if (!providers.has(provider)) return 'Choose a configured provider.';
+  if (status !== 'failed' && status !== 'ignored') return 'Only failed or ignored events can be replayed.';
+  const since = parseUtc(fields.since);
+  const until = parseUtc(fields.until);
+  if (since === 'invalid' || until === 'invalid') return 'The dates must look like 2026-01-31T14:05 (UTC).';
+  const filter: ReplayFilter = { provider, statuses: [status], since, until };
+  return { filter, fields: { provider, status, since: fields.since ?? '', until: fields.until ?? '' } };
+}

@@ -1,0 +1,83 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Who may change state from the dashboard. Signing in with INBOX_ADMIN_TOKEN issues a session
+ * cookie that is an HMAC over (issued-at, nonce) keyed by the token itself: stateless (any
+ * instance can check it), expiring, and void the moment the token is rotated. Each session has a
+ * CSRF token derived from the same key, which every state-changing form must carry.
+ */
+export interface AdminSession {
+  issuedAtSeconds: number;
+  nonce: string;
+}
+
+export interface AdminAccess {
+  /** False when INBOX_ADMIN_TOKEN is unset: the dashboard is read-only for everyone. */
+  readonly canSignIn: boolean;
+  checkToken(candidate: string): boolean;
+  /** A new session's cookie value. */
+  issueSession(now: Date): string;
+  /** The session a cookie value proves, if it is authentic and unexpired. */
+  sessionOf(cookieValue: string | undefined, now: Date): AdminSession | undefined;
+  csrfTokenFor(session: AdminSession): string;
+  checkCsrfToken(session: AdminSession, candidate: string | undefined): boolean;
+}
+
+export const SESSION_COOKIE = 'inbox_admin';
+export const SESSION_LIFETIME_SECONDS = 8 * 3600;
+
+/** Constant time whatever the lengths: both sides are hashed to 32 bytes first. */
+export function equalSecrets(a: string, b: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+export function createAdminAccess(adminToken: string | undefined): AdminAccess {
+  // A derived key, so the token itself is never the direct HMAC key of anything a browser holds.
+  const key = adminToken === undefined ? undefined : createHmac('sha256', adminToken).update('webhook-inbox dashboard v1').digest();
+  const mac = (purpose: string, session: AdminSession) =>
+    createHmac('sha256', key!).update(`${purpose}|${session.issuedAtSeconds}|${session.nonce}`).digest('base64url');
+
+  return {
+    canSignIn: key !== undefined,
+    checkToken: (candidate) => adminToken !== undefined && equalSecrets(candidate, adminToken),
+    issueSession(now) {
+      if (!key) throw new Error('No INBOX_ADMIN_TOKEN is configured: the dashboard is read-only.');
+      const session = { issuedAtSeconds: Math.floor(now.getTime() / 1000), nonce: randomBytes(16).toString('base64url') };
+      return `${session.issuedAtSeconds}.${session.nonce}.${mac('session', session)}`;
+    },
+    sessionOf(cookieValue, now) {
+      if (!key || !cookieValue) return undefined;
+      const [issued, nonce, signature, ...rest] = cookieValue.split('.');
+      if (rest.length > 0 || !issued || !nonce || !signature || !/^\d{1,12}$/.test(issued)) return undefined;
+      const session = { issuedAtSeconds: Number(issued), nonce };
+      if (!equalSecrets(signature, mac('session', session))) return undefined;
+      const age = now.getTime() / 1000 - session.issuedAtSeconds;
+      return age >= -60 && age < SESSION_LIFETIME_SECONDS ? session : undefined;
+    },
+    csrfTokenFor: (session) => mac('csrf', session),
+    checkCsrfToken: (session, candidate) => candidate !== undefined && equalSecrets(candidate, mac('csrf', session)),
+  };
+}
+
+export interface RequestHeaders {
+  header(name: string): string | undefined;
+}
+
+/**
+ * The browser's own word on where a POST came from: `Origin` must name this host (a proxy's
+ * X-Forwarded-Host counts; a cross-site page cannot set it). Without Origin, only
+ * `Sec-Fetch-Site: same-origin` will do. Anything else — another site, `null`, no header — fails.
+ */
+export function isSameOriginRequest(request: RequestHeaders): boolean {
+  const hosts = [request.header('host'), request.header('x-forwarded-host')?.split(',')[0]?.trim()].filter(Boolean);
+  const origin = request.header('origin');
+  if (origin !== undefined) {
+    try {
+      return hosts.includes(new URL(origin).host);
+    } catch {
+      return false;
+    }
+  }
+  return request.header('sec-fetch-site') === 'same-origin';
+}

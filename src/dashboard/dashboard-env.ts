@@ -1,0 +1,25 @@
+import type { PgBoss } from 'pg-boss';
+import type { Database } from '../db/client.ts';
+import type { AppEnv } from '../http/env.ts';
+import type { AdminAccess, AdminSession } from './admin-access.ts';
+import type { ViewerAccess } from './views/layout.ts';
+
+export interface DashboardDeps {
+  db: Database;
+  /** Replays enqueue through pg-boss, exactly as `inboxctl replay` does. */
+  boss: PgBoss;
+  /** Configured provider names: listed even before their first event. */
+  providers: () => Iterable<string>;
+  access: AdminAccess;
+  clock: () => Date;
+}
+
+export type DashboardEnv = {
+  Variables: AppEnv['Variables'] & { viewer: ViewerAccess; session: AdminSession | undefined };
+};
+
+/** Form fields as strings; a file upload (never expected here) counts as absent. */
+export async function formFields(request: { parseBody(): Promise<Record<string, unknown>> }): Promise<Record<string, string | undefined>> {
+  const body = await request.parseBody();
+  return Object.fromEntries(Object.entries(body).map(([key, value]) => [key, typeof value === 'string' ? value : undefined]));
+}

@@ -1,0 +1,89 @@
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { countBacklogByProvider } from '../observability/inbox-counts.ts';
+import { SESSION_COOKIE } from './admin-access.ts';
+import { createActionRoutes } from './action-routes.ts';
+import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
+import { activitySince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
+import { selectEventsOfResource, selectInboxEvent, selectPaymentOfEvent, selectPaymentTransitions } from './sql/event-detail.ts';
+import { selectFailedEvents } from './sql/failed-events.ts';
+import { selectProcessingLag } from './sql/processing-lag.ts';
+import { countReceivedByBucket } from './sql/provider-activity.ts';
+import { renderEventPage, renderMessagePage } from './views/event-page.ts';
+import { formatCount } from './views/format.ts';
+import type { Notice } from './views/layout.ts';
+import { renderOverviewPage } from './views/overview-page.ts';
+import { dashboardCss } from './views/styles.ts';
+
+export type { DashboardDeps } from './dashboard-env.ts';
+
+// No script runs on these pages, styles come from our own stylesheet, forms post only to us, and
+// no other site may frame them (clickjacking a replay button).
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** Only fixed texts: a notice is chosen by a code in the redirect, never echoed from the URL. */
+function noticeFrom(query: (name: string) => string | undefined): Notice | undefined {
+  const count = Number(query('count') ?? 0);
+  switch (query('notice')) {
+    case 'replayed':
+      return { text: `${formatCount(Number.isSafeInteger(count) ? count : 0)} event(s) put back to pending and queued.` };
+    case 'not-replayable':
+      return { text: 'Nothing was replayed: only failed or ignored events can be replayed.', bad: true };
+    case 'signed-in':
+      return { text: 'Signed in: replay actions are enabled.' };
+    case 'signed-out':
+      return { text: 'Signed out.' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * GET /dashboard (overview), GET /dashboard/events/:id (one event), and the POST actions
+ * (action-routes.ts). Server-rendered HTML with inline SVG charts: nothing to build, no CDN.
+ */
+export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
+  const routes = new Hono<DashboardEnv>();
+  routes.use('/dashboard/*', async (c, next) => {
+    const session = deps.access.sessionOf(getCookie(c, SESSION_COOKIE), deps.clock());
+    c.set('session', session);
+    c.set('viewer', !deps.access.canSignIn ? { kind: 'no-token' } : session ? { kind: 'signed-in', csrfToken: deps.access.csrfTokenFor(session) } : { kind: 'signed-out' });
+    await next();
+    c.header('content-security-policy', CONTENT_SECURITY_POLICY);
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'same-origin');
+    if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
+  });
+
+  routes.get('/dashboard/assets/dashboard.css', (c) => c.body(dashboardCss, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }));
+
+  routes.get('/dashboard', async (c) => {
+    const now = deps.clock();
+    const configured = [...deps.providers()];
+    const asked = c.req.query('provider');
+    const [activity, lag, backlog] = await Promise.all([
+      countReceivedByBucket(deps.db, activitySince(now), HOUR_BUCKET_SECONDS),
+      selectProcessingLag(deps.db, now),
+      countBacklogByProvider(deps.db),
+    ]);
+    const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog });
+    const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
+    const failed = await selectFailedEvents(deps.db, { provider: failedProvider, limit: 100 });
+    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+  });
+
+  routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
+    const event = await selectInboxEvent(deps.db, Number(c.req.param('id')));
+    if (!event) return c.html(renderMessagePage({ title: 'No such event', message: 'It may have been purged by retention.', access: c.get('viewer') }), 404);
+    const [payment, resourceEvents] = await Promise.all([
+      selectPaymentOfEvent(deps.db, event),
+      event.resourceId ? selectEventsOfResource(deps.db, event.provider, event.resourceId, 100) : [],
+    ]);
+    const transitions = payment ? await selectPaymentTransitions(deps.db, payment.id) : [];
+    return c.html(renderEventPage({ event, payment, transitions, resourceEvents, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+  });
+
+  routes.route('/', createActionRoutes(deps));
+  return routes;
+}

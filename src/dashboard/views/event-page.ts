@@ -1,0 +1,97 @@
+import { html } from 'hono/html';
+import type { InboxRow } from '../../db/schema.ts';
+import type { PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
+import { formatDuration, formatTime } from './format.ts';
+import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
+
+export interface EventPage {
+  event: InboxRow;
+  payment: { id: number; row: Record<string, unknown> } | undefined;
+  transitions: PaymentTransition[];
+  resourceEvents: ResourceEvent[];
+  access: ViewerAccess;
+  notice?: Notice;
+}
+
+const replayable = (status: string) => status === 'failed' || status === 'ignored';
+
+function facts(event: EventPage['event']) {
+  const lag = event.processedAt ? (event.processedAt.getTime() - event.receivedAt.getTime()) / 1000 : undefined;
+  return html`<dl class="facts">
+<dt>status</dt><dd><span class="pill ${event.status}" data-status="${event.status}">${event.status}</span></dd>
+<dt>provider</dt><dd>${event.provider}</dd>
+<dt>event id</dt><dd><code>${event.eventId}</code></dd>
+<dt>type</dt><dd><code>${event.eventType}</code></dd>
+<dt>resource</dt><dd><code>${event.resourceId ?? '—'}</code></dd>
+<dt>occurred</dt><dd>${formatTime(event.occurredAt)}</dd>
+<dt>received</dt><dd>${formatTime(event.receivedAt)}</dd>
+<dt>finished</dt><dd>${event.processedAt ? html`${formatTime(event.processedAt)} <span class="muted">(${formatDuration(lag)} after receipt)</span>` : '—'}</dd>
+<dt>attempts</dt><dd>${event.attempts}</dd>
+<dt>last error</dt><dd class="error-text">${event.lastError ?? '—'}</dd>
+</dl>`;
+}
+
+function replayControl(page: EventPage) {
+  if (!replayable(page.event.status)) return '';
+  if (page.access.kind !== 'signed-in') return html`<p class="muted">Sign in with the admin token to replay this event.</p>`;
+  return html`<form method="post" action="/dashboard/events/${page.event.id}/replay">${csrfField(page.access)}<button type="submit">Replay this event</button> <span class="muted">back to pending and queued; the same path as <code>inboxctl replay</code></span></form>`;
+}
+
+function paymentSection(page: EventPage) {
+  if (!page.payment) return html`<p class="muted">No payment row for this event's resource.</p>`;
+  const entries = Object.entries(page.payment.row).map(
+    ([key, value]) => html`<dt>${key}</dt><dd>${value === null ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value)}</dd>`,
+  );
+  return html`<dl class="facts" id="payment">${entries}</dl>`;
+}
+
+function historySection(page: EventPage) {
+  if (page.transitions.length === 0) return html`<p class="muted">No status changes recorded.</p>`;
+  const rows = page.transitions.map(
+    (t) => html`<tr${t.inboxId === page.event.id ? html` class="this-event"` : ''}><td>${t.createdAt}</td><td>${t.fromStatus ?? '(created)'} → <b>${t.toStatus}</b></td>
+<td>${t.eventId ? html`<a href="/dashboard/events/${t.inboxId}">${t.eventId}</a> <span class="muted">${t.eventType}</span>` : html`<span class="muted">inbox row ${t.inboxId} (purged)</span>`}${t.inboxId === page.event.id ? html` <span class="pill">this event</span>` : ''}</td></tr>`,
+  );
+  return html`<table id="status-history"><thead><tr><th>when</th><th>status</th><th>caused by</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function resourceEventsSection(page: EventPage) {
+  if (page.resourceEvents.length <= 1) return '';
+  const rows = page.resourceEvents.map(
+    (e) => html`<tr><td>${formatTime(e.occurredAt)}</td><td>${e.id === page.event.id ? html`<b>${e.eventId}</b>` : html`<a href="/dashboard/events/${e.id}">${e.eventId}</a>`}</td><td><code>${e.eventType}</code></td><td><span class="pill ${e.status}">${e.status}</span></td></tr>`,
+  );
+  return html`<h2>All events of ${page.event.resourceId}</h2><table class="compact"><thead><tr><th>occurred</th><th>event</th><th>type</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/**
+ * The body as the gateway sent it, indented: parsed from the raw bytes so keys keep the sender's
+ * order (jsonb reorders them). A body that is not JSON (a form-encoded postback) shows verbatim.
+ */
+export function prettyPayload(event: Pick<InboxRow, 'rawBody' | 'payload'>): string {
+  const text = Buffer.from(event.rawBody).toString('utf8');
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text.length > 0 ? text : JSON.stringify(event.payload, null, 2);
+  }
+}
+
+export function renderEventPage(page: EventPage) {
+  const { event } = page;
+  // The pretty text is interpolated as a string, so the html helper escapes it: a payload
+  // carrying markup shows as text.
+  const body = html`<p><a href="/dashboard">← overview</a></p>
+<h2>${event.provider} · ${event.eventId}</h2>
+<div class="two"><div>${facts(event)}${replayControl(page)}</div>
+<div><h3>Payment</h3>${paymentSection(page)}<h3>Status history</h3>${historySection(page)}</div></div>
+${resourceEventsSection(page)}
+<h2>Payload</h2><pre id="payload">${prettyPayload(event)}</pre>`;
+  return renderLayout({ title: `${event.provider} ${event.eventId}`, access: page.access, notice: page.notice, body });
+}
+
+export function renderMessagePage(options: { title: string; message: string; access: ViewerAccess }) {
+  return renderLayout({
+    title: options.title,
+    access: options.access,
+    body: html`<h2>${options.title}</h2><p>${options.message}</p><p><a href="/dashboard">← overview</a></p>`,
+  });
+}

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { testConfig } from '../support/config.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { chargeEvent, postStripe } from '../support/stripe.ts';
+
+const SECRET = 'whsec_dashboard_test_secret';
+const ADMIN_TOKEN = 'dashboard-admin-token-0123456789';
+let database: TestDatabase;
+let service: TestService;
+let sequence = 0;
+
+/** A real signed delivery, then its row set to `failed` as if retries had run out. */
+async function failedEvent(extra: Record<string, unknown> = {}): Promise<{ id: number; eventId: string }> {
+  sequence += 1;
+  const eventId = `evt_dash_${sequence}`;
+  const body = JSON.parse(chargeEvent({ id: eventId, type: 'charge.succeeded', chargeId: `ch_dash_${sequence}`, created: Math.floor(Date.now() / 1000) }));
+  Object.assign(body.data.object, extra);
+  assert.equal((await postStripe(service.baseUrl, JSON.stringify(body), SECRET)).status, 200);
+  const [row] = await database.sql`
+    update webhook_inbox set status = 'failed', attempts = 3, last_error = 'HandlerError: boom <b>' where event_id = ${eventId} returning id`;
+  return { id: Number(row!.id), eventId };
+}
+
+async function statusOf(id: number): Promise<string> {
+  const [row] = await database.sql`select status from webhook_inbox where id = ${id}`;
+  return row!.status;
+}
+
+function post(path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  return fetch(`${service.baseUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: service.baseUrl, ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+/** Signs in like a browser: the session cookie, and the CSRF token from a rendered form. */
+async function signIn(): Promise<{ cookie: string; csrf: string }> {
+  const response = await post('/dashboard/session', { token: ADMIN_TOKEN });
+  assert.equal(response.status, 303);
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  assert.match(setCookie, /HttpOnly/);
+  assert.match(setCookie, /SameSite=Strict/);
+  const cookie = setCookie.split(';')[0]!;
+  const page = await (await fetch(`${service.baseUrl}/dashboard`, { headers: { cookie } })).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1];
+  assert.ok(csrf, 'a signed-in page carries a CSRF token');
+  return { cookie, csrf };
+}
+
+before(async () => {
+  database = await createTestDatabase();
+  // Receiver only: a replayed event stays pending with its job, so the test can see both.
+  service = await startTestService(
+    testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN }),
+    database.url,
+  );
+});
+
+after(async () => {
+  await service?.stop();
+  await database?.drop();
+});
+
+describe('GET /dashboard', () => {
+  test('renders per-provider figures, SVG charts and the failed list from the database', async () => {
+    const { eventId } = await failedEvent();
+    const response = await fetch(`${service.baseUrl}/dashboard`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+    const page = await response.text();
+    assert.match(page, /<section class="card" data-provider="stripe">/);
+    assert.equal((page.match(/<svg class="chart"/g) ?? []).length, 2, 'a last-hour and a last-day chart');
+    assert.match(page, /<rect class="s-failed"/);
+    assert.ok(page.includes(eventId));
+    assert.ok(page.includes('HandlerError: boom &lt;b&gt;'), 'last_error is escaped');
+    assert.ok(!page.includes('name="csrf"'), 'signed out: no action forms');
+  });
+
+  test("the event page shows the payload pretty-printed and HTML-escaped", async () => {
+    const { id } = await failedEvent({ description: '</pre><script>alert("x")</script>' });
+    const page = await (await fetch(`${service.baseUrl}/dashboard/events/${id}`)).text();
+    assert.ok(!page.includes('<script>'), 'no markup from the payload reaches the page');
+    assert.ok(page.includes('&lt;/pre&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;'));
+    assert.match(page, /<pre id="payload">\{\n {2}&quot;id&quot;: &quot;evt_dash_\d+&quot;,\n {2}&quot;object&quot;: &quot;event&quot;,\n/, 'pretty-printed, in the order the gateway sent');
+  });
+
+  test('an unknown event id gets a 404 page', async () => {
+    assert.equal((await fetch(`${service.baseUrl}/dashboard/events/999999999`)).status, 404);
+  });
+});
+
+describe('dashboard actions', () => {
+  test('without a session nothing changes: 403 and the row stays failed', async () => {
+    const { id } = await failedEvent();
+    assert.equal((await post(`/dashboard/events/${id}/replay`, {})).status, 403);
+    assert.equal((await post(`/dashboard/events/${id}/replay`, {}, { cookie: 'inbox_admin=1.2.forged' })).status, 403);
+    assert.equal((await post('/dashboard/replay', { provider: 'stripe', status: 'failed', confirm: 'yes' })).status, 403);
+    assert.equal(await statusOf(id), 'failed');
+  });
+
+  test('a wrong token gets no session', async () => {
+    const response = await post('/dashboard/session', { token: 'not-the-admin-token-at-all' });
+    assert.equal(response.status, 403);
+    assert.equal(response.headers.get('set-cookie'), null);
+  });
+
+  test('a session without the CSRF token, or from another origin, changes nothing', async () => {
+    const { id } = await failedEvent();
+    const { cookie, csrf } = await signIn();
+    assert.equal((await post(`/dashboard/events/${id}/replay`, {}, { cookie })).status, 403);
+    assert.equal((await post(`/dashboard/events/${id}/replay`, { csrf: `${csrf}x` }, { cookie })).status, 403);
+    assert.equal((await post(`/dashboard/events/${id}/replay`, { csrf }, { cookie, origin: 'https://evil.example' })).status, 403);
+    assert.equal(await statusOf(id), 'failed');
+  });
+
+  test('replaying one event puts it back to pending with a job', async () => {
+    const { id } = await failedEvent();
+    const { cookie, csrf } = await signIn();
+    const response = await post(`/dashboard/events/${id}/replay`, { csrf }, { cookie });
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), `/dashboard/events/${id}?notice=replayed&count=1`);
+    assert.equal(await statusOf(id), 'pending');
+    const [job] = await database.sql`select count(*)::int as n from pgboss.job where name = 'webhooks' and (data->>'inboxId')::bigint = ${id}`;
+    assert.equal(job!.n, 2, 'the delivery job and the replay job');
+  });
+
+  test('a filtered replay previews (dry run) before it changes anything', async () => {
+    const { id } = await failedEvent();
+    const { cookie, csrf } = await signIn();
+    const [{ n: failedBefore }] = (await database.sql`select count(*)::int as n from webhook_inbox where status = 'failed'`) as unknown as [{ n: number }];
+    const preview = await post('/dashboard/replay', { csrf, provider: 'stripe', status: 'failed', since: '', until: '' }, { cookie });
+    assert.equal(preview.status, 200);
+    assert.match(await preview.text(), new RegExp(`<b>${failedBefore}</b> events? match`));
+    assert.equal(await statusOf(id), 'failed', 'the preview changed nothing');
+    const confirmed = await post('/dashboard/replay', { csrf, provider: 'stripe', status: 'failed', since: '', until: '', confirm: 'yes' }, { cookie });
+    assert.equal(confirmed.status, 303);
+    assert.equal(confirmed.headers.get('location'), `/dashboard?notice=replayed&count=${failedBefore}`);
+    assert.equal(await statusOf(id), 'pending');
+  });
+});
+
+describe('access configuration', () => {
+  test('without INBOX_ADMIN_TOKEN the dashboard is off unless INBOX_DASHBOARD=on, and then read-only', async () => {
+    const off = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }), database.url);
+    try {
+      assert.equal((await fetch(`${off.baseUrl}/dashboard`)).status, 404);
+    } finally {
+      await off.stop();
+    }
+    const readOnly = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_DASHBOARD: 'on' }), database.url);
+    try {
+      const page = await (await fetch(`${readOnly.baseUrl}/dashboard`)).text();
+      assert.match(page, /INBOX_ADMIN_TOKEN is not set/);
+      const response = await fetch(`${readOnly.baseUrl}/dashboard/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: readOnly.baseUrl },
+        body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+        redirect: 'manual',
+      });
+      assert.equal(response.status, 403);
+    } finally {
+      await readOnly.stop();
+    }
+  });
+});
