@@ -49,15 +49,21 @@ interface LockedPayment {
   created: boolean;
 }
 
+/**
+ * Lock first: most events find their payment already there (one statement). In `create` mode a
+ * missing row is inserted; losing that race to a concurrent first event means waiting on the
+ * unique index until the winner commits, then locking the winner's row.
+ */
 async function lockOrCreatePayment(tx: Transaction, event: PaymentEvent): Promise<LockedPayment> {
   const { provider, fact } = event;
-  if (event.unknownPayment === 'create') {
-    const inserted = await insertPaymentIfAbsent(tx, provider, fact.chargeId, applyFact(null, fact));
-    if (inserted) return { row: inserted, created: true };
-  }
-  const row = await lockPayment(tx, provider, fact.chargeId);
-  if (!row) throw new PaymentNotYetKnown(provider, fact.chargeId);
-  return { row, created: false };
+  const existing = await lockPayment(tx, provider, fact.chargeId);
+  if (existing) return { row: existing, created: false };
+  if (event.unknownPayment === 'require') throw new PaymentNotYetKnown(provider, fact.chargeId);
+  const inserted = await insertPaymentIfAbsent(tx, provider, fact.chargeId, applyFact(null, fact));
+  if (inserted) return { row: inserted, created: true };
+  const winner = await lockPayment(tx, provider, fact.chargeId);
+  if (!winner) throw new Error(`payment ${provider}/${fact.chargeId} conflicted on insert but cannot be read`);
+  return { row: winner, created: false };
 }
 
 /**
