@@ -1,4 +1,3 @@
-import type { GatewayGet } from '../gateways/types.ts';
 import { GatewayRejectedError, GatewayUnavailableError } from './errors.ts';
 
 export interface GatewayHttpOptions {
@@ -58,26 +57,32 @@ function transportFailure(provider: string, url: string, timeoutMs: number, erro
   return new GatewayUnavailableError(provider, `GET ${url} failed before an answer (${reason}).`, { cause: error });
 }
 
+/** A GatewayGet that the caller (a job being stopped) may also abort. */
+export type AbortableGatewayGet = (path: string, signal?: AbortSignal) => Promise<unknown>;
+
 /**
  * One authenticated GET with a deadline, its outcome sorted into the refetch error kinds. Only
- * the path is logged in messages, never the headers (they hold the key).
+ * the path is logged in messages, never the headers (they hold the key). A caller's abort (the
+ * job expired, shutdown) is passed on as it is: it says nothing about the gateway.
  */
-export function createGatewayGet(options: GatewayHttpOptions): GatewayGet {
+export function createGatewayGet(options: GatewayHttpOptions): AbortableGatewayGet {
   const base = options.baseUrl.replace(/\/+$/, '');
   const doFetch = options.fetch ?? fetch;
   const headers = { accept: 'application/json', 'user-agent': USER_AGENT, ...options.headers };
-  return async function gatewayGet(path: string): Promise<unknown> {
+  return async function gatewayGet(path: string, callerSignal?: AbortSignal): Promise<unknown> {
     const url = `${base}${path}`;
     let response: Response;
     let text: string;
     try {
       // One signal for the answer and the body: a gateway that stalls mid-body times out too.
-      const signal = AbortSignal.timeout(options.timeoutMs);
+      const deadline = AbortSignal.timeout(options.timeoutMs);
+      const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
       response = await doFetch(url, { headers, signal, redirect: 'manual' });
       if (response.status < 200 || response.status >= 300) throw await failureFor(options.provider, url, response);
       text = await response.text();
     } catch (error) {
       if (error instanceof GatewayUnavailableError || error instanceof GatewayRejectedError) throw error;
+      if (callerSignal?.aborted) throw callerSignal.reason;
       throw transportFailure(options.provider, url, options.timeoutMs, error);
     }
     try {

@@ -22,8 +22,9 @@ export interface Refetcher {
   /**
    * The charge as the gateway says it is now. Throws GatewayUnavailableError (retry later),
    * BreakerOpenError (retry after `halfOpensAt`) or GatewayRejectedError (a human must look).
+   * `signal` (the job's) aborts the HTTP call; its reason is thrown as it is.
    */
-  fetchCharge(provider: string, chargeId: string): Promise<ChargeSnapshot>;
+  fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
   breakerState(provider: string): BreakerState;
 }
 
@@ -62,7 +63,7 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     fetch: deps.fetch,
   });
   // Every HTTP call takes a token, so a mapping that needs two calls (a Stripe dispute) pays two.
-  const throttledGet: GatewayGet = rateLimiter(target.ratePerSecond)(get);
+  const throttledGet = rateLimiter(target.ratePerSecond)(get);
   // Only "the gateway is not answering" opens the breaker; a 404 for one charge is an answer.
   const breaker = circuitBreaker(handleWhen((error) => error instanceof GatewayUnavailableError), {
     halfOpenAfter: target.breaker.halfOpenAfterMs,
@@ -76,10 +77,11 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   breaker.onStateChange((state) => metrics.breakerState(provider, STATE_NAMES[state]));
   metrics.breakerState(provider, 'closed');
 
-  async function readCharge(chargeId: string): Promise<ChargeSnapshot> {
+  async function readCharge(chargeId: string, signal: AbortSignal | undefined): Promise<ChargeSnapshot> {
     const observedAt = deps.clock();
+    const gatewayGet: GatewayGet = (path) => throttledGet(path, signal);
     try {
-      const state = await target.gateway.readCharge(chargeId, throttledGet, target.settings);
+      const state = await target.gateway.readCharge(chargeId, gatewayGet, target.settings);
       return { ...state, observedAt };
     } catch (error) {
       if (error instanceof GatewayResponseShapeError) throw new GatewayRejectedError(provider, error.message, { status: 200, cause: error });
@@ -89,10 +91,10 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
 
   return {
     breakerState: () => STATE_NAMES[breaker.state],
-    async fetchCharge(chargeId: string): Promise<ChargeSnapshot> {
+    async fetchCharge(chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot> {
       const started = performance.now();
       try {
-        const snapshot = await breaker.execute(() => readCharge(chargeId));
+        const snapshot = await breaker.execute(() => readCharge(chargeId, signal));
         metrics.call(provider, 'ok', (performance.now() - started) / 1000);
         return snapshot;
       } catch (caught) {
@@ -120,7 +122,7 @@ export function createRefetcher(deps: RefetcherDeps): Refetcher {
   }
   return {
     has: (provider) => clients.has(provider),
-    fetchCharge: async (provider, chargeId) => clientFor(provider).fetchCharge(chargeId),
+    fetchCharge: async (provider, chargeId, signal) => clientFor(provider).fetchCharge(chargeId, signal),
     breakerState: (provider) => clientFor(provider).breakerState(),
   };
 }

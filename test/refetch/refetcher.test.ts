@@ -112,6 +112,18 @@ describe('fetchCharge', () => {
     gateway.releaseHeld();
   });
 
+  test("the caller's abort (job expired, shutdown) ends the call with its own reason and is no gateway failure", async () => {
+    gateway.rules.push(() => ({ hold: true }));
+    const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 } })], clock: () => NOW });
+    const controller = new AbortController();
+    const call = refetcher.fetchCharge('stripe', 'ch_stopped', controller.signal);
+    await waitFor('the request to reach the gateway', () => gateway.heldCount() === 1);
+    controller.abort(new Error('job expired'));
+    await assert.rejects(call, /job expired/);
+    assert.equal(refetcher.breakerState('stripe'), 'closed');
+    gateway.releaseHeld();
+  });
+
   test('a refused connection is unavailable', async () => {
     const closed = await startFakeGateway();
     const baseUrl = closed.baseUrl;
