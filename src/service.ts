@@ -9,6 +9,7 @@ import { type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.t
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
+import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
@@ -99,6 +100,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   if (config.role !== 'receiver') {
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers });
+    await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations });
   }
   const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);
   if (server) logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');

@@ -1,0 +1,197 @@
+import { and, count, desc, eq, gte, inArray, lt, min, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.ts';
+import { type InboxStatus, inboxStatuses, webhookInbox } from '../db/schema.ts';
+
+export interface StatsFilter {
+  provider?: string;
+  /** Counts, ratios and lag cover rows received since then; undefined = all time. */
+  since?: Date;
+  /** How many of the most recent processed events the lag percentiles are computed over. Default 10,000. */
+  lagSampleSize?: number;
+  /** How many distinct errors to list. Default 5. */
+  topErrors?: number;
+}
+
+export type StatusCounts = Record<InboxStatus, number>;
+
+export interface ProviderStats {
+  provider: string;
+  /** In the window. */
+  counts: StatusCounts;
+  total: number;
+  /** ignored / total in the window; null when the window is empty. */
+  ignoredRatio: number | null;
+  /**
+   * The same ratio over the window of the same length just before (only with `since`): a jump
+   * between the two means the gateway started sending something the handlers do not know.
+   */
+  ignoredRatioBefore: number | null;
+  /** All time, whatever the window: a pending or failed row is owed attention until it is dealt with. */
+  oldestPendingAt: Date | null;
+  failedAllTime: number;
+}
+
+export interface LagPercentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface InboxStats {
+  generatedAt: Date;
+  since: Date | null;
+  providers: ProviderStats[];
+  /** Window counts summed over providers. */
+  totals: StatusCounts;
+  /** All time. */
+  oldestPendingAt: Date | null;
+  oldestPendingAgeSeconds: number | null;
+  /** All time. */
+  failed: number;
+  topErrors: Array<{ provider: string; error: string; count: number }>;
+  /** Seconds; over the most recent processed events in the window, null when there are none. */
+  lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
+}
+
+const zeroCounts = (): StatusCounts => Object.fromEntries(inboxStatuses.map((s) => [s, 0])) as StatusCounts;
+
+/**
+ * Provider × status counts received in [since, until). Naming every status looks redundant but is
+ * what lets PostgreSQL walk the (status, received_at) index as four short ranges instead of the
+ * whole index (measured on 10^6 rows: 60 ms instead of 1.5 s for a day's window).
+ */
+export async function countByProviderAndStatus(db: Executor, filter: { provider?: string; since?: Date; until?: Date }) {
+  return db
+    .select({ provider: webhookInbox.provider, status: webhookInbox.status, n: count() })
+    .from(webhookInbox)
+    .where(
+      and(
+        filter.since ? inArray(webhookInbox.status, [...inboxStatuses]) : undefined,
+        filter.since ? gte(webhookInbox.receivedAt, filter.since) : undefined,
+        filter.until ? lt(webhookInbox.receivedAt, filter.until) : undefined,
+        filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined,
+      ),
+    )
+    .groupBy(webhookInbox.provider, webhookInbox.status);
+}
+
+/** Oldest pending per provider, all time: a range of the (status, received_at) index. */
+export async function oldestPendingByProvider(db: Executor, filter: StatsFilter) {
+  return db
+    .select({ provider: webhookInbox.provider, oldest: min(webhookInbox.receivedAt) })
+    .from(webhookInbox)
+    .where(and(eq(webhookInbox.status, 'pending'), filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined))
+    .groupBy(webhookInbox.provider);
+}
+
+/** Failed rows by provider and error text (first 200 characters), all time, most common first. */
+export async function failedByError(db: Executor, filter: StatsFilter) {
+  const error = sql<string>`coalesce(left(${webhookInbox.lastError}, 200), '(no error recorded)')`;
+  return db
+    .select({ provider: webhookInbox.provider, error, n: count() })
+    .from(webhookInbox)
+    .where(and(eq(webhookInbox.status, 'failed'), filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined))
+    .groupBy(webhookInbox.provider, error)
+    .orderBy(desc(count()));
+}
+
+/**
+ * Ingest lag (received − occurred: how late the gateway delivered) and processing lag
+ * (processed − received), over the most recent processed events: a backward walk of the
+ * (status, received_at) index that stops after the sample, however large the window.
+ */
+export async function lagPercentiles(db: Executor, filter: StatsFilter, sampleSize: number) {
+  const recent = db
+    .select({ receivedAt: webhookInbox.receivedAt, occurredAt: webhookInbox.occurredAt, processedAt: webhookInbox.processedAt })
+    .from(webhookInbox)
+    .where(and(eq(webhookInbox.status, 'processed'), filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined, filter.since ? gte(webhookInbox.receivedAt, filter.since) : undefined))
+    .orderBy(desc(webhookInbox.receivedAt))
+    .limit(sampleSize)
+    .as('recent');
+  const ingest = sql`greatest(0, extract(epoch from ${recent.receivedAt} - ${recent.occurredAt}))`;
+  const processing = sql`extract(epoch from ${recent.processedAt} - ${recent.receivedAt})`;
+  const [row] = await db
+    .select({
+      n: count(),
+      ingest: sql<number[] | null>`percentile_cont(array[0.5, 0.95, 0.99]) within group (order by ${ingest})`,
+      ingestMax: sql<number | null>`max(${ingest})`,
+      processing: sql<number[] | null>`percentile_cont(array[0.5, 0.95, 0.99]) within group (order by ${processing})`,
+      processingMax: sql<number | null>`max(${processing})`,
+    })
+    .from(recent);
+  return row!;
+}
+
+function percentiles(values: number[] | null, max: number | null): LagPercentiles | null {
+  if (!values || max === null) return null;
+  const [p50, p95, p99] = values.map(Number) as [number, number, number];
+  return { p50, p95, p99, max: Number(max) };
+}
+
+export async function collectInboxStats(db: Executor, filter: StatsFilter, now: Date): Promise<InboxStats> {
+  const before = filter.since ? { since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
+  const [counts, previous, pending, failed, lag] = await Promise.all([
+    countByProviderAndStatus(db, filter),
+    before ? countByProviderAndStatus(db, { provider: filter.provider, ...before }) : Promise.resolve([]),
+    oldestPendingByProvider(db, filter),
+    failedByError(db, filter),
+    lagPercentiles(db, filter, filter.lagSampleSize ?? 10_000),
+  ]);
+  const byProvider = new Map<string, ProviderStats>();
+  const entry = (provider: string) => {
+    let stats = byProvider.get(provider);
+    if (!stats) {
+      stats = { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0 };
+      byProvider.set(provider, stats);
+    }
+    return stats;
+  };
+  const totals = zeroCounts();
+  for (const { provider, status, n } of counts) {
+    const stats = entry(provider);
+    stats.counts[status] += n;
+    stats.total += n;
+    totals[status] += n;
+  }
+  for (const { provider, oldest } of pending) entry(provider).oldestPendingAt = oldest ? new Date(oldest) : null;
+  for (const { provider, n } of failed) entry(provider).failedAllTime += n;
+  for (const stats of byProvider.values()) stats.ignoredRatio = stats.total === 0 ? null : stats.counts.ignored / stats.total;
+  const previousTotals = new Map<string, { total: number; ignored: number }>();
+  for (const { provider, status, n } of previous) {
+    const sums = previousTotals.get(provider) ?? { total: 0, ignored: 0 };
+    sums.total += n;
+    if (status === 'ignored') sums.ignored += n;
+    previousTotals.set(provider, sums);
+  }
+  for (const [provider, { total, ignored }] of previousTotals) {
+    if (byProvider.has(provider) && total > 0) entry(provider).ignoredRatioBefore = ignored / total;
+  }
+  const oldestPendingAt = [...byProvider.values()].reduce<Date | null>((o, s) => (s.oldestPendingAt && (!o || s.oldestPendingAt < o) ? s.oldestPendingAt : o), null);
+  return {
+    generatedAt: now,
+    since: filter.since ?? null,
+    providers: [...byProvider.values()].sort((a, b) => a.provider.localeCompare(b.provider)),
+    totals,
+    oldestPendingAt,
+    oldestPendingAgeSeconds: oldestPendingAt ? Math.max(0, (now.getTime() - oldestPendingAt.getTime()) / 1000) : null,
+    failed: failed.reduce((sum, f) => sum + f.n, 0),
+    topErrors: failed.slice(0, filter.topErrors ?? 5).map(({ provider, error, n }) => ({ provider, error, count: n })),
+    lag: { sampleSize: Number(lag.n), ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
+  };
+}
+
+export interface AlertThresholds {
+  /** Pending rows older than this raise an alert. */
+  maxPendingAgeSeconds: number;
+}
+
+/** What an alert should fire on: failed events (any), and pending events older than the threshold. */
+export function alertsFor(stats: InboxStats, thresholds: AlertThresholds): string[] {
+  const alerts: string[] = [];
+  if (stats.failed > 0) alerts.push(`${stats.failed} failed event(s): fix the cause, then \`inboxctl replay <provider> --status failed\``);
+  if (stats.oldestPendingAgeSeconds !== null && stats.oldestPendingAgeSeconds > thresholds.maxPendingAgeSeconds) {
+    alerts.push(`the oldest pending event is ${Math.round(stats.oldestPendingAgeSeconds)} s old (threshold ${thresholds.maxPendingAgeSeconds} s): workers down, stuck or far behind`);
+  }
+  return alerts;
+}
