@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testConfig } from '../support/config.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { waitFor } from '../support/wait.ts';
+import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from './jwks-server.ts';
+
+// From HTTP to the inbox row to the payments table, one payment driver at a time, through the
+// real service (INBOX_ROLE=all: receiver and workers) on a real database. Every signature is made
+// here with node:crypto (or the official standardwebhooks signer), never by the driver.
+const ASAAS_TOKEN = 'asaas-e2e-token-0123456789abcdefghij';
+const PAGARME_API_KEY = 'ak_test_e2e_legacy';
+const ZOOP_AUTHORIZATION = `Basic ${Buffer.from('zoop:e2e').toString('base64')}`;
+const MP_SECRET = 'mp-e2e-secret-signature';
+const SW_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+let database: TestDatabase;
+let service: TestService;
+let jwks: JwksServer;
+let pagarmeKey: TestSigningKey;
+
+before(async () => {
+  database = await createTestDatabase();
+  pagarmeKey = generateSigningKey('e2e-key');
+  jwks = await startJwksServer([pagarmeKey]);
+  const file = JSON.stringify({
+    providers: {
+      pagarme: { driver: 'pagarme', jwksUrl: jwks.url },
+      // Thin-notification gateways refetch by default; these tests read the payload instead.
+      zoop: { driver: 'zoop', ordering: { default: 'occurred_at' } },
+      mercadopago: { driver: 'mercadopago', ordering: { default: 'occurred_at' } },
+    },
+  });
+  const env = {
+    INBOX_ROLE: 'all',
+    INBOX_CONFIG: '/inbox.json',
+    WEBHOOK_SECRET_ASAAS: ASAAS_TOKEN,
+    WEBHOOK_SECRET_PAGARME_LEGACY: PAGARME_API_KEY,
+    WEBHOOK_SECRET_ZOOP: ZOOP_AUTHORIZATION,
+    WEBHOOK_SECRET_MERCADOPAGO: MP_SECRET,
+    WEBHOOK_SECRET_STANDARD_WEBHOOKS: SW_SECRET,
+  };
+  service = await startTestService(testConfig(env, { '/inbox.json': file }), database.url);
+});
+
+after(async () => {
+  await service?.stop();
+  await jwks?.close();
+  await database?.drop();
+});
+
+async function post(provider: string, body: string, headers: Record<string, string>, query = '') {
+  const response = await fetch(`${service.baseUrl}/webhooks/${provider}${query}`, { method: 'POST', body, headers });
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.deepEqual(await response.json(), { received: true });
+}
+
+async function inboxRow(provider: string, eventId: string) {
+  const rows = await database.sql`
+    select event_id, event_type, resource_id, occurred_at, status from webhook_inbox where provider = ${provider} and event_id = ${eventId}`;
+  assert.equal(rows.length, 1, `one inbox row for ${provider} ${eventId}`);
+  return rows[0]!;
+}
+
+async function settledPayment(provider: string, chargeId: string) {
+  return waitFor(`the ${provider} payment ${chargeId}`, async () => {
+    const [row] = await database.sql`
+      select status, amount::int as amount, currency from payments where provider = ${provider} and gateway_charge_id = ${chargeId}`;
+    return row;
+  });
+}
+
+describe('payment gateways end to end', () => {
+  test('asaas: PAYMENT_RECEIVED → inbox row → payment paid, 100.00 as 10000', async () => {
+    const body = JSON.stringify({
+      id: 'evt_e2e0000000000000000000000000001&1001',
+      event: 'PAYMENT_RECEIVED',
+      dateCreated: '2024-06-12 16:45:03',
+      payment: { object: 'payment', id: 'pay_e2e_asaas_1', value: 100.0, netValue: 98.01, billingType: 'PIX', status: 'RECEIVED' },
+    });
+    await post('asaas', body, { 'content-type': 'application/json', 'asaas-access-token': ASAAS_TOKEN });
+    await post('asaas', body, { 'content-type': 'application/json', 'asaas-access-token': ASAAS_TOKEN }); // a resend: still one row
+    const row = await inboxRow('asaas', 'evt_e2e0000000000000000000000000001&1001');
+    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['PAYMENT_RECEIVED', 'pay_e2e_asaas_1', '2024-06-12T19:45:03.000Z']);
+    assert.deepEqual({ ...(await settledPayment('asaas', 'pay_e2e_asaas_1')) }, { status: 'paid', amount: 10000, currency: 'BRL' });
+  });
+
+  test('pagarme (v5): RS256-signed charge.paid, key from the JWKS → payment paid', async () => {
+    const body = JSON.stringify({
+      id: 'hook_e2eE2eE2eE2eE2e1',
+      account: { id: 'acc_e2e', name: 'Loja' },
+      type: 'charge.paid',
+      created_at: '2025-01-01T04:15:39.1234567Z',
+      data: { id: 'ch_e2e_pagarme_1', amount: 2590, paid_amount: 2590, status: 'paid', currency: 'BRL', paid_at: '2025-01-01T04:15:39Z' },
+    });
+    await post('pagarme', body, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(body) });
+    const row = await inboxRow('pagarme', 'hook_e2eE2eE2eE2eE2e1');
+    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['charge.paid', 'ch_e2e_pagarme_1', '2025-01-01T04:15:39.123Z']);
+    assert.deepEqual({ ...(await settledPayment('pagarme', 'ch_e2e_pagarme_1')) }, { status: 'paid', amount: 2590, currency: 'BRL' });
+  });
+
+  test('pagarme-legacy: form-encoded postback, sha1 with the API key, derived event id → payment paid', async () => {
+    const body = new URLSearchParams({
+      id: '4240999', event: 'transaction_status_changed', old_status: 'waiting_payment', desired_status: 'paid', current_status: 'paid',
+      object: 'transaction', 'transaction[status]': 'paid', 'transaction[amount]': '3100', 'transaction[refunded_amount]': '0',
+      'transaction[date_updated]': '2018-09-06T19:55:14.063Z',
+    }).toString();
+    const signature = `sha1=${createHmac('sha1', PAGARME_API_KEY).update(body).digest('hex')}`;
+    await post('pagarme-legacy', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-hub-signature': signature });
+    const [row] = await database.sql`select event_id, event_type, resource_id, occurred_at, payload from webhook_inbox where provider = 'pagarme-legacy'`;
+    assert.match(row!.event_id, /^derived:[0-9a-f]{64}$/);
+    assert.deepEqual([row!.event_type, row!.resource_id, row!.occurred_at.toISOString()], ['transaction_status_changed', '4240999', '2018-09-06T19:55:14.063Z']);
+    assert.equal(row!.payload.transaction.amount, '3100', 'the form is stored decoded');
+    assert.deepEqual({ ...(await settledPayment('pagarme-legacy', '4240999')) }, { status: 'paid', amount: 3100, currency: 'BRL' });
+  });
+
+  test('zoop: transaction.succeeded with the Authorization header → payment paid, "1484.34" as 148434', async () => {
+    const body = JSON.stringify({
+      id: 'e2e4679634d4e4b6dbc9fa8990c8f01f', type: 'transaction.succeeded', resource: 'event', created_at: '2020-07-06T14:01:51+0000',
+      payload: { object: { id: 'e2edf0dd9c57143ef8cc46924f4ba9e9', resource: 'transaction', status: 'succeeded', amount: '1484.34', currency: 'BRL', captured: true } },
+    });
+    await post('zoop', body, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    const row = await inboxRow('zoop', 'e2e4679634d4e4b6dbc9fa8990c8f01f');
+    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['transaction.succeeded', 'e2edf0dd9c57143ef8cc46924f4ba9e9', '2020-07-06T14:01:51.000Z']);
+    assert.deepEqual({ ...(await settledPayment('zoop', 'e2edf0dd9c57143ef8cc46924f4ba9e9')) }, { status: 'paid', amount: 148434, currency: 'BRL' });
+  });
+
+  test('mercadopago: x-signature over the query data.id → inbox row (a thin notice: the payment comes from refetch)', async () => {
+    const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: '987654321' }, date_created: '2026-06-27T10:04:58.396-03:00', id: 115029489999, live_mode: false, type: 'payment', user_id: 724484980 });
+    const ts = String(Date.now());
+    const requestId = 'bb56a2f1-6aae-46ac-982e-9dcd3581d0e2';
+    const v1 = createHmac('sha256', MP_SECRET).update(`id:987654321;request-id:${requestId};ts:${ts};`).digest('hex');
+    await post('mercadopago', body, { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId }, '?data.id=987654321&type=payment');
+    const row = await inboxRow('mercadopago', '115029489999');
+    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['payment.updated', '987654321', '2026-06-27T13:04:58.396Z']);
+  });
+
+  test('standard-webhooks: the official signer over real HTTP → inbox row keyed by webhook-id', async () => {
+    const body = '{"type":"invoice.paid","timestamp":"2022-11-03T20:26:10.344522Z","data":{"id":"in_e2e_1"}}';
+    const headers = { 'webhook-id': 'msg_e2e_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
+    const signature = new Webhook(SW_SECRET).sign(headers['webhook-id'], new Date(Number(headers['webhook-timestamp']) * 1000), body);
+    await post('standard-webhooks', body, { 'content-type': 'application/json', ...headers, 'webhook-signature': signature });
+    const row = await inboxRow('standard-webhooks', 'msg_e2e_1');
+    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['invoice.paid', 'in_e2e_1', '2022-11-03T20:26:10.344Z']);
+  });
+
+  test('a wrong Asaas token is refused with 401 and stores nothing', async () => {
+    const body = JSON.stringify({ id: 'evt_e2e_refused&1', event: 'PAYMENT_RECEIVED', payment: { id: 'pay_e2e_refused', value: 1 } });
+    const response = await fetch(`${service.baseUrl}/webhooks/asaas`, { method: 'POST', body, headers: { 'asaas-access-token': 'not-the-token' } });
+    assert.equal(response.status, 401);
+    assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'signature_mismatch');
+    assert.equal((await database.sql`select count(*)::int as n from webhook_inbox where event_id = 'evt_e2e_refused&1'`)[0]!.n, 0);
+  });
+});
