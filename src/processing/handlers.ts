@@ -38,7 +38,7 @@ export interface HandlerRegistry {
 
 // The registrations: a new handler is one file and one line here.
 export const builtInHandlers: readonly EventHandler[] = [
-  paymentsHandler as EventHandler,
+  paymentsHandler,
 ];
 
 /** Routing table by kind; two handlers claiming one kind is a programming error, caught at start. */

@@ -18,7 +18,7 @@ async function otherKnownFacts(tx: Transaction, event: InboxEvent): Promise<Know
 }
 
 /** Every canonical payment kind goes to the payments domain (src/domain/payments). */
-export const paymentsHandler: EventHandler<void> = {
+export const paymentsHandler: EventHandler = {
   name: 'payments',
   kinds: paymentStatuses.map(paymentKind),
   async apply(tx, event) {

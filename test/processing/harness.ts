@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import type { WorkerConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { HandlerRegistry } from '../../src/processing/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
@@ -16,11 +17,13 @@ export interface InboxServiceOptions {
   env?: Record<string, string>;
   files?: Record<string, string>;
   handlers?: HandlerRegistry;
+  worker?: Partial<WorkerConfig>;
 }
 
 /** The real service (receiver + workers unless INBOX_ROLE says otherwise) on a test database. */
 export async function startInbox(databaseUrl: string, options: InboxServiceOptions = {}): Promise<InboxService> {
-  const config = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, ...options.env }, options.files);
+  const base = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, ...options.env }, options.files);
+  const config = { ...base, worker: { ...base.worker, ...options.worker } };
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const service = await startService({ config, databaseUrl, logger, handlers: options.handlers });
   return { ...service, baseUrl: `http://127.0.0.1:${service.port}` };

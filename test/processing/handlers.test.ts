@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import postgres from 'postgres';
+import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
+import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { WEBHOOKS_DEAD_LETTER_QUEUE } from '../../src/queue/queues.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testWorkerConfig } from '../support/config.ts';
+import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
+import { type InboxService, SECRET, inboxRows, paymentOf, startInbox, waitUntilSettled } from './harness.ts';
+
+let database: TestDatabase;
+let service: InboxService;
+let probe: postgres.Sql;
+const now = Math.floor(Date.now() / 1000);
+let explosions = 0;
+let lockedDuringPrepare: boolean | undefined;
+
+// A handler with a bug: every attempt throws.
+const exploding: EventHandler = {
+  name: 'exploding',
+  kinds: ['stripe:invoice.paid'],
+  async apply() {
+    explosions += 1;
+    throw new TypeError('handler bug: cannot read invoice lines');
+  },
+};
+
+// A handler whose prepare checks, from another connection, that nothing holds the inbox row.
+const preparing: EventHandler<string> = {
+  name: 'preparing',
+  kinds: ['stripe:customer.updated'],
+  async prepare(event) {
+    const rows = await probe.begin(async (tx) => {
+      await tx`set local lock_timeout = '100ms'`;
+      return tx`select id from webhook_inbox where id = ${event.inboxId} for update nowait`.catch(() => undefined);
+    });
+    lockedDuringPrepare = rows === undefined;
+    return 'prepared';
+  },
+  async apply(_tx, _event, context) {
+    return context === 'prepared' ? 'processed' : 'ignored';
+  },
+};
+
+before(async () => {
+  database = await createTestDatabase();
+  probe = postgres(database.url, { max: 1, onnotice: () => {} });
+  service = await startInbox(database.url, { handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler]) });
+});
+
+after(async () => {
+  await service?.stop();
+  await probe?.end();
+  await database?.drop();
+});
+
+const post = async (id: string, type: string, resource: string) =>
+  assert.equal((await postStripe(service.baseUrl, chargeEvent({ id, type, chargeId: resource, created: now }), SECRET)).status, 200);
+
+describe('handlers', () => {
+  test('a handler that throws is retried with every attempt counted, then the dead-letter worker marks the event failed', async () => {
+    await post('evt_explodes', 'invoice.paid', 'in_explodes');
+    const [row] = await waitUntilSettled(database.sql, ['evt_explodes'], 30_000);
+    assert.equal(row!.status, 'failed');
+    assert.equal(row!.attempts, testWorkerConfig.maxAttempts);
+    assert.equal(explosions, testWorkerConfig.maxAttempts, 'one run of the handler per attempt');
+    assert.equal(row!.lastError, 'TypeError: handler bug: cannot read invoice lines');
+    const [deadLetter] = await database.sql`
+      select state from pgboss.job where name = ${WEBHOOKS_DEAD_LETTER_QUEUE} and (data->>'inboxId')::bigint = ${row!.id}`;
+    assert.equal(deadLetter?.state, 'completed');
+  });
+
+  test('an event no handler claims is stored and ignored', async () => {
+    await post('evt_unclaimed', 'customer.created', 'cus_unclaimed');
+    const [row] = await waitUntilSettled(database.sql, ['evt_unclaimed']);
+    assert.deepEqual([row!.status, row!.attempts, row!.lastError], ['ignored', 1, null]);
+    assert.equal(await paymentOf(database.sql, 'cus_unclaimed'), undefined);
+  });
+
+  test('prepare runs before the transaction, with no lock on the inbox row, and hands its result to apply', async () => {
+    await post('evt_prepared', 'customer.updated', 'cus_prepared');
+    const [row] = await waitUntilSettled(database.sql, ['evt_prepared']);
+    assert.equal(lockedDuringPrepare, false);
+    assert.equal(row!.status, 'processed');
+  });
+
+  test('registering two handlers for one kind is refused at start', () => {
+    assert.throws(() => createHandlerRegistry([exploding, { ...exploding, name: 'again' }]), /both register for kind "stripe:invoice.paid"/);
+  });
+
+  test('a failed row is left alone by a late job and by a repeated dead letter', async () => {
+    const [failed] = await inboxRows(database.sql, ['evt_explodes']);
+    const before = explosions;
+    const ids = [await service.boss.send('webhooks', { inboxId: failed!.id }), await service.boss.send(WEBHOOKS_DEAD_LETTER_QUEUE, { inboxId: failed!.id })];
+    await waitFor('both jobs to complete', async () => {
+      const rows = await database.sql`select state from pgboss.job where id = any(${ids}::uuid[])`;
+      return rows.length === 2 && rows.every((r) => r.state === 'completed');
+    });
+    assert.deepEqual(await inboxRows(database.sql, ['evt_explodes']), [failed]);
+    assert.equal(explosions, before);
+  });
+});
