@@ -99,7 +99,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       : undefined,
   });
   if (config.role !== 'receiver') {
-    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers });
+    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing });
     await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations });
   }
   const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);

@@ -13,14 +13,15 @@ export interface DeliveryMetrics {
   delivery(provider: string, outcome: DeliveryOutcome, ackSeconds: number): void;
 }
 
-export type SettledStatus = 'processed' | 'ignored' | 'failed';
+/** The outcomes a handler commits. `failed` is set later by the dead-letter worker and is counted from the database (`inbox_events{status="failed"}`). */
+export type SettledStatus = 'processed' | 'ignored';
 
 export interface ProcessingMetrics {
   /** One job run against one inbox row, whatever its result. */
   attempt(provider: string): void;
   /** An attempt that threw; `errorClass` is a stable code or error name, never a message. */
   failure(provider: string, errorClass: string): void;
-  /** The row reached a final status; received → now is the processing latency. */
+  /** The row was processed or ignored; received → now is the processing latency, retries included. */
   settled(provider: string, status: SettledStatus, receivedAt: Date, now: Date): void;
 }
 
@@ -96,13 +97,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   });
   const settled = new Counter({
     name: 'inbox_events_settled_total',
-    help: 'Inbox rows that reached a final status, by provider and status.',
+    help: 'Inbox rows a handler processed or ignored, by provider and status.',
     labelNames: ['provider', 'status'],
     registers,
   });
   const processingLatency = new Histogram({
     name: 'inbox_processing_latency_seconds',
-    help: 'From received_at to the final status (processed, ignored or failed), retries included.',
+    help: 'From received_at to processed or ignored, retries included.',
     labelNames: ['provider', 'status'],
     buckets: PROCESSING_BUCKETS,
     registers,
@@ -243,15 +244,4 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       },
     },
   };
-}
-
-/** A stable, low-cardinality label for an error: its `code` if it has one, else its class name. */
-export function errorClassOf(error: unknown): string {
-  if (error && typeof error === 'object') {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,60}$/.test(code)) return code;
-    const name = (error as { name?: unknown }).name;
-    if (typeof name === 'string' && /^[A-Za-z0-9_]{1,60}$/.test(name)) return name;
-  }
-  return 'unknown';
 }

@@ -7,6 +7,7 @@ import type { HandlerOutcome } from './handlers.ts';
 export interface InboxEventRow extends StoredEvent {
   id: number;
   status: InboxStatus;
+  receivedAt: Date;
 }
 
 const storedEventColumns = {
@@ -17,6 +18,7 @@ const storedEventColumns = {
   resourceId: webhookInbox.resourceId,
   occurredAt: webhookInbox.occurredAt,
   payload: webhookInbox.payload,
+  receivedAt: webhookInbox.receivedAt,
 };
 
 /** Unlocked read, outside the job's transaction: routing and `prepare` need the event first. */

@@ -1,6 +1,8 @@
 import type { ConfiguredProvider } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
+import { errorClassOf } from '../observability/error-class.ts';
+import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { type HandlerOutcome, type HandlerRegistry, type InboxEvent, canonicalKind } from './handlers.ts';
 import { lockInboxEvent, markEventOutcome, readInboxEvent, recordFailedAttempt } from './inbox-sql.ts';
 
@@ -8,6 +10,8 @@ export interface ProcessingDeps {
   db: Database;
   providers: ReadonlyMap<string, ConfiguredProvider>;
   handlers: HandlerRegistry;
+  /** Attempts, failures by error class, received → processed latency (observability/metrics.ts). */
+  metrics?: ProcessingMetrics;
 }
 
 /** `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt) handled it. */
@@ -34,18 +38,23 @@ const MAX_ERROR_LENGTH = 2000;
  * and the error is rethrown, so pg-boss retries the job with backoff.
  */
 export async function processInboxEvent(deps: ProcessingDeps, inboxId: number, signal?: AbortSignal): Promise<JobOutcome> {
+  // Filled in once the row is read, so a failure is counted under its provider.
+  const attempt: { provider?: string } = {};
   try {
-    return await processOnce(deps, inboxId, signal);
+    return await processOnce(deps, inboxId, signal, attempt);
   } catch (error) {
+    if (attempt.provider !== undefined) deps.metrics?.failure(attempt.provider, errorClassOf(error));
     // Best effort: when the database itself is what failed, this fails too and the retry still happens.
     await recordFailedAttempt(deps.db, inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
     throw error;
   }
 }
 
-async function processOnce(deps: ProcessingDeps, inboxId: number, signal?: AbortSignal): Promise<JobOutcome> {
+async function processOnce(deps: ProcessingDeps, inboxId: number, signal: AbortSignal | undefined, attempt: { provider?: string }): Promise<JobOutcome> {
   const row = await readInboxEvent(deps.db, inboxId);
   if (!row || row.status !== 'pending') return 'skipped';
+  attempt.provider = row.provider;
+  deps.metrics?.attempt(row.provider);
   const provider = deps.providers.get(row.provider);
   if (!provider) throw new ProviderNotConfiguredError(row.provider);
   const fact = provider.driver.toPaymentFact(row);
@@ -54,10 +63,12 @@ async function processOnce(deps: ProcessingDeps, inboxId: number, signal?: Abort
   const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
   // pg-boss aborts the signal when the job expired or shutdown gave up on it: start nothing new.
   signal?.throwIfAborted();
-  return deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx): Promise<JobOutcome> => {
     if ((await lockInboxEvent(tx, inboxId)) !== 'pending') return 'skipped';
     const outcome = handler ? await handler.apply(tx, event, context) : 'ignored';
     await markEventOutcome(tx, inboxId, outcome);
     return outcome;
   });
+  if (outcome !== 'skipped') deps.metrics?.settled(row.provider, outcome, row.receivedAt, new Date());
+  return outcome;
 }

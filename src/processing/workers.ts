@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ConfiguredProvider, WorkerConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
+import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
@@ -16,17 +17,20 @@ export interface ProcessingOptions {
   logger: Logger;
   /** Default: the built-in handlers (handlers.ts). */
   handlers?: HandlerRegistry;
+  metrics?: ProcessingMetrics;
 }
 
 async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>, logger: Logger): Promise<JobResult> {
   const { inboxId } = job.data;
+  // Every line about this job carries the inbox row id.
+  const log = logger.child({ inboxId });
   try {
     const outcome = await processInboxEvent(deps, inboxId, job.signal);
     return { id: job.id, status: 'completed', output: { outcome } };
   } catch (error) {
     const attempt = job.retryCount + 1;
-    logger.warn(
-      { err: error, inboxId, attempt, maxAttempts: job.retryLimit + 1 },
+    log.warn(
+      { err: error, attempt, maxAttempts: job.retryLimit + 1 },
       attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
     );
     return { id: job.id, status: 'failed', output: { error: describeError(error) } };
@@ -43,7 +47,7 @@ async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>
  */
 export async function startProcessing(options: ProcessingOptions): Promise<void> {
   const { boss, worker, logger } = options;
-  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry() };
+  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry(), metrics: options.metrics };
   const webhookWork = {
     // Batches, not single jobs: a worker sleeps its polling interval between fetches, so
     // batch 1 drains a few jobs per second. A full batch re-fetches at once (burst); NOTIFY wakes

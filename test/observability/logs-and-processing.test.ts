@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/logger.ts';
+import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
+import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { type RunningService, startService } from '../../src/service.ts';
+import { testConfig } from '../support/config.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
+import { sampleValue, scrape } from './prometheus-text.ts';
+
+const SECRET = 'whsec_log_test_secret_must_never_be_logged';
+// A value only the payload carries: if it shows up in a log line, a body was logged.
+const PAYLOAD_MARKER = 'customer-pii-7f3a9c@example.com';
+const lines: string[] = [];
+let database: TestDatabase;
+let service: RunningService;
+let baseUrl: string;
+
+class DownstreamUnavailable extends Error {
+  readonly code = 'downstream_unavailable';
+}
+
+// Customer events have no built-in handler; this one always fails, so retries run out.
+const failingCustomerHandler: EventHandler = {
+  name: 'failing-customers',
+  kinds: ['stripe:customer.created'],
+  async apply() {
+    throw new DownstreamUnavailable('the CRM did not answer');
+  },
+};
+
+const now = () => Math.floor(Date.now() / 1000);
+function withMarker(body: string): string {
+  const event = JSON.parse(body);
+  event.data.object.receipt_email = PAYLOAD_MARKER;
+  return JSON.stringify(event);
+}
+
+async function settled(eventId: string, statuses: string[]) {
+  return waitFor(`${eventId} to reach ${statuses.join('/')}`, async () => {
+    const [row] = await database.sql`select id, status from webhook_inbox where event_id = ${eventId}`;
+    return row && statuses.includes(row.status) ? { id: Number(row.id), status: row.status as string } : undefined;
+  }, 30_000);
+}
+
+const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+
+before(async () => {
+  database = await createTestDatabase();
+  const capture = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  service = await startService({
+    config: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' }),
+    databaseUrl: database.url,
+    logger: createLogger('debug', capture),
+    handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]),
+  });
+  baseUrl = `http://127.0.0.1:${service.port}`;
+});
+
+after(async () => {
+  await service?.stop();
+  await database?.drop();
+});
+
+describe('logs and processing metrics after real deliveries', () => {
+  let paid: { id: number; status: string };
+  let failed: { id: number; status: string };
+
+  before(async () => {
+    const paidBody = withMarker(chargeEvent({ id: 'evt_log_paid', type: 'charge.succeeded', chargeId: 'ch_log_1', created: now() }));
+    const customerBody = JSON.stringify({
+      id: 'evt_log_customer', object: 'event', type: 'customer.created', created: now(),
+      data: { object: { id: 'cus_log_1', object: 'customer', email: PAYLOAD_MARKER } },
+    });
+    assert.equal((await postStripe(baseUrl, paidBody, SECRET)).status, 200);
+    assert.equal((await postStripe(baseUrl, paidBody, SECRET)).status, 200, 'a duplicate');
+    assert.equal((await postStripe(baseUrl, customerBody, SECRET)).status, 200);
+    const forged = stripeSignature(paidBody, 'whsec_someone_else');
+    assert.equal((await postStripe(baseUrl, paidBody, SECRET, { signature: forged })).status, 401);
+    paid = await settled('evt_log_paid', ['processed', 'ignored']);
+    failed = await settled('evt_log_customer', ['failed']);
+    // The dead-letter worker logs the final failure after it has marked the row.
+    await waitFor('the final-failure log line', () => parsed().some((l) => l.inboxId === failed.id && l.level === 50));
+  });
+
+  test('no line carries a secret, a signature or a payload body', () => {
+    if (process.env.SHOW_LOGS) console.log(lines.join('\n'));
+    assert.ok(lines.length >= 8, `captured ${lines.length} lines`);
+    const all = lines.join('\n');
+    assert.ok(!all.includes(SECRET), 'the webhook secret');
+    assert.ok(!all.includes('whsec_'), 'any webhook secret');
+    assert.ok(!all.includes('admin-token-for-log-test'), 'the admin token');
+    assert.ok(!all.includes(PAYLOAD_MARKER), 'payload content');
+    const signatureValue = /v1=([0-9a-f]{64})/;
+    assert.ok(!signatureValue.test(all), 'a Stripe signature');
+  });
+
+  test('every line of a delivery carries its request id', () => {
+    const deliveries = parsed().filter((l) => l.msg === 'delivery stored' || l.msg === 'delivery rejected');
+    assert.equal(deliveries.length, 4, 'accepted, duplicate, accepted, rejected');
+    for (const line of deliveries) assert.equal(typeof line.requestId, 'string', JSON.stringify(line));
+    assert.equal(new Set(deliveries.map((l) => l.requestId)).size, 4, 'one id per request');
+  });
+
+  test('every line of an event\'s processing carries its inbox row id', () => {
+    const processing = parsed().filter((l) => typeof l.msg === 'string' && /processing|failed after its last attempt/.test(l.msg) && l.msg !== 'processing webhooks');
+    assert.ok(processing.length >= 2, 'two failed attempts and the final failure');
+    for (const line of processing) assert.equal(line.inboxId, failed.id, JSON.stringify(line));
+  });
+
+  test('/metrics counts attempts, failures by error class and the processing latency', async () => {
+    const text = await scrape(baseUrl);
+    assert.equal(sampleValue(text, 'inbox_processing_attempts_total', { provider: 'stripe' }), 3, 'one for the charge, two for the customer');
+    assert.equal(sampleValue(text, 'inbox_processing_failures_total', { provider: 'stripe', error_class: 'downstream_unavailable' }), 2);
+    assert.equal(sampleValue(text, 'inbox_events_settled_total', { provider: 'stripe', status: paid.status }), 1);
+    assert.equal(sampleValue(text, 'inbox_processing_latency_seconds_count', { provider: 'stripe', status: paid.status }), 1);
+  });
+});
