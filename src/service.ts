@@ -100,7 +100,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   if (config.role !== 'receiver') {
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing });
-    await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations });
+    await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);
   if (server) logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');

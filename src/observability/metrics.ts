@@ -35,7 +35,8 @@ export interface RefetchMetrics {
 
 export interface OperationsMetrics {
   sweeperRun(outcome: 'ok' | 'error', requeued: number): void;
-  retentionRun(outcome: 'ok' | 'error', counts: { provider: string; archived: number; deleted: number }[]): void;
+  /** `deleted`: rows removed (archived first when an archive folder is configured), per provider. */
+  retentionRun(outcome: 'ok' | 'error', counts: readonly { provider: string; deleted: number }[]): void;
 }
 
 export interface Metrics {
@@ -149,15 +150,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     labelNames: ['outcome'],
     registers,
   });
-  const retentionArchived = new Counter({
-    name: 'inbox_retention_archived_events_total',
-    help: 'Rows the retention job archived, by provider.',
-    labelNames: ['provider'],
-    registers,
-  });
   const retentionDeleted = new Counter({
     name: 'inbox_retention_deleted_events_total',
-    help: 'Rows the retention job deleted, by provider.',
+    help: 'Rows the retention job deleted (after archiving them, when archiving is on), by provider.',
     labelNames: ['provider'],
     registers,
   });
@@ -236,10 +231,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       },
       retentionRun(outcome, counts) {
         retentionRuns.inc({ outcome });
-        for (const { provider, archived, deleted } of counts) {
-          retentionArchived.inc({ provider }, archived);
-          retentionDeleted.inc({ provider }, deleted);
-        }
+        for (const { provider, deleted } of counts) retentionDeleted.inc({ provider }, deleted);
         retentionLastRun.setToCurrentTime();
       },
     },

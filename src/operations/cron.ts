@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { ConfiguredProvider, OperationsConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
+import type { OperationsMetrics } from '../observability/metrics.ts';
 import { createArchiveWriter } from './archive.ts';
 import { applyRetention } from './retention.ts';
 import { sweepPendingEvents } from './sweep-pending-events.ts';
@@ -17,6 +18,8 @@ export interface OperationsCronDeps {
   logger: Logger;
   providers: ReadonlyMap<string, ConfiguredProvider>;
   operations: OperationsConfig;
+  /** Runs and their counts (observability/metrics.ts). */
+  metrics?: OperationsMetrics;
 }
 
 /**
@@ -46,10 +49,12 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
   await boss.work(SWEEP_QUEUE, async () => {
     try {
       const result = await sweepPendingEvents(deps, { olderThanSeconds: operations.sweepPendingOlderThanSeconds, limit: operations.sweepBatchSize });
+      deps.metrics?.sweeperRun('ok', result.requeued);
       // A re-queued event means something lost its job: worth a look, not an alarm.
       if (result.requeued > 0) logger.warn(result, 'sweep re-queued pending events that had no job');
       else logger.debug(result, 'sweep found nothing lost');
     } catch (error) {
+      deps.metrics?.sweeperRun('error', 0);
       logger.error({ err: error, queue: SWEEP_QUEUE }, 'sweep failed; the next tick tries again');
       throw error;
     }
@@ -65,8 +70,10 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
         { db: deps.db, archive },
         { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
       );
+      deps.metrics?.retentionRun('ok', results);
       for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, stopped: result.stopped }, 'retention run');
     } catch (error) {
+      deps.metrics?.retentionRun('error', []);
       logger.error({ err: error, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');
       throw error;
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
+import { SWEEP_QUEUE } from '../../src/operations/cron.ts';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { type RunningService, startService } from '../../src/service.ts';
@@ -122,5 +123,21 @@ describe('logs and processing metrics after real deliveries', () => {
     assert.equal(sampleValue(text, 'inbox_processing_failures_total', { provider: 'stripe', error_class: 'downstream_unavailable' }), 2);
     assert.equal(sampleValue(text, 'inbox_events_settled_total', { provider: 'stripe', status: paid.status }), 1);
     assert.equal(sampleValue(text, 'inbox_processing_latency_seconds_count', { provider: 'stripe', status: paid.status }), 1);
+  });
+
+  test('/metrics counts sweeper runs and the events they re-queued', async () => {
+    // A pending row whose job was lost, old enough for the sweeper.
+    const body = chargeEvent({ id: 'evt_log_lost', type: 'charge.succeeded', chargeId: 'ch_log_lost', created: now() });
+    await database.sql`
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at)
+      values ('stripe', 'evt_log_lost', 'charge.succeeded', 'ch_log_lost', ${JSON.parse(body)}::jsonb, ${Buffer.from(body)},
+              now() - interval '10 minutes', now() - interval '10 minutes')`;
+    await service.boss.send(SWEEP_QUEUE, {});
+    const text = await waitFor('a sweeper run in /metrics', async () => {
+      const text = await scrape(baseUrl);
+      return sampleValue(text, 'inbox_sweeper_runs_total', { outcome: 'ok' }) === 1 ? text : undefined;
+    });
+    assert.equal(sampleValue(text, 'inbox_sweeper_requeued_events_total', {}), 1);
+    await settled('evt_log_lost', ['processed']);
   });
 });
