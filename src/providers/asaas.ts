@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { MalformedPayloadError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { decimalToMinorUnits } from './amounts.ts';
 import { derivedEventKey } from './derived-key.ts';
 import { parseJsonBody, readIdentifier } from './json-body.ts';
+import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 import { verifyToken } from './token.ts';
 
@@ -115,16 +116,12 @@ export function toAsaasPaymentFact(event: StoredEvent): PaymentFact | null {
   const payment = (event.payload as { payment?: Record<string, unknown> }).payment;
   if (!status || !payment || event.resourceId === null) return null;
   const amount = decimalToMinorUnits(payment.value);
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
+  return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : status === 'partially_refunded' ? refundedAmount(payment) : undefined,
     // Asaas charges only in reais.
     currency: 'BRL',
-  };
+  });
 }
 
 const TOKEN_HEADER = 'asaas-access-token';

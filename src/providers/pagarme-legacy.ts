@@ -1,11 +1,12 @@
 import { MalformedPayloadError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { integerMinorUnits } from './amounts.ts';
 import { derivedEventKey } from './derived-key.ts';
 import { decodeBracketForm } from './form-body.ts';
 import { type HmacScheme, verifyHmacSignature } from './hmac.ts';
 import { readPath } from './json-body.ts';
+import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 
 /**
@@ -63,16 +64,8 @@ export function toPagarmeLegacyPaymentFact(event: StoredEvent): PaymentFact | nu
   const amount = integerMinorUnits(readPath(body, 'transaction.amount'));
   const refunded = integerMinorUnits(readPath(body, 'transaction.refunded_amount'));
   if (status === 'refunded' && amount !== undefined && refunded !== undefined && refunded < amount) status = 'partially_refunded';
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
-    amount,
-    amountRefunded: refunded,
-    // API v4 charges only in reais; amounts are integer centavos.
-    currency: 'BRL',
-  };
+  // API v4 charges only in reais; amounts are integer centavos.
+  return chargeFact(event.resourceId, status, event.occurredAt, { amount, amountRefunded: refunded, currency: 'BRL' });
 }
 
 export function createPagarmeLegacyDriver(settings: ProviderSettings): ProviderDriver {

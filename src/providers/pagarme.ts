@@ -1,12 +1,13 @@
 import { KeyObject, verify } from 'node:crypto';
 import { z } from 'zod';
 import { MalformedPayloadError, SignatureError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { integerMinorUnits } from './amounts.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { parseJsonBody } from './json-body.ts';
 import { type VerificationKeyFor, remoteVerificationKeys } from './jwks-keys.ts';
+import { chargeFact } from './payment-facts.ts';
 import { requireHeader, tokenMatchesAny } from './signature.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 
@@ -125,15 +126,11 @@ export function toPagarmePaymentFact(event: StoredEvent): PaymentFact | null {
   if (!charge || event.resourceId === null || !event.eventType.startsWith('charge.')) return null;
   const status = statusOf(event.eventType, charge);
   if (!status) return null;
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
+  return chargeFact(event.resourceId, status, event.occurredAt, {
     amount: integerMinorUnits(charge.amount),
     amountRefunded: status === 'refunded' || status === 'partially_refunded' ? integerMinorUnits(charge.canceled_amount) : undefined,
     currency: typeof charge.currency === 'string' ? charge.currency.toUpperCase() : undefined,
-  };
+  });
 }
 
 /** `keyFor` replaces the JWKS fetch (tests, or keys held elsewhere); by default the remote JWKS of the options. */

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { MalformedPayloadError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { decimalToMinorUnits } from './amounts.ts';
 import { derivedEventKey } from './derived-key.ts';
 import { parseJsonBody, readIdentifier } from './json-body.ts';
+import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 import { verifyToken } from './token.ts';
 
@@ -75,15 +76,11 @@ export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
   const status = statusOf(event.eventType, object);
   if (!status) return null;
   const amount = decimalToMinorUnits(object.amount);
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
+  return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : undefined,
     currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
-  };
+  });
 }
 
 export function createZoopDriver(settings: ProviderSettings): ProviderDriver {
