@@ -5,8 +5,10 @@ import { InboxError, StorageUnavailableError } from '../errors.ts';
 /** One error body for every failure: `{ "error": { "code", "message" } }`, never a secret or a computed signature. */
 export function errorResponse(error: unknown, c: Context, logger: Logger): Response {
   if (error instanceof InboxError) {
-    if (error instanceof StorageUnavailableError) {
-      c.header('Retry-After', String(error.retryAfterSeconds));
+    if (error.status === 503) {
+      // Every 503 is "not stored, send it again": tell the gateway when.
+      const retryAfter = error instanceof StorageUnavailableError ? error.retryAfterSeconds : 5;
+      c.header('Retry-After', String(retryAfter));
       logger.error({ err: error.cause ?? error, code: error.code }, 'delivery not stored');
     } else {
       logger.info({ code: error.code, status: error.status }, 'delivery rejected');
