@@ -1,0 +1,159 @@
+/**
+ * The dashboard in a real headless browser: Debian's chromium (installed by
+ * test/dashboard/ensure-chromium.sh, which .ci/run calls) driven by playwright-core.
+ */
+import assert from 'node:assert/strict';
+import { accessSync, constants } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type Server, createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { createLogger } from '../../src/logger.ts';
+import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
+import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { type RunningService, startService } from '../../src/service.ts';
+import { testConfig } from '../support/config.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SECRET = 'whsec_browser_test_secret';
+const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
+
+function chromiumMissing(): string | undefined {
+  try {
+    accessSync(CHROMIUM, constants.X_OK);
+    return undefined;
+  } catch {
+    return `chromium is not installed at ${CHROMIUM} and test/dashboard/ensure-chromium.sh could not install it here (needs apt-get and root): browser test skipped`;
+  }
+}
+const skip = chromiumMissing();
+if (skip) console.log(`# ${skip}`);
+
+// The payments handler behind a switch: "a handler bug" until the test fixes it.
+let handlerBroken = true;
+const switchablePayments: EventHandler = {
+  ...(paymentsHandler as EventHandler),
+  async apply(tx, event, context) {
+    if (handlerBroken) throw new Error('payments handler bug: amount_captured is undefined');
+    return (paymentsHandler as EventHandler).apply(tx, event, context);
+  },
+};
+
+let database: TestDatabase;
+let service: RunningService;
+let baseUrl: string;
+let profile: string;
+let browser: BrowserContext;
+let page: Page;
+let attacker: Server;
+let attackerUrl: string;
+let failedId: number;
+
+async function statusOf(id: number): Promise<string> {
+  const [row] = await database.sql`select status from webhook_inbox where id = ${id}`;
+  return row!.status;
+}
+
+before(async () => {
+  if (skip) return;
+  database = await createTestDatabase();
+  service = await startService({
+    config: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN, WORKER_MAX_ATTEMPTS: '1' }),
+    databaseUrl: database.url,
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    handlers: createHandlerRegistry([switchablePayments]),
+  });
+  baseUrl = `http://127.0.0.1:${service.port}`;
+  // Real traffic: one event fails (the bug), others are ignored (no handler for customers).
+  const created = Math.floor(Date.now() / 1000);
+  assert.equal((await postStripe(baseUrl, chargeEvent({ id: 'evt_browser_paid', type: 'charge.succeeded', chargeId: 'ch_browser_1', created }), SECRET)).status, 200);
+  for (let i = 0; i < 3; i++) {
+    const body = JSON.stringify({ id: `evt_browser_cus_${i}`, object: 'event', type: 'customer.created', created, data: { object: { id: `cus_${i}`, object: 'customer' } } });
+    assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
+  }
+  failedId = await waitFor('the charge event to fail', async () => {
+    const [row] = await database.sql`select id from webhook_inbox where event_id = 'evt_browser_paid' and status = 'failed'`;
+    return row ? Number(row.id) : undefined;
+  }, 30_000);
+
+  // Another origin's page that tries to replay the event with the admin's cookie.
+  attacker = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<form id="f" method="post" action="${baseUrl}/dashboard/events/${failedId}/replay"><input name="csrf" value="guessed"></form><script>document.getElementById('f').submit()</script>`);
+  });
+  await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+  attackerUrl = `http://127.0.0.1:${(attacker.address() as { port: number }).port}/`;
+
+  profile = await mkdtemp(path.join(tmpdir(), 'inbox-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  page = browser.pages()[0] ?? (await browser.newPage());
+});
+
+after(async () => {
+  await browser?.close();
+  if (profile) await rm(profile, { recursive: true, force: true });
+  await new Promise((resolve) => (attacker ? attacker.close(resolve) : resolve(undefined)));
+  await service?.stop();
+  await database?.drop();
+});
+
+describe('the dashboard in headless chromium', { skip }, () => {
+  test('renders the overview with real data', async () => {
+    const response = await page.goto(`${baseUrl}/dashboard`);
+    assert.equal(response?.status(), 200);
+    assert.equal(await page.locator('section.card[data-provider="stripe"]').count(), 1);
+    assert.equal(await page.locator('section.card[data-provider="stripe"] svg.chart').count(), 2);
+    assert.equal(await page.locator('[data-figure="failed-now"]').first().textContent(), '1');
+    assert.equal(await page.locator('#failed-events tr[data-event-id="evt_browser_paid"]').count(), 1);
+    assert.match((await page.locator('#failed-events').textContent()) ?? '', /amount_captured is undefined/);
+    // The stylesheet loaded under the CSP (a bar's colour comes from it).
+    const fill = await page.locator('svg.chart rect.s-ignored').first().evaluate('(el) => getComputedStyle(el).fill');
+    assert.notEqual(fill, 'rgb(0, 0, 0)');
+    assert.equal(await page.getByRole('button', { name: 'Replay' }).count(), 0, 'signed out: no replay buttons');
+  });
+
+  test('signed out, a replay POSTed from the page itself gets 403 and changes nothing', async () => {
+    // The CSP forbids fetch from the page (connect-src 'none'), so post a form the way a user could.
+    const answered = page.waitForResponse((r) => r.url().endsWith(`/dashboard/events/${failedId}/replay`));
+    await page.evaluate(`(() => {
+      const form = document.createElement('form');
+      form.method = 'post';
+      form.action = '/dashboard/events/${failedId}/replay';
+      document.body.append(form);
+      form.submit();
+    })()`);
+    assert.equal((await answered).status(), 403);
+    await page.waitForURL(/\/replay$/);
+    assert.match((await page.locator('main').textContent()) ?? '', /Sign in first/);
+    assert.equal(await statusOf(failedId), 'failed');
+  });
+
+  test('signed in, a replay click moves the failed event to processed once the handler is fixed', async () => {
+    await page.goto(`${baseUrl}/dashboard`);
+    await page.fill('input[name="token"]', ADMIN_TOKEN);
+    await page.click('header button[type="submit"]');
+    await page.waitForURL(/notice=signed-in/);
+
+    // A cross-origin page cannot ride the admin session.
+    const forged = await browser.newPage();
+    const answered = forged.waitForResponse((r) => r.url().includes(`/dashboard/events/${failedId}/replay`));
+    await forged.goto(attackerUrl);
+    assert.equal((await answered).status(), 403);
+    await forged.close();
+    assert.equal(await statusOf(failedId), 'failed');
+
+    handlerBroken = false;
+    await page.locator(`#failed-events tr[data-event-id="evt_browser_paid"] button`, { hasText: 'Replay' }).click();
+    await page.waitForURL(new RegExp(`/dashboard/events/${failedId}\\?notice=replayed&count=1`));
+    await waitFor('the replayed event to be processed', async () => (await statusOf(failedId)) === 'processed', 30_000);
+    await page.reload();
+    assert.equal(await page.locator('[data-status]').first().getAttribute('data-status'), 'processed');
+    assert.match((await page.locator('#status-history').textContent()) ?? '', /paid/);
+  });
+});
