@@ -51,19 +51,29 @@ export async function startProcessing(options: ProcessingOptions): Promise<void>
   const webhookWork = {
     // Batches, not single jobs: a worker sleeps its polling interval between fetches, so
     // batch 1 drains a few jobs per second. A full batch re-fetches at once (burst); NOTIFY wakes
-    // idle workers for new jobs; retries and jobs behind a busy key are found by polling, so the
-    // NOTIFY backstop polls as often as plain polling would.
+    // idle workers for new jobs; retries are found by polling, so the NOTIFY backstop polls as
+    // often as plain polling would.
     batchSize: worker.batchSize,
-    localConcurrency: worker.concurrency,
+    localConcurrency: 1,
     perJobResults: true,
     includeMetadata: true,
     burstWhenBatchFull: true,
     pollingIntervalSeconds: worker.pollingIntervalSeconds,
     notifyPollingIntervalSeconds: worker.pollingIntervalSeconds,
   } as const satisfies WorkOptions;
-  await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, (jobs) =>
-    Promise.all(jobs.map((job) => runJob(deps, job, logger))),
-  );
+  // One work() per worker (not localConcurrency) so each knows its own id: after a batch it wakes
+  // itself. A charge's next event was skipped by every fetch while the previous one was active
+  // (singleton), and NOTIFY does not fire again for it; without this, a burst of one charge's
+  // events would drain one per polling interval. An empty fetch runs no handler, so this never
+  // spins.
+  for (let i = 0; i < worker.concurrency; i += 1) {
+    let workerId: string | undefined;
+    workerId = await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, async (jobs) => {
+      const results = await Promise.all(jobs.map((job) => runJob(deps, job, logger)));
+      if (workerId) boss.notifyWorker(workerId);
+      return results;
+    });
+  }
   const deadLetterWork = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds: worker.pollingIntervalSeconds } as const;
   await boss.work<WebhookJobData, void, typeof deadLetterWork>(
     WEBHOOKS_DEAD_LETTER_QUEUE,
