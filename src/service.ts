@@ -94,6 +94,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
+    receiveWebhooks: config.role !== 'worker',
     dashboard: config.dashboard.enabled
       ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock: options.clock ?? (() => new Date()) }
       : undefined,
@@ -102,8 +103,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing });
     await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
-  const server = config.role === 'worker' ? undefined : await listen(app, config.port, config.host);
-  if (server) logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
+  // Worker instances listen too: their processing metrics and health must be reachable.
+  const server = await listen(app, config.port, config.host);
+  if (config.role === 'worker') logger.info({ port: server.port }, 'serving /metrics and health checks (worker role: no webhooks)');
+  else logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
 
   return {
     port: server?.port ?? 0,

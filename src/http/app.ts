@@ -13,8 +13,11 @@ import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 /**
  * `metrics`: the service's registry; an app built without one (a test, a harness) gets its own.
  * `dashboard`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404.
+ * `receiveWebhooks: false` (worker role): the same app still serves /metrics and health, so worker
+ * instances can be scraped and probed, but /webhooks/* is a 404.
  */
-export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps };
+export type AppDeps = WebhookRouteDeps &
+  HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps; receiveWebhooks?: boolean };
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -25,13 +28,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('logger', deps.logger.child({ requestId }));
     await next();
   });
+  const receiveWebhooks = deps.receiveWebhooks ?? true;
   const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.providers.has(name) });
-  app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
+  if (receiveWebhooks) app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
   app.onError((error, c) => errorResponse(error, c, c.get('logger') ?? deps.logger));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'No such route.' } }, 404));
   app.route('/', createHealthRoutes(deps));
   app.route('/', createMetricsRoute({ registry: metrics.registry }));
-  app.route('/', createWebhookRoute(deps));
+  if (receiveWebhooks) app.route('/', createWebhookRoute(deps));
   if (deps.dashboard) app.route('/', createDashboardRoutes(deps.dashboard));
   return app;
 }

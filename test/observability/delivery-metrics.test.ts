@@ -107,4 +107,18 @@ describe('GET /metrics after real signed deliveries', () => {
     assert.equal(sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: '503' }), 1);
     assert.equal(sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: 'accepted' }), undefined);
   });
+
+  test('a worker-only instance serves /metrics and health checks, and no webhooks', async () => {
+    const worker = await startTestService(testConfig({ INBOX_ROLE: 'worker', WEBHOOK_SECRET_STRIPE: SECRET }), database.url);
+    try {
+      const base = `http://127.0.0.1:${worker.port}`;
+      assert.match(await scrape(base), /^# TYPE inbox_processing_attempts_total counter$/m);
+      assert.equal((await fetch(`${base}/healthz`)).status, 200);
+      assert.equal((await postStripe(base, event(6), SECRET)).status, 404);
+      const [row] = await database.sql`select count(*)::int as n from webhook_inbox where event_id = 'evt_metrics_6'`;
+      assert.equal(row!.n, 0);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
