@@ -5,7 +5,11 @@ import { paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts
 import type { EventHandler, InboxEvent } from './handlers.ts';
 import { selectKnownResourceEvents } from './inbox-sql.ts';
 
-/** The charge's other events that have been processed or ignored, read back as payment facts. */
+/**
+ * The charge's other events that have been processed or ignored, read back as payment facts.
+ * Drivers key payment events by their charge (resource_id = the fact's chargeId), which is also
+ * what serialises them; a dispute's events carry its charge's id.
+ */
 async function otherKnownFacts(tx: Transaction, event: InboxEvent): Promise<KnownFact[]> {
   if (event.stored.resourceId === null) return [];
   const rows = await selectKnownResourceEvents(tx, event.stored.provider, event.stored.resourceId, event.inboxId);

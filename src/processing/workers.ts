@@ -37,17 +37,7 @@ async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>
   }
 }
 
-/**
- * The workers, registered on the process's pg-boss, so `boss.stop({ graceful, timeout })` stops
- * their polling and waits for their jobs. Per-resource serialisation comes from the queue's
- * `singleton` policy (at most one active job per charge database-wide, and at most one per key in
- * a fetched batch); the inbox row lock and the domain row lock make a second job of the same
- * event, or an expired attempt still running, harmless. Each job of a batch has its own
- * transaction and its own result, so one failure never fails its neighbours.
- */
-export async function startProcessing(options: ProcessingOptions): Promise<void> {
-  const { boss, worker, logger } = options;
-  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry(), metrics: options.metrics };
+async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, worker: WorkerConfig, logger: Logger): Promise<void> {
   const webhookWork = {
     // Batches, not single jobs: a worker sleeps its polling interval between fetches, so
     // batch 1 drains a few jobs per second. A full batch re-fetches at once (burst); NOTIFY wakes
@@ -74,20 +64,34 @@ export async function startProcessing(options: ProcessingOptions): Promise<void>
       return results;
     });
   }
+}
+
+async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerConfig, logger: Logger): Promise<void> {
   const deadLetterWork = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds: worker.pollingIntervalSeconds } as const;
-  await boss.work<WebhookJobData, void, typeof deadLetterWork>(
-    WEBHOOKS_DEAD_LETTER_QUEUE,
-    deadLetterWork,
-    async (jobs) => {
-      for (const job of jobs) {
-        if (await failDeadLetteredEvent(options.db, job.data.inboxId, job.sourceOutput)) {
-          logger.error(
-            { inboxId: job.data.inboxId, attempts: (job.sourceRetryCount ?? 0) + 1 },
-            'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',
-          );
-        }
+  await boss.work<WebhookJobData, void, typeof deadLetterWork>(WEBHOOKS_DEAD_LETTER_QUEUE, deadLetterWork, async (jobs) => {
+    for (const job of jobs) {
+      if (await failDeadLetteredEvent(db, job.data.inboxId, job.sourceOutput)) {
+        logger.error(
+          { inboxId: job.data.inboxId, attempts: (job.sourceRetryCount ?? 0) + 1 },
+          'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',
+        );
       }
-    },
-  );
+    }
+  });
+}
+
+/**
+ * The workers, registered on the process's pg-boss, so `boss.stop({ graceful, timeout })` stops
+ * their polling and waits for their jobs. Per-resource serialisation comes from the queue's
+ * `singleton` policy (at most one active job per charge database-wide, and at most one per key in
+ * a fetched batch); the inbox row lock and the domain row lock make a second job of the same
+ * event, or an expired attempt still running, harmless. Each job of a batch has its own
+ * transaction and its own result, so one failure never fails its neighbours.
+ */
+export async function startProcessing(options: ProcessingOptions): Promise<void> {
+  const { boss, worker, logger } = options;
+  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry(), metrics: options.metrics };
+  await startWebhookWorkers(boss, deps, worker, logger);
+  await startDeadLetterWorker(boss, options.db, worker, logger);
   logger.info({ batchSize: worker.batchSize, concurrency: worker.concurrency }, 'processing webhooks');
 }
