@@ -125,8 +125,10 @@ export async function lagPercentiles(db: Executor, filter: StatsFilter, sampleSi
 
 function percentiles(values: number[] | null, max: number | null): LagPercentiles | null {
   if (!values || max === null) return null;
-  const [p50, p95, p99] = values.map(Number) as [number, number, number];
-  return { p50, p95, p99, max: Number(max) };
+  // Milliseconds are the resolution that matters (and what keeps 2.6 from printing as 2.5999…).
+  const ms = (seconds: unknown) => Math.round(Number(seconds) * 1000) / 1000;
+  const [p50, p95, p99] = values.map(ms) as [number, number, number];
+  return { p50, p95, p99, max: ms(max) };
 }
 
 export async function collectInboxStats(db: Executor, filter: StatsFilter, now: Date): Promise<InboxStats> {

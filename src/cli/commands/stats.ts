@@ -1,0 +1,67 @@
+import type { CAC } from 'cac';
+import { inboxStatuses } from '../../db/schema.ts';
+import { type InboxStats, type LagPercentiles, alertsFor, collectInboxStats } from '../../operations/inbox-stats.ts';
+import type { CommandContext } from '../context.ts';
+import { exitCodes } from '../exit-codes.ts';
+import { formatDuration, formatPercent, formatSeconds, table, toJson } from '../output.ts';
+import { parseDuration, parseInstant } from '../parse.ts';
+import type { Register } from './types.ts';
+
+interface StatsFlags {
+  provider?: unknown;
+  since?: unknown;
+  maxPendingAge?: unknown;
+  json?: boolean;
+}
+
+function lagLine(label: string, lag: LagPercentiles | null): string {
+  if (!lag) return `  ${label}: no processed events in the window`;
+  return `  ${label}: p50 ${formatSeconds(lag.p50)}  p95 ${formatSeconds(lag.p95)}  p99 ${formatSeconds(lag.p99)}  max ${formatSeconds(lag.max)}`;
+}
+
+function render(stats: InboxStats, window: string, alerts: string[]): string[] {
+  const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
+  if (stats.providers.length === 0) lines.push('No events.');
+  else {
+    const rows = stats.providers.map((p) => [p.provider, ...inboxStatuses.map((s) => String(p.counts[s])), String(p.total), formatPercent(p.ignoredRatio), formatPercent(p.ignoredRatioBefore)]);
+    lines.push(table(['PROVIDER', ...inboxStatuses.map((s) => s.toUpperCase()), 'TOTAL', 'IGNORED', 'BEFORE'], rows));
+    if (stats.since) lines.push('(BEFORE: the ignored ratio over the same length of time just before the window.)');
+  }
+  lines.push('');
+  lines.push(stats.oldestPendingAt ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).` : 'Oldest pending: none.');
+  for (const p of stats.providers.filter((x) => x.oldestPendingAt)) lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
+  lines.push(`Failed: ${stats.failed}.`);
+  for (const e of stats.topErrors) lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${e.error.split('\n')[0]}`);
+  lines.push(`Lag over the latest ${stats.lag.sampleSize} processed events in the window (seconds):`);
+  lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
+  lines.push(lagLine('processing (processed − received)', stats.lag.processing));
+  lines.push('');
+  lines.push(alerts.length === 0 ? 'OK: nothing failed, nothing pending too long.' : alerts.map((a) => `ALERT: ${a}`).join('\n'));
+  return lines;
+}
+
+async function stats(context: CommandContext, flags: StatsFlags): Promise<number> {
+  const sinceText = flags.since === undefined ? '24h' : String(flags.since);
+  const since = sinceText === 'all' ? undefined : parseInstant(sinceText, '--since', context.now);
+  const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
+  const provider = flags.provider === undefined ? undefined : String(flags.provider);
+  const result = await context.withDatabase({ boss: false }, ({ handle }) => collectInboxStats(handle.db, { provider, since }, context.now));
+  const alerts = alertsFor(result, { maxPendingAgeSeconds });
+  if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));
+  else {
+    const window = since ? (/^\d/.test(sinceText) && !sinceText.includes('-') ? `in the last ${sinceText}` : `since ${since.toISOString()}`) : 'at any time';
+    for (const line of render(result, window, alerts)) context.print(line);
+  }
+  return alerts.length > 0 ? exitCodes.attention : exitCodes.ok;
+}
+
+export const registerStats: Register = (cli: CAC, run) => {
+  cli
+    .command('stats', 'Counts per provider and status, ignored ratio, oldest pending, failures, lag; exit 1 on failed or old pending')
+    .option('--provider <name>', 'Only this provider')
+    .option('--since <time>', 'Window for counts, ratios and lag: ISO-8601 time, a duration ago, or "all" (default 24h)')
+    .option('--max-pending-age <duration>', 'Pending older than this is an alert (default 10m: the sweep age plus one sweep)')
+    .option('--json', 'Machine-readable output')
+    .example('inboxctl stats --since 1h --max-pending-age 15m || page-someone')
+    .action((flags: StatsFlags) => run((context) => stats(context, flags)));
+};

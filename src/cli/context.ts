@@ -1,0 +1,62 @@
+import { type AppConfig, loadConfig } from '../config/config.ts';
+import { ConfigError } from '../errors.ts';
+import { type CliConnection, connect, resolveDatabase } from './database.ts';
+import { CliError, exitCodes } from './exit-codes.ts';
+
+/** Everything a command touches of the outside world, so the entry point alone reads process.*. */
+export interface CliRuntime {
+  env: Record<string, string | undefined>;
+  readFile: (path: string) => string;
+  stdout: { write(chunk: string | Uint8Array): unknown };
+  stderr: { write(chunk: string | Uint8Array): unknown };
+  now: () => Date;
+}
+
+export interface CommandContext {
+  runtime: CliRuntime;
+  now: Date;
+  /** A line on stdout (the command's answer). */
+  print(text: string): void;
+  /** A line on stderr (progress and notices, so `--json` output stays clean). */
+  notice(text: string): void;
+  /** The service's configuration, read the way the service reads it. */
+  config(): AppConfig;
+  /** Runs `work` connected to the service's database; closes everything after. */
+  withDatabase<T>(options: { boss: boolean }, work: (connection: CliConnection, config: AppConfig) => Promise<T>): Promise<T>;
+}
+
+export function createCommandContext(runtime: CliRuntime): CommandContext {
+  let config: AppConfig | undefined;
+  const context: CommandContext = {
+    runtime,
+    now: runtime.now(),
+    print: (text) => runtime.stdout.write(`${text}\n`),
+    notice: (text) => runtime.stderr.write(`inboxctl: ${text}\n`),
+    config() {
+      if (!config) {
+        try {
+          config = loadConfig(runtime.env, runtime.readFile);
+        } catch (error) {
+          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service.)`);
+          throw error;
+        }
+      }
+      return config;
+    },
+    async withDatabase(options, work) {
+      const appConfig = context.config();
+      const database = await resolveDatabase(appConfig, context.notice);
+      try {
+        const connection = await connect(database.url, appConfig, options);
+        try {
+          return await work(connection, appConfig);
+        } finally {
+          await connection.close();
+        }
+      } finally {
+        await database.release();
+      }
+    },
+  };
+  return context;
+}

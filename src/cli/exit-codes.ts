@@ -1,0 +1,30 @@
+/**
+ * What an inboxctl exit code means, the same for every command, so scripts and alerts can act on
+ * it without reading the output.
+ */
+export const exitCodes = {
+  /** Done; nothing needs attention. */
+  ok: 0,
+  /** Done, and the answer needs attention: `stats` found failed events or pending ones past the threshold; `show` found no such event. */
+  attention: 1,
+  /** The command line or the configuration is wrong, or the request was refused as unsafe (a purge inside the dedupe window without --force). Nothing was changed. */
+  usage: 2,
+  /** The database could not be reached (or is not migrated). Nothing was changed. */
+  database: 3,
+  /** The operation started and stopped part-way; completed batches are committed. Running it again continues. */
+  failed: 4,
+} as const;
+
+export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
+
+/** A problem the CLI reports in one line and turns into an exit code. */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  constructor(exitCode: ExitCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+  }
+}
+
+export const usageError = (message: string) => new CliError(exitCodes.usage, message);
