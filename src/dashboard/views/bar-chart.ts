@@ -19,9 +19,10 @@ export interface BarChartOptions {
   ticks: { index: number; label: string }[];
 }
 
-const WIDTH = 360;
-const HEIGHT = 130;
-const LEFT = 34;
+// Close to the size a chart is drawn at in a provider card, so 10-unit text reads as ~10 px.
+const WIDTH = 290;
+const HEIGHT = 120;
+const LEFT = 30;
 const RIGHT = 4;
 const TOP = 8;
 const BOTTOM = 18;
@@ -66,10 +67,12 @@ export function renderBarChart(options: BarChartOptions) {
     const detail = chartStatuses.map((s) => `${bucket.counts[s]} ${s}`).join(', ');
     return html`<g><title>${formatClock(bucket.start)}–${formatClock(end)} UTC: ${formatCount(totalOf(bucket.counts))} received (${detail})</title><rect class="hover" x="${(LEFT + index * slot).toFixed(1)}" y="${TOP}" width="${slot.toFixed(1)}" height="${plotHeight}"/>${segments}</g>`;
   });
-  const ticks = options.ticks.map(
-    ({ index, label }) =>
-      html`<text class="tick" x="${(LEFT + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 5}" text-anchor="middle">${label}</text>`,
-  );
+  // The first and last labels hug the plot's edges so they are never clipped.
+  const ticks = options.ticks.map(({ index, label }) => {
+    const [x, anchor] =
+      index === 0 ? [LEFT, 'start'] : index === buckets.length - 1 ? [LEFT + buckets.length * slot, 'end'] : [LEFT + index * slot + slot / 2, 'middle'];
+    return html`<text class="tick" x="${x.toFixed(1)}" y="${HEIGHT - 5}" text-anchor="${anchor}">${label}</text>`;
+  });
   const total = buckets.reduce((sum, b) => sum + totalOf(b.counts), 0);
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${options.title}: ${formatCount(total)} received">
 <title>${options.title}</title>

@@ -2,6 +2,7 @@ import { html } from 'hono/html';
 import type { ProviderSummary, WindowSummary } from '../overview-model.ts';
 import { DAY_BUCKET_SECONDS, HOUR_BUCKET_SECONDS } from '../overview-model.ts';
 import type { FailedEvent } from '../sql/failed-events.ts';
+import type { LagPercentiles } from '../sql/processing-lag.ts';
 import { renderBarChart } from './bar-chart.ts';
 import { formatClock, formatCount, formatDuration, formatRatio, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, legend, renderLayout } from './layout.ts';
@@ -9,9 +10,9 @@ import { type Notice, type ViewerAccess, csrfField, legend, renderLayout } from 
 /** Oldest pending past this is what the alert rule calls stuck. */
 const STUCK_PENDING_SECONDS = 600;
 
-function windowRow(label: string, window: WindowSummary) {
+function windowRow(label: string, window: WindowSummary, lag: LagPercentiles) {
   const c = window.counts;
-  return html`<tr><th>${label}</th><td class="num">${formatCount(window.received)}</td><td class="num">${formatCount(c.processed)}</td><td class="num">${formatCount(c.ignored)}</td><td class="num">${formatRatio(window.ignoredRatio)}</td><td class="num">${formatCount(c.failed)}</td><td class="num">${formatCount(c.pending)}</td></tr>`;
+  return html`<tr><th>${label}</th><td class="num">${formatCount(window.received)}</td><td class="num">${formatCount(c.processed)}</td><td class="num">${formatCount(c.ignored)}</td><td class="num">${formatRatio(window.ignoredRatio)}</td><td class="num">${formatCount(c.failed)}</td><td class="num">${formatCount(c.pending)}</td><td class="num">${formatDuration(lag.p50Seconds)}</td><td class="num">${formatDuration(lag.p99Seconds)}</td></tr>`;
 }
 
 function providerCard(p: ProviderSummary) {
@@ -22,12 +23,11 @@ function providerCard(p: ProviderSummary) {
 <div class="card-head"><h3>${p.provider}</h3><span class="spacer"></span>${p.failedNow > 0 ? html`<a class="pill failed" href="/dashboard?provider=${encodeURIComponent(p.provider)}#failed">${formatCount(p.failedNow)} failed</a>` : html`<span class="pill ok">no failures</span>`}</div>
 <div class="figures">
 <div class="figure${p.failedNow > 0 ? ' alert' : ''}"><b data-figure="failed-now">${formatCount(p.failedNow)}</b><span>failed now</span></div>
-<div class="figure${stuck ? ' warn' : ''}"><b data-figure="pending-now">${formatCount(p.pendingNow)}</b><span>pending · oldest ${p.oldestPendingSeconds === undefined ? 'none' : formatDuration(p.oldestPendingSeconds)}</span></div>
-<div class="figure"><b data-figure="lag-hour">${formatDuration(p.lag.lastHour.p50Seconds)} / ${formatDuration(p.lag.lastHour.p99Seconds)}</b><span>lag p50 / p99, last hour</span></div>
-<div class="figure"><b data-figure="lag-day">${formatDuration(p.lag.lastDay.p50Seconds)} / ${formatDuration(p.lag.lastDay.p99Seconds)}</b><span>lag p50 / p99, last 24 h</span></div>
+<div class="figure${stuck ? ' warn' : ''}"><b data-figure="pending-now">${formatCount(p.pendingNow)}</b><span>pending now${p.oldestPendingSeconds === undefined ? '' : `, oldest ${formatDuration(p.oldestPendingSeconds)}`}</span></div>
+<div class="figure"><b data-figure="ignored-ratio-hour">${formatRatio(p.lastHour.ignoredRatio)}</b><span>ignored, last hour (24 h: ${formatRatio(p.lastDay.ignoredRatio)})</span></div>
 </div>
-<table class="compact"><thead><tr><th></th><th class="num">received</th><th class="num">processed</th><th class="num">ignored</th><th class="num">ignored ratio</th><th class="num">failed</th><th class="num">pending</th></tr></thead>
-<tbody>${windowRow('last hour', p.lastHour)}${windowRow('last 24 h', p.lastDay)}</tbody></table>
+<table class="compact"><thead><tr><th></th><th class="num">received</th><th class="num">processed</th><th class="num">ignored</th><th class="num">ratio</th><th class="num">failed</th><th class="num">pending</th><th class="num" title="received → processed or ignored">lag p50</th><th class="num">lag p99</th></tr></thead>
+<tbody>${windowRow('1 h', p.lastHour, p.lag.lastHour)}${windowRow('24 h', p.lastDay, p.lag.lastDay)}</tbody></table>
 <div class="charts">
 <div class="chart-box"><h4>last hour, per 5 min</h4>${renderBarChart({ title: `${p.provider}, last hour`, buckets: p.lastHour.buckets, bucketSeconds: HOUR_BUCKET_SECONDS, ticks: hourTicks })}</div>
 <div class="chart-box"><h4>last 24 h, per hour (UTC)</h4>${renderBarChart({ title: `${p.provider}, last 24 hours`, buckets: p.lastDay.buckets, bucketSeconds: DAY_BUCKET_SECONDS, ticks: dayTicks })}</div>
@@ -39,8 +39,8 @@ function failedTable(events: FailedEvent[], access: ViewerAccess) {
   if (events.length === 0) return html`<p class="muted">No failed events.</p>`;
   const rows = events.map(
     (e) => html`<tr data-event-id="${e.eventId}">
-<td>${formatTime(e.receivedAt)}</td><td>${e.provider}</td><td><a href="/dashboard/events/${e.id}">${e.eventId}</a><br><span class="muted">${e.eventType}</span></td>
-<td><code>${e.resourceId ?? '—'}</code></td><td class="num">${e.attempts}</td><td class="error-text">${truncate(e.lastError ?? '', 240)}</td>
+<td class="time">${formatTime(e.receivedAt)}</td><td>${e.provider}</td><td class="event"><a href="/dashboard/events/${e.id}">${e.eventId}</a><br><span class="muted">${e.eventType}</span></td>
+<td><code>${e.resourceId ?? '—'}</code></td><td class="num">${e.attempts}</td><td class="error-text">${truncate(e.lastError ?? '', 140)}</td>
 <td>${access.kind === 'signed-in' ? html`<form class="inline" method="post" action="/dashboard/events/${e.id}/replay">${csrfField(access)}<button type="submit">Replay</button></form>` : ''}</td></tr>`,
   );
   return html`<table id="failed-events"><thead><tr><th>received</th><th>provider</th><th>event</th><th>resource</th><th class="num">attempts</th><th>last error</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -14,7 +14,7 @@ main { padding: 16px 24px 40px; max-width: 1280px; margin: 0 auto; }
 h2 { font-size: 15px; margin: 24px 0 8px; } h3 { font-size: 14px; margin: 0; }
 .notice { padding: 8px 12px; border-radius: 6px; background: #ebf8ff; border: 1px solid #bee3f8; margin-bottom: 12px; }
 .notice.bad { background: #fff5f5; border-color: #feb2b2; }
-.status-line { display: flex; gap: 12px; flex-wrap: wrap; margin-bottom: 8px; }
+.status-line { display: flex; gap: 12px; flex-wrap: wrap; align-items: center; margin-bottom: 8px; }
 .pill { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 600; color: #fff; background: var(--muted); }
 .pill.processed { background: var(--processed); } .pill.ignored { background: #718096; } .pill.pending { background: var(--pending); } .pill.failed { background: var(--failed); }
 .pill.ok { background: var(--processed); }
@@ -25,7 +25,7 @@ h2 { font-size: 15px; margin: 24px 0 8px; } h3 { font-size: 14px; margin: 0; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
 .card-head { display: flex; align-items: baseline; gap: 10px; margin-bottom: 8px; }
 .card-head .spacer { flex: 1; }
-.figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; margin: 6px 0 10px; }
+.figures { display: grid; grid-template-columns: repeat(3, 1fr); gap: 8px; margin: 6px 0 10px; }
 .figure { border-left: 3px solid var(--line); padding-left: 8px; }
 .figure b { display: block; font-size: 18px; } .figure span { color: var(--muted); font-size: 12px; }
 .figure.alert { border-color: var(--failed); } .figure.alert b { color: var(--failed); }
@@ -36,12 +36,15 @@ svg.chart { width: 100%; height: auto; display: block; }
 svg .s-processed { fill: var(--processed); } svg .s-ignored { fill: var(--ignored); } svg .s-pending { fill: var(--pending); } svg .s-failed { fill: var(--failed); }
 svg .hover { fill: transparent; } svg g:hover .hover { fill: #edf2f7; }
 svg .grid { stroke: var(--line); stroke-width: 1; } svg .axis { stroke: #a0aec0; stroke-width: 1; }
-svg .tick { font-size: 9px; fill: var(--muted); }
+svg .tick { font-size: 10px; fill: var(--muted); }
 table { width: 100%; border-collapse: collapse; background: #fff; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: 12px; color: var(--muted); font-weight: 600; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.compact td, table.compact th { padding: 3px 8px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.time { white-space: nowrap; }
+.status-line .spacer { flex: 1; }
+table.compact { font-size: 12px; } table.compact td, table.compact th { padding: 3px 6px; white-space: nowrap; }
+td.event { min-width: 240px; max-width: 340px; word-break: break-all; } td.error-text { min-width: 260px; }
 .error-text { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; color: var(--failed); word-break: break-word; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
 pre { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px; overflow: auto; max-height: 560px; }
