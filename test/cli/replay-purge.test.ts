@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { daysAgo, insertInboxRows, jobsFor, minutesAgo } from '../operations/harness.ts';
+import { runInboxctl } from './run-inboxctl.ts';
+
+let database: TestDatabase;
+let archiveDir: string;
+let env: Record<string, string>;
+
+before(async () => {
+  database = await createTestDatabase();
+  archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-archive-'));
+  // The service's own configuration: stripe keeps 30 days (the default retention).
+  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_purge', INBOX_ARCHIVE_DIR: archiveDir };
+});
+
+after(async () => {
+  await database?.drop();
+  if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
+});
+
+const snapshot = () => database.sql`select id, event_id, status, last_error, raw_body, payload::text as payload from webhook_inbox order by id`;
+
+describe('inboxctl replay', () => {
+  test('--dry-run changes nothing; the replay itself queues the failed rows; a second replay finds nothing', async () => {
+    const ids = await insertInboxRows(database.sql, [
+      { eventId: 'evt_rp1', status: 'failed', lastError: 'TypeError: boom', receivedAt: minutesAgo(30) },
+      { eventId: 'evt_rp2', status: 'failed', lastError: 'TypeError: boom', receivedAt: minutesAgo(20) },
+      { eventId: 'evt_rp_ignored', status: 'ignored', receivedAt: minutesAgo(20) },
+    ]);
+    const before = await snapshot();
+    const dry = await runInboxctl(['replay', 'stripe', '--status', 'failed', '--dry-run'], env);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.out, /stripe: 2 events matched/);
+    assert.match(dry.out, /Dry run: nothing changed/);
+    assert.deepEqual(await snapshot(), before);
+    assert.equal((await jobsFor(database.sql, ids)).length, 0);
+
+    const replay = await runInboxctl(['replay', 'stripe', '--status', 'failed', '--json'], env);
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.json().replayed, 2);
+    const rows = await database.sql`select event_id, status, last_error from webhook_inbox where id = any(${ids}) order by id`;
+    assert.deepEqual(rows.map((r) => [r.event_id, r.status, r.last_error]), [['evt_rp1', 'pending', null], ['evt_rp2', 'pending', null], ['evt_rp_ignored', 'ignored', null]]);
+    assert.equal((await jobsFor(database.sql, ids)).length, 2);
+
+    const again = await runInboxctl(['replay', 'stripe', '--json'], env);
+    assert.equal(again.json().replayed, 0);
+    assert.equal((await jobsFor(database.sql, ids)).length, 2, 'no second job');
+  });
+
+  test('--event-id picks single events', async () => {
+    const ids = await insertInboxRows(database.sql, [
+      { eventId: 'evt_one', status: 'ignored', receivedAt: minutesAgo(5) },
+      { eventId: 'evt_other', status: 'ignored', receivedAt: minutesAgo(5) },
+    ]);
+    const run = await runInboxctl(['replay', 'stripe', '--status', 'ignored', '--event-id', 'evt_one', '--json'], env);
+    assert.deepEqual(run.json().sampleEventIds, ['evt_one']);
+    assert.deepEqual((await jobsFor(database.sql, ids)).map((j) => j.inboxId), [ids[0]]);
+  });
+});
+
+describe('inboxctl sweep', () => {
+  test('re-queues a pending row whose job was lost', async () => {
+    await database.sql`update webhook_inbox set status = 'processed' where status = 'pending'`;
+    const [lost] = await insertInboxRows(database.sql, [{ eventId: 'evt_lost', status: 'pending', receivedAt: minutesAgo(10) }]);
+    const run = await runInboxctl(['sweep', '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.json().requeued, 1);
+    assert.equal((await jobsFor(database.sql, [lost!])).length, 1);
+  });
+});
+
+describe('inboxctl purge and restore', () => {
+  test('refuses a cut-off inside the dedupe window (exit 2, nothing changed) unless --force', async () => {
+    await insertInboxRows(database.sql, [{ eventId: 'evt_recent', status: 'processed', receivedAt: daysAgo(12) }]);
+    const before = await snapshot();
+    const run = await runInboxctl(['purge', '--older-than', '10d', '--provider', 'stripe'], env);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /inside stripe's 30-day dedupe window/);
+    assert.deepEqual(await snapshot(), before);
+    const unknown = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'zoop'], env);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /not configured here/);
+  });
+
+  test('--dry-run lists files and counts and changes nothing; the purge archives, deletes, and restore brings the bytes back', async () => {
+    const rawBody = Buffer.concat([Buffer.from('{"id":"evt_old_1",  "amount": 12345678901234567890, "note":"caf\u00e9"}'), Buffer.from('\n')]);
+    await insertInboxRows(database.sql, [
+      { eventId: 'evt_old_1', status: 'processed', receivedAt: new Date('2024-01-05T10:00:00Z'), processedAt: new Date('2024-01-05T10:00:01Z'), rawBody },
+      { eventId: 'evt_old_2', status: 'ignored', receivedAt: new Date('2024-01-06T10:00:00Z') },
+      { eventId: 'evt_old_failed', status: 'failed', lastError: 'x', receivedAt: new Date('2024-01-06T11:00:00Z') },
+    ]);
+    const before = await snapshot();
+
+    const dry = await runInboxctl(['purge', '--older-than', '30d', '--dry-run', '--json'], env);
+    assert.equal(dry.code, 0, dry.stderr);
+    const [plan] = dry.json();
+    assert.equal(plan.deleted, 2, 'processed and ignored; failed rows stay unless --include-failed');
+    assert.deepEqual(plan.files.map((f: any) => path.basename(f.file)), ['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz']);
+    assert.deepEqual(await snapshot(), before);
+    assert.equal(existsSync(path.join(archiveDir, 'stripe')), false, 'no archive written');
+
+    const purge = await runInboxctl(['purge', '--older-than', '30d'], env);
+    assert.equal(purge.code, 0, purge.stderr);
+    assert.match(purge.out, /stripe: 2 rows received before .* archived and deleted/);
+    assert.deepEqual(await readdir(path.join(archiveDir, 'stripe')), ['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz']);
+    const left = (await snapshot()).map((r) => r.event_id);
+    assert.ok(!left.includes('evt_old_1') && !left.includes('evt_old_2') && left.includes('evt_old_failed') && left.includes('evt_recent'));
+
+    const file = path.join(archiveDir, 'stripe', 'stripe-2024-01-05.jsonl.gz');
+    const printed = await runInboxctl(['restore', file, '--print'], env);
+    assert.equal(printed.code, 0, printed.stderr);
+    const line = printed.out.trim();
+    assert.equal(JSON.parse(line).raw_body, rawBody.toString('utf8'));
+    assert.match(line, /"amount":12345678901234567890/, 'the payload prints exactly');
+
+    const restore = await runInboxctl(['restore', ...['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz'].map((f) => path.join(archiveDir, 'stripe', f))], env);
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.match(restore.out, /1 event read, 1 inserted, 0 already in the inbox/);
+    assert.deepEqual(await snapshot(), before, 'every row back, raw bytes and exact payload included');
+
+    const twice = await runInboxctl(['restore', file, '--json'], env);
+    assert.deepEqual(twice.json().map((r: any) => [r.inserted, r.skipped]), [[0, 1]]);
+  });
+});
