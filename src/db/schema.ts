@@ -41,6 +41,10 @@ export const webhookInbox = pgTable(
     attempts: smallint('attempts').notNull().default(0),
     lastError: text('last_error'),
     processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
+    // What the event meant when it was processed: its payment fact, or the gateway snapshot its
+    // refetch read (which the payload cannot give back), so later folds of the charge see the
+    // same thing again. Null before processing and after a replay, which recomputes it.
+    fact: jsonb('fact'),
   },
   (table) => [
     uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
