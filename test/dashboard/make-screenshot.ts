@@ -22,6 +22,8 @@ import { testWorkerConfig } from '../support/config.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
 
 const out = process.argv[2] ?? 'docs/dashboard.png';
+/** Optional: also photograph one event's page (a refunded charge: payload, payment, history). */
+const eventOut = process.argv[3];
 const STRIPE_SECRET = 'whsec_screenshot_stripe';
 const ASAAS_TOKEN = 'asaas-screenshot-token-0123456789';
 const GITHUB_SECRET = 'github-screenshot-secret';
@@ -202,6 +204,11 @@ async function main(): Promise<void> {
     await page.waitForURL(/notice=signed-in/);
     await page.goto(`${baseUrl}/dashboard`);
     await page.screenshot({ path: out, fullPage: true });
+    if (eventOut) {
+      const [event] = await sql`select id from webhook_inbox where event_type = 'charge.refunded' and status = 'processed' order by id limit 1`;
+      await page.goto(`${baseUrl}/dashboard/events/${event!.id}`);
+      await page.screenshot({ path: eventOut, fullPage: true });
+    }
     const counts = await sql`select provider, status, count(*)::int as n from webhook_inbox group by 1, 2 order by 1, 2`;
     console.log(`wrote ${out}:`, counts.map((r) => `${r.provider}/${r.status}=${r.n}`).join(' '));
   } finally {

@@ -2,8 +2,13 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { type InboxRow, webhookInbox } from '../../db/schema.ts';
 
+export type InboxEventDetail = Pick<
+  InboxRow,
+  'id' | 'provider' | 'eventId' | 'eventType' | 'resourceId' | 'payload' | 'rawBody' | 'occurredAt' | 'receivedAt' | 'status' | 'attempts' | 'lastError' | 'processedAt' | 'fact'
+>;
+
 /** One inbox row by primary key, raw body included (the event page pretty-prints the bytes as sent). */
-export async function selectInboxEvent(db: Executor, id: number): Promise<InboxRow | undefined> {
+export async function selectInboxEvent(db: Executor, id: number): Promise<InboxEventDetail | undefined> {
   const [row] = await db
     .select({
       id: webhookInbox.id,
@@ -19,6 +24,7 @@ export async function selectInboxEvent(db: Executor, id: number): Promise<InboxR
       attempts: webhookInbox.attempts,
       lastError: webhookInbox.lastError,
       processedAt: webhookInbox.processedAt,
+      fact: webhookInbox.fact,
     })
     .from(webhookInbox)
     .where(eq(webhookInbox.id, id));

@@ -1,11 +1,10 @@
 import { html } from 'hono/html';
-import type { InboxRow } from '../../db/schema.ts';
-import type { PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
+import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
 export interface EventPage {
-  event: InboxRow;
+  event: InboxEventDetail;
   payment: { id: number; row: Record<string, unknown> } | undefined;
   transitions: PaymentTransition[];
   resourceEvents: ResourceEvent[];
@@ -66,7 +65,7 @@ function resourceEventsSection(page: EventPage) {
  * The body as the gateway sent it, indented: parsed from the raw bytes so keys keep the sender's
  * order (jsonb reorders them). A body that is not JSON (a form-encoded postback) shows verbatim.
  */
-export function prettyPayload(event: Pick<InboxRow, 'rawBody' | 'payload'>): string {
+export function prettyPayload(event: Pick<InboxEventDetail, 'rawBody' | 'payload'>): string {
   const text = Buffer.from(event.rawBody).toString('utf8');
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
@@ -81,7 +80,7 @@ export function renderEventPage(page: EventPage) {
   // carrying markup shows as text.
   const body = html`<p><a href="/dashboard">← overview</a></p>
 <h2>${event.provider} · ${event.eventId}</h2>
-<div class="two"><div>${facts(event)}${replayControl(page)}</div>
+<div class="two"><div>${facts(event)}${replayControl(page)}${event.fact === null || event.fact === undefined ? '' : html`<h3>What it meant when processed</h3><pre id="fact">${JSON.stringify(event.fact, null, 2)}</pre>`}</div>
 <div><h3>Payment</h3>${paymentSection(page)}<h3>Status history</h3>${historySection(page)}</div></div>
 ${resourceEventsSection(page)}
 <h2>Payload</h2><pre id="payload">${prettyPayload(event)}</pre>`;

@@ -58,4 +58,6 @@ form.filters { display: flex; gap: 10px; flex-wrap: wrap; align-items: end; back
 form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 2px; }
 form.filters select, form.filters input { padding: 4px 6px; border: 1px solid #cbd5e0; border-radius: 4px; font: inherit; }
 .muted { color: var(--muted); }
+tr.this-event td { background: #fffbea; }
+.two h3 { margin: 14px 0 6px; } .two > div > h3:first-child { margin-top: 0; }
 `;
