@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import type { Database } from '../../src/db/client.ts';
+import * as schema from '../../src/db/schema.ts';
+import { countByProviderAndStatus, failedByError, lagPercentiles, oldestPendingByProvider } from '../../src/operations/inbox-stats.ts';
+import { selectReplayCandidates } from '../../src/operations/replay-events.ts';
+import { lockExpiredBatch } from '../../src/operations/retention.ts';
+import { findEvent } from '../../src/operations/show-event.ts';
+import { listStoredProviders } from '../../src/operations/stored-providers.ts';
+import { selectStalePendingEvents } from '../../src/operations/sweep-pending-events.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+// Plans are the planner's choice for a table of this size and shape; at a few hundred rows it
+// would rightly scan. 60,000 rows over 60 days, mostly processed, as in production.
+const ROWS = 60_000;
+let database: TestDatabase;
+let db: Database;
+const recorded: Array<{ sql: string; params: unknown[] }> = [];
+
+before(async () => {
+  database = await createTestDatabase();
+  await database.sql.unsafe(`
+    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, last_error, processed_at)
+    select (array['stripe','asaas','pagarme'])[1 + g % 3], 'evt_' || g, 'charge.succeeded', 'ch_' || (g / 3), '{}', '\\x7b7d',
+      now() - interval '60 days' * (g::float8 / ${ROWS}), now() - interval '60 days' * (g::float8 / ${ROWS}),
+      case when g % 500 = 0 then 'failed' when g % 500 = 1 then 'pending' when g % 100 < 8 then 'ignored' else 'processed' end,
+      case when g % 500 = 0 then 'boom' end, now() - interval '60 days' * (g::float8 / ${ROWS})
+    from generate_series(1, ${ROWS}) g`);
+  await database.sql`analyze webhook_inbox`;
+  // The operations' own queries, exactly as they send them, captured through drizzle's logger.
+  db = drizzle(database.sql, { schema, logger: { logQuery: (sql, params) => recorded.push({ sql, params }) } }) as unknown as Database;
+});
+
+after(async () => {
+  await database?.drop();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** Runs `work`, then EXPLAINs every statement it sent and returns the plan nodes that touch webhook_inbox. */
+async function inboxPlanOf(work: () => Promise<unknown>): Promise<PlanNode[]> {
+  recorded.length = 0;
+  await work().catch((error) => {
+    if (!(error instanceof Rollback)) throw error;
+  });
+  const touched: PlanNode[] = [];
+  for (const { sql, params } of recorded) {
+    if (!/webhook_inbox/.test(sql)) continue;
+    const [row] = await database.sql.unsafe(`explain (format json) ${sql}`, params as never[]);
+    // A bitmap index scan names only its index; its heap scan names the table.
+    touched.push(...nodes(row!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'webhook_inbox' || n['Index Name']?.startsWith('webhook_inbox_')));
+  }
+  assert.ok(touched.length > 0, 'the work queried webhook_inbox');
+  return touched;
+}
+
+class Rollback extends Error {}
+
+function assertIndexOnly(touched: PlanNode[], index: string) {
+  assert.deepEqual(touched.filter((n) => n['Node Type'] === 'Seq Scan'), [], 'no sequential scan of webhook_inbox');
+  assert.ok(touched.some((n) => n['Index Name'] === index), `uses ${index}; plan: ${JSON.stringify(touched.map((n) => [n['Node Type'], n['Index Name']]))}`);
+}
+
+const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
+
+describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 rows)', () => {
+  test('the sweeper: pending and older than 5 minutes, oldest first', async () => {
+    assertIndexOnly(await inboxPlanOf(() => selectStalePendingEvents(db, new Date(Date.now() - 300_000), 500)), 'webhook_inbox_status_received_at_idx');
+  });
+
+  test('a retention batch: one provider, one status, before the cut-off', async () => {
+    const work = () => db.transaction(async (tx) => {
+      await lockExpiredBatch(tx, 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
+      throw new Rollback();
+    });
+    assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
+  });
+
+  test('stats: window counts, oldest pending, failed errors, lag sample', async () => {
+    const filter = { since: hoursAgo(24) };
+    for (const work of [
+      () => countByProviderAndStatus(db, filter),
+      () => oldestPendingByProvider(db, filter),
+      () => failedByError(db, filter),
+      () => lagPercentiles(db, filter, 10_000),
+    ]) {
+      assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
+    }
+  });
+
+  test('replay candidates: one provider, failed', async () => {
+    assertIndexOnly(await inboxPlanOf(() => selectReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
+  });
+
+  test('show: one event by its natural key; the provider list hops along an index', async () => {
+    assertIndexOnly(await inboxPlanOf(() => findEvent(db, 'stripe', 'evt_3000').catch(() => undefined)), 'webhook_inbox_provider_event_id_key');
+    const hops = await inboxPlanOf(() => listStoredProviders(db));
+    assert.deepEqual(hops.filter((n) => n['Node Type'] === 'Seq Scan'), []);
+    assert.deepEqual(await listStoredProviders(db), ['asaas', 'pagarme', 'stripe']);
+  });
+});
