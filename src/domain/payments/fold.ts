@@ -23,6 +23,12 @@ import { canTransitionTo, lifecycleRank } from './state-machine.ts';
  * then lowest inbox id, only to be deterministic), never returning within the tie to a status it
  * started from or already reached. Valid transitions win over invalid ones, and a tied chain
  * pending → paid → refunded is applied whole instead of blocking itself.
+ *
+ * A snapshot (a refetch's read of the gateway API) is not a transition: it resets the state to
+ * what the gateway said, whatever came before, and the facts after it apply through the state
+ * machine again. It takes its place at the START of the second it was read in: webhook times are
+ * whole seconds, so a fact stamped in that second may have happened after the read; applied after
+ * the reset it is either already reflected (the state machine then refuses it: no harm) or news.
  */
 
 export interface PaymentState {
@@ -72,6 +78,12 @@ export function applyFact(state: PaymentState | null, fact: PaymentFact): Paymen
   };
 }
 
+/** Where a fact sits in time: a snapshot at the start of its second (see the module comment). */
+function foldTime(fact: PaymentFact): number {
+  const time = fact.occurredAt.getTime();
+  return fact.snapshot ? time - (((time % 1000) + 1000) % 1000) : time;
+}
+
 function tieOrder(a: KnownFact, b: KnownFact): number {
   return (
     lifecycleRank[a.fact.status] - lifecycleRank[b.fact.status] ||
@@ -100,14 +112,19 @@ export interface FoldResult {
 
 /** Pure: the payment state the known facts lead to from `initial` (null: `create` mode, nothing yet). */
 export function foldPaymentFacts(initial: PaymentState | null, facts: readonly KnownFact[]): FoldResult {
-  const sorted = [...facts].sort((a, b) => a.fact.occurredAt.getTime() - b.fact.occurredAt.getTime() || tieOrder(a, b));
+  const sorted = [...facts].sort((a, b) => foldTime(a.fact) - foldTime(b.fact) || tieOrder(a, b));
   let state = initial;
   const applied: KnownFact[] = [];
   for (let start = 0; start < sorted.length; ) {
-    const time = sorted[start]!.fact.occurredAt.getTime();
+    const time = foldTime(sorted[start]!.fact);
     let end = start;
-    while (end < sorted.length && sorted[end]!.fact.occurredAt.getTime() === time) end += 1;
-    const tied = sorted.slice(start, end);
+    while (end < sorted.length && foldTime(sorted[end]!.fact) === time) end += 1;
+    const tied = sorted.slice(start, end).filter((known) => !known.fact.snapshot);
+    // Snapshots of the same second: the latest read wins; the webhooks of that second follow it.
+    for (const snapshot of latestReadFirst(sorted.slice(start, end)).slice(0, 1)) {
+      state = applyFact(state, snapshot.fact);
+      applied.push(snapshot);
+    }
     const reachedInTie = new Set<PaymentStatus>(state ? [state.status] : []);
     for (;;) {
       const next = tied.findIndex((known) => canApply(state, known.fact) && !revisits(reachedInTie, known.fact));
@@ -120,6 +137,10 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
     start = end;
   }
   return { state, applied };
+}
+
+function latestReadFirst(known: readonly KnownFact[]): KnownFact[] {
+  return known.filter((k) => k.fact.snapshot).sort((a, b) => b.fact.occurredAt.getTime() - a.fact.occurredAt.getTime() || b.inboxId - a.inboxId);
 }
 
 export function sameState(a: PaymentState, b: PaymentState): boolean {

@@ -27,7 +27,19 @@ export interface PaymentFact {
   amount?: number;
   amountRefunded?: number;
   currency?: string;
+  /**
+   * The gateway API's answer, not a webhook: the charge's whole state as read at `occurredAt` (the
+   * time the request was sent). The fold resets to it instead of running it through the state
+   * machine: a snapshot is the gateway's truth, however the webhooks before it were ordered.
+   */
+  snapshot?: true;
 }
+
+/**
+ * Routing kind of a thin notification: it says only that a charge changed (Mercado Pago's
+ * `payment.updated`); what it means is read from the gateway. Not a status.
+ */
+export const PAYMENT_NOTICE_KIND = 'payment.notice';
 
 export function paymentKind(status: PaymentStatus): PaymentKind {
   return `payment.${status}`;

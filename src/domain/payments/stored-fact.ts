@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { type PaymentFact, paymentKind, paymentStatuses } from './payment-fact.ts';
+
+/**
+ * A payment fact as kept in webhook_inbox.fact: "what this event meant when it was processed".
+ * For a refetched event that is the gateway's snapshot, which its payload cannot reproduce.
+ */
+const storedFact = z.object({
+  chargeId: z.string().min(1),
+  status: z.enum(paymentStatuses),
+  occurredAt: z.iso.datetime({ offset: true }),
+  amount: z.number().int().optional(),
+  amountRefunded: z.number().int().optional(),
+  currency: z.string().optional(),
+  snapshot: z.literal(true).optional(),
+});
+
+export type StoredFact = z.infer<typeof storedFact>;
+
+export function toStoredFact(fact: PaymentFact): StoredFact {
+  return {
+    chargeId: fact.chargeId,
+    status: fact.status,
+    occurredAt: fact.occurredAt.toISOString(),
+    amount: fact.amount,
+    amountRefunded: fact.amountRefunded,
+    currency: fact.currency,
+    snapshot: fact.snapshot,
+  };
+}
+
+/** Undefined when the column holds nothing usable (never written, or written by another version). */
+export function fromStoredFact(value: unknown): PaymentFact | undefined {
+  const parsed = storedFact.safeParse(value);
+  if (!parsed.success) return undefined;
+  const { occurredAt, snapshot, ...rest } = parsed.data;
+  return { ...rest, kind: paymentKind(rest.status), occurredAt: new Date(occurredAt), ...(snapshot ? { snapshot } : {}) };
+}
