@@ -17,7 +17,9 @@ async function failedEvent(extra: Record<string, unknown> = {}): Promise<{ id: n
   const eventId = `evt_dash_${sequence}`;
   const body = JSON.parse(chargeEvent({ id: eventId, type: 'charge.succeeded', chargeId: `ch_dash_${sequence}`, created: Math.floor(Date.now() / 1000) }));
   Object.assign(body.data.object, extra);
-  assert.equal((await postStripe(service.baseUrl, JSON.stringify(body), SECRET)).status, 200);
+  // "__BIG__" becomes a number JavaScript cannot hold exactly.
+  const raw = JSON.stringify(body).replace('"__BIG__"', '12345678901234567890');
+  assert.equal((await postStripe(service.baseUrl, raw, SECRET)).status, 200);
   const [row] = await database.sql`
     update webhook_inbox set status = 'failed', attempts = 3, last_error = 'HandlerError: boom <b>' where event_id = ${eventId} returning id`;
   return { id: Number(row!.id), eventId };
@@ -81,10 +83,11 @@ describe('GET /dashboard', () => {
   });
 
   test("the event page shows the payload pretty-printed and HTML-escaped", async () => {
-    const { id } = await failedEvent({ description: '</pre><script>alert("x")</script>' });
+    const { id } = await failedEvent({ description: '</pre><script>alert("x")</script>', gateway_reference: '__BIG__' });
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${id}`)).text();
     assert.ok(!page.includes('<script>'), 'no markup from the payload reaches the page');
     assert.ok(page.includes('&lt;/pre&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;'));
+    assert.match(page, /&quot;gateway_reference&quot;: 12345678901234567890\n/, 'a 64-bit number keeps its digits');
     assert.match(page, /<pre id="payload">\{\n {2}&quot;id&quot;: &quot;evt_dash_\d+&quot;,\n {2}&quot;object&quot;: &quot;event&quot;,\n/, 'pretty-printed, in the order the gateway sent');
   });
 

@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import { parseExactJson } from '../../cli/output.ts';
 import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
@@ -63,12 +64,13 @@ function resourceEventsSection(page: EventPage) {
 
 /**
  * The body as the gateway sent it, indented: parsed from the raw bytes so keys keep the sender's
- * order (jsonb reorders them). A body that is not JSON (a form-encoded postback) shows verbatim.
+ * order (jsonb reorders them) and numbers their digits (a 64-bit id is not rounded). A body that
+ * is not JSON (a form-encoded postback) shows verbatim.
  */
 export function prettyPayload(event: Pick<InboxEventDetail, 'rawBody' | 'payload'>): string {
   const text = Buffer.from(event.rawBody).toString('utf8');
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    return JSON.stringify(parseExactJson(text), null, 2);
   } catch {
     return text.length > 0 ? text : JSON.stringify(event.payload, null, 2);
   }
