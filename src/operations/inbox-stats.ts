@@ -131,49 +131,65 @@ function percentiles(values: number[] | null, max: number | null): LagPercentile
   return { p50, p95, p99, max: ms(max) };
 }
 
+type CountRow = Awaited<ReturnType<typeof countByProviderAndStatus>>[number];
+
+/** ignored ÷ total per provider, for providers with any row. */
+function ignoredRatios(rows: CountRow[]): Map<string, number> {
+  const sums = new Map<string, { total: number; ignored: number }>();
+  for (const { provider, status, n } of rows) {
+    const sum = sums.get(provider) ?? { total: 0, ignored: 0 };
+    sum.total += n;
+    if (status === 'ignored') sum.ignored += n;
+    sums.set(provider, sum);
+  }
+  return new Map([...sums].filter(([, sum]) => sum.total > 0).map(([provider, sum]) => [provider, sum.ignored / sum.total]));
+}
+
+function providerStats(
+  counts: CountRow[],
+  previous: CountRow[],
+  pending: Awaited<ReturnType<typeof oldestPendingByProvider>>,
+  failed: Awaited<ReturnType<typeof failedByError>>,
+): ProviderStats[] {
+  const byProvider = new Map<string, ProviderStats>();
+  const entry = (provider: string) => {
+    const stats = byProvider.get(provider) ?? { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0 };
+    byProvider.set(provider, stats);
+    return stats;
+  };
+  for (const { provider, status, n } of counts) {
+    entry(provider).counts[status] += n;
+    entry(provider).total += n;
+  }
+  for (const { provider, oldest } of pending) entry(provider).oldestPendingAt = oldest ? new Date(oldest) : null;
+  for (const { provider, n } of failed) entry(provider).failedAllTime += n;
+  const now = ignoredRatios(counts);
+  const before = ignoredRatios(previous);
+  for (const stats of byProvider.values()) {
+    stats.ignoredRatio = now.get(stats.provider) ?? null;
+    stats.ignoredRatioBefore = before.get(stats.provider) ?? null;
+  }
+  return [...byProvider.values()].sort((a, b) => a.provider.localeCompare(b.provider));
+}
+
 export async function collectInboxStats(db: Executor, filter: StatsFilter, now: Date): Promise<InboxStats> {
-  const before = filter.since ? { since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
+  // The window of the same length just before this one, for the ignored ratio's trend.
+  const before = filter.since ? { provider: filter.provider, since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
   const [counts, previous, pending, failed, lag] = await Promise.all([
     countByProviderAndStatus(db, filter),
-    before ? countByProviderAndStatus(db, { provider: filter.provider, ...before }) : Promise.resolve([]),
+    before ? countByProviderAndStatus(db, before) : Promise.resolve([]),
     oldestPendingByProvider(db, filter),
     failedByError(db, filter),
     lagPercentiles(db, filter, filter.lagSampleSize ?? 10_000),
   ]);
-  const byProvider = new Map<string, ProviderStats>();
-  const entry = (provider: string) => {
-    let stats = byProvider.get(provider);
-    if (!stats) {
-      stats = { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0 };
-      byProvider.set(provider, stats);
-    }
-    return stats;
-  };
+  const providers = providerStats(counts, previous, pending, failed);
   const totals = zeroCounts();
-  for (const { provider, status, n } of counts) {
-    const stats = entry(provider);
-    stats.counts[status] += n;
-    stats.total += n;
-    totals[status] += n;
-  }
-  for (const { provider, oldest } of pending) entry(provider).oldestPendingAt = oldest ? new Date(oldest) : null;
-  for (const { provider, n } of failed) entry(provider).failedAllTime += n;
-  for (const stats of byProvider.values()) stats.ignoredRatio = stats.total === 0 ? null : stats.counts.ignored / stats.total;
-  const previousTotals = new Map<string, { total: number; ignored: number }>();
-  for (const { provider, status, n } of previous) {
-    const sums = previousTotals.get(provider) ?? { total: 0, ignored: 0 };
-    sums.total += n;
-    if (status === 'ignored') sums.ignored += n;
-    previousTotals.set(provider, sums);
-  }
-  for (const [provider, { total, ignored }] of previousTotals) {
-    if (byProvider.has(provider) && total > 0) entry(provider).ignoredRatioBefore = ignored / total;
-  }
-  const oldestPendingAt = [...byProvider.values()].reduce<Date | null>((o, s) => (s.oldestPendingAt && (!o || s.oldestPendingAt < o) ? s.oldestPendingAt : o), null);
+  for (const { status, n } of counts) totals[status] += n;
+  const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
   return {
     generatedAt: now,
     since: filter.since ?? null,
-    providers: [...byProvider.values()].sort((a, b) => a.provider.localeCompare(b.provider)),
+    providers,
     totals,
     oldestPendingAt,
     oldestPendingAgeSeconds: oldestPendingAt ? Math.max(0, (now.getTime() - oldestPendingAt.getTime()) / 1000) : null,

@@ -23,9 +23,17 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
   if (stats.providers.length === 0) lines.push('No events.');
   else {
-    const rows = stats.providers.map((p) => [p.provider, ...inboxStatuses.map((s) => String(p.counts[s])), String(p.total), formatPercent(p.ignoredRatio), formatPercent(p.ignoredRatioBefore)]);
-    lines.push(table(['PROVIDER', ...inboxStatuses.map((s) => s.toUpperCase()), 'TOTAL', 'IGNORED', 'BEFORE'], rows));
-    if (stats.since) lines.push('(BEFORE: the ignored ratio over the same length of time just before the window.)');
+    // BEFORE: the ignored ratio over the same length of time just before the window (a jump = the gateway changed something).
+    const before = stats.since ? ['BEFORE'] : [];
+    const rows = stats.providers.map((p) => [
+      p.provider,
+      ...inboxStatuses.map((s) => String(p.counts[s])),
+      String(p.total),
+      formatPercent(p.ignoredRatio),
+      ...(stats.since ? [formatPercent(p.ignoredRatioBefore)] : []),
+    ]);
+    lines.push(table(['PROVIDER', ...inboxStatuses.map((s) => s.toUpperCase()), 'TOTAL', 'IGNORED', ...before], rows));
+    if (stats.since) lines.push('(IGNORED: ignored ÷ total in the window; BEFORE: the same ratio over the window just before it.)');
   }
   lines.push('');
   lines.push(stats.oldestPendingAt ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).` : 'Oldest pending: none.');
