@@ -13,6 +13,8 @@ import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
+import { createRefetcher } from './refetch/refetcher.ts';
+import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
 
 export interface ServiceOptions {
@@ -100,7 +102,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       : undefined,
   });
   if (config.role !== 'receiver') {
-    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing });
+    for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
+    const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock: options.clock ?? (() => new Date()), metrics: metrics.refetch });
+    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher });
     await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.

@@ -81,13 +81,14 @@ export async function selectReplayCandidates(db: Executor, filter: ReplayFilter,
 }
 
 /**
- * Back to `pending` with the error cleared; the status is re-checked so a row that changed since
- * the candidates were read (another replay, a late worker) is left as it is.
+ * Back to `pending` with the error cleared and the recorded fact dropped (processing reads the
+ * event afresh: its payload again, or a new gateway snapshot); the status is re-checked so a row
+ * that changed since the candidates were read (another replay, a late worker) is left as it is.
  */
 export async function resetEventsToPending(tx: Transaction, ids: number[], statuses: readonly ReplayableStatus[]): Promise<EnqueueableEvent[]> {
   return tx
     .update(webhookInbox)
-    .set({ status: 'pending', lastError: null })
+    .set({ status: 'pending', lastError: null, fact: null })
     .where(and(inArray(webhookInbox.id, ids), inArray(webhookInbox.status, [...statuses])))
     .returning({
       id: webhookInbox.id,

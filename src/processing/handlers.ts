@@ -1,8 +1,8 @@
 import type { ConfiguredProvider } from '../config/config.ts';
 import type { Transaction } from '../db/client.ts';
-import type { PaymentFact } from '../domain/payments/payment-fact.ts';
+import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
 import type { StoredEvent } from '../providers/types.ts';
-import { paymentsHandler } from './payments-handler.ts';
+import { type PaymentsHandlerDeps, createPaymentsHandler } from './payments-handler.ts';
 
 export type HandlerOutcome = 'processed' | 'ignored';
 
@@ -37,9 +37,12 @@ export interface HandlerRegistry {
 }
 
 // The registrations: a new handler is one file and one line here.
-export const builtInHandlers: readonly EventHandler[] = [
-  paymentsHandler,
-];
+export function createBuiltInHandlers(deps: PaymentsHandlerDeps): EventHandler[] {
+  return [createPaymentsHandler(deps)];
+}
+
+/** The built-in handlers without a gateway refetcher (every payment kind ordered by occurred_at). */
+export const builtInHandlers: readonly EventHandler[] = createBuiltInHandlers({});
 
 /** Routing table by kind; two handlers claiming one kind is a programming error, caught at start. */
 export function createHandlerRegistry(handlers: readonly EventHandler[] = builtInHandlers): HandlerRegistry {
@@ -55,10 +58,14 @@ export function createHandlerRegistry(handlers: readonly EventHandler[] = builtI
 }
 
 /**
- * Payment events route by their canonical kind (`payment.paid`, …), the same for every gateway.
- * Anything else routes by `<driver>:<event type>` (`github:push`, `stripe:customer.created`), so a
- * handler for a non-payment event registers for exactly that; with no handler the event is `ignored`.
+ * Payment events route by their canonical kind (`payment.paid`, …), the same for every gateway;
+ * a thin gateway's stateless notice about a charge routes as `payment.notice` (its meaning is read
+ * from the gateway). Anything else routes by `<driver>:<event type>` (`github:push`,
+ * `stripe:customer.created`), so a handler for a non-payment event registers for exactly that;
+ * with no handler the event is `ignored`.
  */
 export function canonicalKind(provider: ConfiguredProvider, stored: StoredEvent, fact: PaymentFact | null): string {
-  return fact?.kind ?? `${provider.driver.driver}:${stored.eventType}`;
+  if (fact) return fact.kind;
+  if (provider.driver.toPaymentNotice?.(stored)) return PAYMENT_NOTICE_KIND;
+  return `${provider.driver.driver}:${stored.eventType}`;
 }

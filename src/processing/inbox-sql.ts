@@ -10,6 +10,11 @@ export interface InboxEventRow extends StoredEvent {
   receivedAt: Date;
 }
 
+/** A processed row of the same resource, with what it meant when processed (null: not recorded). */
+export interface KnownResourceEventRow extends InboxEventRow {
+  fact: unknown;
+}
+
 const storedEventColumns = {
   id: webhookInbox.id,
   provider: webhookInbox.provider,
@@ -46,6 +51,22 @@ export async function markEventOutcome(tx: Transaction, id: number, outcome: Han
     .where(eq(webhookInbox.id, id));
 }
 
+/** Inside the job's transaction: the fact the event was processed with (see webhook_inbox.fact). */
+export async function recordEventFact(tx: Transaction, id: number, fact: unknown): Promise<void> {
+  await tx.update(webhookInbox).set({ fact }).where(eq(webhookInbox.id, id));
+}
+
+/**
+ * The event waits for something outside it (the gateway API's circuit breaker): the row stays
+ * pending with the reason in last_error, and the attempt is not counted, since nothing failed.
+ */
+export async function noteEventDeferred(db: Executor, id: number, reason: string): Promise<void> {
+  await db
+    .update(webhookInbox)
+    .set({ lastError: reason })
+    .where(and(eq(webhookInbox.id, id), eq(webhookInbox.status, 'pending')));
+}
+
 /** After a rolled-back attempt, outside that transaction: the attempt still counts, with its error. */
 export async function recordFailedAttempt(db: Executor, id: number, error: string): Promise<void> {
   await db
@@ -72,9 +93,9 @@ export async function markEventFailed(db: Executor, id: number, fallbackError: s
  * stays set when a replay puts a row back to pending, so replaying never hides a fact the
  * payment already reflects). Served by the (provider, resource_id) index.
  */
-export async function selectKnownResourceEvents(tx: Transaction, provider: string, resourceId: string, exceptId: number): Promise<InboxEventRow[]> {
+export async function selectKnownResourceEvents(tx: Transaction, provider: string, resourceId: string, exceptId: number): Promise<KnownResourceEventRow[]> {
   return tx
-    .select({ ...storedEventColumns, status: webhookInbox.status })
+    .select({ ...storedEventColumns, status: webhookInbox.status, fact: webhookInbox.fact })
     .from(webhookInbox)
     .where(
       and(

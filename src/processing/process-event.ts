@@ -3,6 +3,7 @@ import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
+import { BreakerOpenError } from '../refetch/errors.ts';
 import { type HandlerOutcome, type HandlerRegistry, type InboxEvent, canonicalKind } from './handlers.ts';
 import { lockInboxEvent, markEventOutcome, readInboxEvent, recordFailedAttempt } from './inbox-sql.ts';
 
@@ -12,10 +13,18 @@ export interface ProcessingDeps {
   handlers: HandlerRegistry;
   /** Attempts, failures by error class, received → processed latency (observability/metrics.ts). */
   metrics?: ProcessingMetrics;
+  /**
+   * Queues the event again to start at `startAfter`, leaving its row pending with `reason`.
+   * Without it a gateway breaker that is open fails the attempt like any other error.
+   */
+  deferEvent?(inboxId: number, startAfter: Date, reason: string): Promise<void>;
 }
 
-/** `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt) handled it. */
-export type JobOutcome = HandlerOutcome | 'skipped';
+/**
+ * `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt)
+ * handled it. `deferred`: the gateway's circuit breaker is open; a new job starts when it half-opens.
+ */
+export type JobOutcome = HandlerOutcome | 'skipped' | 'deferred';
 
 export class ProviderNotConfiguredError extends Error {
   readonly code = 'provider_not_configured';
@@ -35,7 +44,9 @@ const MAX_ERROR_LENGTH = 2000;
  * Either all of that commits or none of it does.
  *
  * A failure rolls the transaction back; the attempt and its error are then recorded outside it
- * and the error is rethrown, so pg-boss retries the job with backoff.
+ * and the error is rethrown, so pg-boss retries the job with backoff. An open gateway breaker is
+ * no failure of the event: it is queued again for when the breaker half-opens, without spending
+ * one of its attempts (and without being applied from its payload).
  */
 export async function processInboxEvent(deps: ProcessingDeps, inboxId: number, signal?: AbortSignal): Promise<JobOutcome> {
   // Filled in once the row is read, so a failure is counted under its provider.
@@ -43,6 +54,10 @@ export async function processInboxEvent(deps: ProcessingDeps, inboxId: number, s
   try {
     return await processOnce(deps, inboxId, signal, attempt);
   } catch (error) {
+    if (error instanceof BreakerOpenError && deps.deferEvent) {
+      await deps.deferEvent(inboxId, error.halfOpensAt, describeError(error).slice(0, MAX_ERROR_LENGTH));
+      return 'deferred';
+    }
     if (attempt.provider !== undefined) deps.metrics?.failure(attempt.provider, errorClassOf(error));
     // Best effort: when the database itself is what failed, this fails too and the retry still happens.
     await recordFailedAttempt(deps.db, inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
@@ -63,7 +78,7 @@ async function processOnce(deps: ProcessingDeps, inboxId: number, signal: AbortS
   const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
   // pg-boss aborts the signal when the job expired or shutdown gave up on it: start nothing new.
   signal?.throwIfAborted();
-  const outcome = await deps.db.transaction(async (tx): Promise<JobOutcome> => {
+  const outcome = await deps.db.transaction(async (tx): Promise<HandlerOutcome | 'skipped'> => {
     if ((await lockInboxEvent(tx, inboxId)) !== 'pending') return 'skipped';
     const outcome = handler ? await handler.apply(tx, event, context) : 'ignored';
     await markEventOutcome(tx, inboxId, outcome);

@@ -4,9 +4,12 @@ import type { ConfiguredProvider, WorkerConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
+import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
+import type { Refetcher } from '../refetch/refetcher.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
-import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
+import { type HandlerRegistry, createBuiltInHandlers, createHandlerRegistry } from './handlers.ts';
+import { noteEventDeferred, readInboxEvent } from './inbox-sql.ts';
 import { type ProcessingDeps, processInboxEvent } from './process-event.ts';
 
 export interface ProcessingOptions {
@@ -15,9 +18,27 @@ export interface ProcessingOptions {
   providers: ReadonlyMap<string, ConfiguredProvider>;
   worker: WorkerConfig;
   logger: Logger;
-  /** Default: the built-in handlers (handlers.ts). */
+  /** Default: the built-in handlers (handlers.ts), re-reading charges through `refetcher`. */
   handlers?: HandlerRegistry;
   metrics?: ProcessingMetrics;
+  /** The gateway API clients (src/refetch); without it every payment kind is ordered by occurred_at. */
+  refetcher?: Refetcher;
+}
+
+/**
+ * A new job for the event, not before `startAfter`, then the current job completes: the row
+ * stays pending and keeps its attempt count (the job's retry budget is not spent waiting for a
+ * gateway). The new job commits first; completing the old one after a crash in between leaves two
+ * jobs of one event, which the inbox row lock makes harmless.
+ */
+function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
+  return async (inboxId, startAfter, reason) => {
+    const row = await readInboxEvent(db, inboxId);
+    if (!row || row.status !== 'pending') return;
+    await db.transaction((tx) => enqueueWebhookJobs(boss, tx, [row], { startAfter }));
+    await noteEventDeferred(db, inboxId, reason);
+    logger.info({ inboxId, provider: row.provider, startAfter }, 'gateway API breaker open: event queued again for when it half-opens');
+  };
 }
 
 async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>, logger: Logger): Promise<JobResult> {
@@ -90,7 +111,13 @@ async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerC
  */
 export async function startProcessing(options: ProcessingOptions): Promise<void> {
   const { boss, worker, logger } = options;
-  const deps: ProcessingDeps = { db: options.db, providers: options.providers, handlers: options.handlers ?? createHandlerRegistry(), metrics: options.metrics };
+  const deps: ProcessingDeps = {
+    db: options.db,
+    providers: options.providers,
+    handlers: options.handlers ?? createHandlerRegistry(createBuiltInHandlers({ refetcher: options.refetcher })),
+    metrics: options.metrics,
+    deferEvent: eventDeferrer(boss, options.db, logger),
+  };
   await startWebhookWorkers(boss, deps, worker, logger);
   await startDeadLetterWorker(boss, options.db, worker, logger);
   logger.info({ batchSize: worker.batchSize, concurrency: worker.concurrency }, 'processing webhooks');

@@ -102,6 +102,9 @@ export function createMercadoPagoDriver(settings: ProviderSettings): ProviderDri
     // Thin notifications: `payment.created`/`payment.updated` carry no status or amount. The fact
     // comes from refetching the payment (GET /v1/payments/{id}), not from this payload.
     toPaymentFact: () => null,
+    // …so a payment notification (action payment.created/updated, or the older type "payment")
+    // names the charge to re-read; order and other topics are no payment notices.
+    toPaymentNotice: (event) => (event.resourceId !== null && (event.eventType === 'payment' || event.eventType.startsWith('payment.')) ? event.resourceId : null),
   };
 }
 

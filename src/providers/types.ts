@@ -46,6 +46,12 @@ export interface ProviderDriver {
   parse(request: WebhookRequest, now: Date): NormalizedEvent;
   /** Maps an event to the payments domain's canonical fact; null = not a payment event (ignored). */
   toPaymentFact(event: StoredEvent): PaymentFact | null;
+  /**
+   * Thin gateways only: the charge id of a notification that says a charge changed but not how
+   * (Mercado Pago's `payment.updated`). Processing re-reads that charge from the gateway API.
+   * Null for anything else.
+   */
+  toPaymentNotice?(event: StoredEvent): string | null;
 }
 
 /** What configuration hands a driver factory for one named provider. */

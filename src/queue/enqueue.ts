@@ -17,9 +17,10 @@ export class JobNotCreatedError extends Error {
  * through here: receiving, the sweeper and replays. Jobs are idempotent, so queuing an event that
  * already has a job is harmless.
  */
-export async function enqueueWebhookJobs(boss: PgBoss, tx: Transaction, events: EnqueueableEvent[]): Promise<void> {
+export async function enqueueWebhookJobs(boss: PgBoss, tx: Transaction, events: EnqueueableEvent[], options: { startAfter?: Date } = {}): Promise<void> {
   if (events.length === 0) return;
-  const ids = await boss.insert(WEBHOOKS_QUEUE, events.map(webhookJob), { db: fromDrizzle(tx, sql), returnId: true });
+  const jobs = events.map((event) => webhookJob(event, options.startAfter));
+  const ids = await boss.insert(WEBHOOKS_QUEUE, jobs, { db: fromDrizzle(tx, sql), returnId: true });
   // A null or short answer means pg-boss refused a job (policy, id conflict): never ack without it.
   const created = ids?.length ?? 0;
   if (created !== events.length) throw new JobNotCreatedError(events.length, created);

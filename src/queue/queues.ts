@@ -24,8 +24,9 @@ export function singletonKeyFor(event: EnqueueableEvent): string {
   return event.resourceId === null ? `${event.provider}:event:${event.eventId}` : `${event.provider}:${event.resourceId}`;
 }
 
-export function webhookJob(event: EnqueueableEvent): JobInsert<WebhookJobData> {
-  return { data: { inboxId: event.id }, singletonKey: singletonKeyFor(event) };
+/** `startAfter`: not before then (an event waiting for a gateway's circuit breaker to half-open). */
+export function webhookJob(event: EnqueueableEvent, startAfter?: Date): JobInsert<WebhookJobData> {
+  return { data: { inboxId: event.id }, singletonKey: singletonKeyFor(event), ...(startAfter ? { startAfter } : {}) };
 }
 
 /**

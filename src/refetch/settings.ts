@@ -163,3 +163,8 @@ function missingApiProblem(input: RefetchInput, gateway: GatewayApi | undefined,
   const why = thinNotificationGateways.includes(gateway.name) ? `${gateway.name} notifications are thin, so refetch is the default` : 'refetch is chosen';
   return `provider "${input.provider}": ${why} for ${what} and needs an API key: set ${apiKeyEnvName(input.provider)} (or api.key in INBOX_CONFIG), or set "ordering": {"default": "occurred_at"} to order by the notification's timestamp`;
 }
+
+/** The providers that have a gateway API to re-read from: the refetcher's targets. */
+export function gatewayApiTargets(providers: Iterable<{ refetch: ProviderRefetchConfig }>): GatewayApiTarget[] {
+  return [...providers].flatMap((provider) => (provider.refetch.api ? [provider.refetch.api] : []));
+}

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testConfig } from '../support/config.ts';
+import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
+
+// The real service (receiver + workers) on a real database, its gateway API a real HTTP server on
+// 127.0.0.1 (one per file, a path prefix per provider). Every webhook is signed by the official
+// Stripe SDK or, for Mercado Pago, with node:crypto here.
+const SECRET = 'whsec_refetch_e2e_secret';
+const MP_SECRET = 'mp-refetch-e2e-secret';
+const API_KEY = 'sk_test_refetch_e2e';
+const HALF_OPEN_AFTER_MS = 5000;
+
+let database: TestDatabase;
+let service: TestService;
+let gateway: FakeGateway;
+
+before(async () => {
+  database = await createTestDatabase();
+  gateway = await startFakeGateway();
+  const file = JSON.stringify({
+    providers: {
+      // Everything re-read except refunds, so a later webhook can be seen applying after a snapshot.
+      stripe: {
+        driver: 'stripe',
+        api: { baseUrl: `${gateway.baseUrl}/main` },
+        ordering: { default: 'refetch', 'payment.refunded': 'occurred_at', 'payment.partially_refunded': 'occurred_at' },
+      },
+      'stripe-breaker': {
+        driver: 'stripe',
+        api: { baseUrl: `${gateway.baseUrl}/breaker`, breaker: { consecutiveFailures: 2, halfOpenAfterMs: HALF_OPEN_AFTER_MS } },
+        ordering: { default: 'refetch' },
+      },
+      'stripe-slow': { driver: 'stripe', api: { baseUrl: `${gateway.baseUrl}/slow`, timeoutMs: 30_000 }, ordering: { default: 'refetch' } },
+      mercadopago: { driver: 'mercadopago', api: { baseUrl: `${gateway.baseUrl}/mp` } },
+    },
+  });
+  const env = {
+    INBOX_ROLE: 'all',
+    INBOX_CONFIG: '/inbox.json',
+    WEBHOOK_SECRET_STRIPE: SECRET,
+    WEBHOOK_SECRET_STRIPE_BREAKER: SECRET,
+    WEBHOOK_SECRET_STRIPE_SLOW: SECRET,
+    WEBHOOK_SECRET_MERCADOPAGO: MP_SECRET,
+    GATEWAY_API_KEY_STRIPE: API_KEY,
+    GATEWAY_API_KEY_STRIPE_BREAKER: API_KEY,
+    GATEWAY_API_KEY_STRIPE_SLOW: API_KEY,
+    GATEWAY_API_KEY_MERCADOPAGO: 'APP_USR-refetch-e2e',
+  };
+  service = await startTestService(testConfig(env, { '/inbox.json': file }), database.url);
+});
+
+after(async () => {
+  await service?.stop();
+  await gateway?.close();
+  await database?.drop();
+});
+
+function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
+  return { id, object: 'charge', amount: 2000, amount_captured: 2000, amount_refunded: 0, captured: true, currency: 'brl', disputed: false, refunded: false, status: 'succeeded', ...overrides };
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+async function send(provider: string, body: string) {
+  const response = await postStripe(service.baseUrl, body, SECRET, { provider });
+  assert.equal(response.status, 200, await response.clone().text());
+}
+
+interface InboxRow {
+  id: number;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  fact: Record<string, unknown> | null;
+  processed_at: Date | null;
+}
+
+async function inboxRow(provider: string, eventId: string): Promise<InboxRow | undefined> {
+  const [row] = await database.sql<InboxRow[]>`
+    select id, status, attempts, last_error, fact, processed_at from webhook_inbox where provider = ${provider} and event_id = ${eventId}`;
+  return row;
+}
+
+function settled(provider: string, eventId: string, timeoutMs = 20_000) {
+  return waitFor(`${provider} ${eventId} to be processed`, async () => {
+    const row = await inboxRow(provider, eventId);
+    return row && row.status !== 'pending' ? row : undefined;
+  }, timeoutMs);
+}
+
+async function payment(provider: string, chargeId: string) {
+  const [row] = await database.sql`
+    select status, amount::int, amount_refunded::int, currency from payments where provider = ${provider} and gateway_charge_id = ${chargeId}`;
+  return row;
+}
+
+function requestsUnder(prefix: string) {
+  return gateway.requests.filter((r) => r.pathname.startsWith(prefix));
+}
+
+async function metricValue(name: string, labels: string): Promise<number | undefined> {
+  const text = await service.metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+describe('refetch: the webhook is a notice, the gateway API is the truth', () => {
+  test('a stale webhook whose payload says pending ends paid when the gateway says paid', async () => {
+    gateway.resources.set('/main/v1/charges/ch_stale', stripeCharge('ch_stale'));
+    await send('stripe', chargeEvent({ id: 'evt_stale_pending', type: 'charge.pending', chargeId: 'ch_stale', created: nowSeconds() - 60 }));
+    const row = await settled('stripe', 'evt_stale_pending');
+    assert.equal(row.status, 'processed');
+    assert.deepEqual({ ...(await payment('stripe', 'ch_stale')) }, { status: 'paid', amount: 2000, amount_refunded: 0, currency: 'BRL' });
+    assert.equal(row.fact?.snapshot, true, 'the inbox row keeps what the event meant: the snapshot');
+    assert.equal(row.fact?.status, 'paid');
+    const [request] = requestsUnder('/main/v1/charges/ch_stale');
+    assert.equal(request?.headers.authorization, `Bearer ${API_KEY}`);
+  });
+
+  test('a webhook after the snapshot applies through the state machine; the snapshot still counts in later folds', async () => {
+    const before = requestsUnder('/main').length;
+    await send('stripe', chargeEvent({ id: 'evt_stale_refund', type: 'charge.refunded', chargeId: 'ch_stale', created: nowSeconds() + 1, amountRefunded: 500 }));
+    assert.equal((await settled('stripe', 'evt_stale_refund')).status, 'processed');
+    assert.deepEqual({ ...(await payment('stripe', 'ch_stale')) }, { status: 'partially_refunded', amount: 2000, amount_refunded: 500, currency: 'BRL' });
+    assert.equal(requestsUnder('/main').length, before, 'refunds are ordered by occurred_at here: no API call');
+  });
+
+  test('a Mercado Pago notice (no state at all) becomes the payment the API describes', async () => {
+    gateway.resources.set('/mp/v1/payments/987654321', {
+      id: 987654321,
+      status: 'approved',
+      status_detail: 'accredited',
+      currency_id: 'BRL',
+      transaction_amount: 150.5,
+      transaction_amount_refunded: 0,
+      date_last_updated: '2026-06-27T10:04:59.000-03:00',
+    });
+    const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: '987654321' }, date_created: new Date().toISOString(), id: 115029480001, live_mode: false, type: 'payment', user_id: 724484980 });
+    const ts = String(Date.now());
+    const requestId = '7f9e2c1a-0b3d-4e5f-8a6b-9c0d1e2f3a4b';
+    const v1 = createHmac('sha256', MP_SECRET).update(`id:987654321;request-id:${requestId};ts:${ts};`).digest('hex');
+    const response = await fetch(`${service.baseUrl}/webhooks/mercadopago?data.id=987654321&type=payment`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId },
+    });
+    assert.equal(response.status, 200);
+    assert.equal((await settled('mercadopago', '115029480001')).status, 'processed');
+    assert.deepEqual({ ...(await payment('mercadopago', '987654321')) }, { status: 'paid', amount: 15050, amount_refunded: 0, currency: 'BRL' });
+    assert.equal(requestsUnder('/mp/v1/payments/987654321')[0]?.headers.authorization, 'Bearer APP_USR-refetch-e2e');
+  });
+});
+
+describe('circuit breaker', () => {
+  test('opens after repeated failures: events wait without spending attempts or failing, then it closes and they apply', async () => {
+    gateway.rules.push((request) => (request.pathname.startsWith('/breaker/') ? { status: 503, json: { error: { message: 'maintenance' } } } : undefined));
+    await send('stripe-breaker', chargeEvent({ id: 'evt_brk_1', type: 'charge.refunded', chargeId: 'ch_brk_1', created: nowSeconds(), amountRefunded: 2000 }));
+    // Two 503s open the breaker; the third attempt (the test's last: WORKER max 3) finds it open.
+    const deferred = await waitFor('the event to be deferred', async () => {
+      const row = await inboxRow('stripe-breaker', 'evt_brk_1');
+      return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
+    });
+    assert.equal(deferred.status, 'pending', 'not failed early');
+    assert.equal(deferred.attempts, 2, 'the deferral is no attempt');
+    assert.equal(requestsUnder('/breaker/').length, 2, 'nothing sent while open');
+    assert.equal(await metricValue('inbox_refetch_breaker_state', 'provider="stripe-breaker"'), 2);
+    assert.equal(await payment('stripe-breaker', 'ch_brk_1'), undefined, 'not applied from the payload either');
+
+    // Another charge's event while it is open waits too, without a request.
+    await send('stripe-breaker', chargeEvent({ id: 'evt_brk_2', type: 'charge.succeeded', chargeId: 'ch_brk_2', created: nowSeconds() }));
+    await waitFor('the second event to be deferred', async () => (await inboxRow('stripe-breaker', 'evt_brk_2'))?.last_error?.includes('BreakerOpenError'));
+    assert.equal(requestsUnder('/breaker/').length, 2);
+
+    // The gateway recovers; at half-open time one trial call closes the breaker.
+    gateway.rules.length = 0;
+    gateway.resources.set('/breaker/v1/charges/ch_brk_1', stripeCharge('ch_brk_1', { amount_refunded: 2000, refunded: true }));
+    gateway.resources.set('/breaker/v1/charges/ch_brk_2', stripeCharge('ch_brk_2'));
+    const first = await settled('stripe-breaker', 'evt_brk_1', HALF_OPEN_AFTER_MS + 15_000);
+    const second = await settled('stripe-breaker', 'evt_brk_2', 15_000);
+    assert.deepEqual([first.status, first.attempts, first.last_error], ['processed', 3, null]);
+    assert.deepEqual([second.status, second.attempts], ['processed', 1]);
+    assert.equal((await payment('stripe-breaker', 'ch_brk_1'))?.status, 'refunded');
+    assert.equal((await payment('stripe-breaker', 'ch_brk_2'))?.status, 'paid');
+    assert.equal(requestsUnder('/breaker/').length, 4);
+    assert.equal(await metricValue('inbox_refetch_breaker_state', 'provider="stripe-breaker"'), 0);
+    assert.ok((await metricValue('inbox_refetch_calls_total', 'provider="stripe-breaker",outcome="breaker_open"'))! >= 2);
+  });
+});
+
+describe('no database lock is held while a fetch is in flight', () => {
+  test('with the gateway stalled on charge A, charge B is processed meanwhile and A\'s row is not locked', async () => {
+    gateway.resources.set('/slow/v1/charges/ch_A', stripeCharge('ch_A'));
+    gateway.resources.set('/slow/v1/charges/ch_B', stripeCharge('ch_B'));
+    gateway.rules.push((request) => (request.pathname === '/slow/v1/charges/ch_A' ? { hold: true } : undefined));
+    await send('stripe-slow', chargeEvent({ id: 'evt_A', type: 'charge.pending', chargeId: 'ch_A', created: nowSeconds() }));
+    await waitFor('A\'s fetch to be in flight', () => gateway.heldCount() === 1);
+
+    // A's job is inside prepare: if it held a transaction, its inbox row would be locked.
+    const a = (await inboxRow('stripe-slow', 'evt_A'))!;
+    await database.sql.begin(async (tx) => {
+      const locked = await tx`select id from webhook_inbox where id = ${a.id} for update nowait`;
+      assert.equal(locked.length, 1, 'A\'s inbox row can be locked by someone else: the job holds no lock on it');
+    });
+
+    await send('stripe-slow', chargeEvent({ id: 'evt_B', type: 'charge.pending', chargeId: 'ch_B', created: nowSeconds() }));
+    const b = await settled('stripe-slow', 'evt_B');
+    assert.equal(b.status, 'processed');
+    assert.equal((await inboxRow('stripe-slow', 'evt_A'))?.status, 'pending', 'A still waits for the gateway');
+    assert.equal(gateway.heldCount(), 1);
+
+    gateway.releaseHeld();
+    const aDone = await settled('stripe-slow', 'evt_A');
+    assert.equal(aDone.status, 'processed');
+    assert.ok(b.processed_at! < aDone.processed_at!, 'B completed before A');
+    assert.equal((await payment('stripe-slow', 'ch_A'))?.status, 'paid');
+    assert.equal((await payment('stripe-slow', 'ch_B'))?.status, 'paid');
+  });
+});
