@@ -58,7 +58,8 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     if ('logIncludes' in readyWhen && text.includes(readyWhen.logIncludes)) matched = true;
     const newLines = text.split('\n').filter((l) => l.length > 0);
     lines.push(...newLines);
-    watched.push(...newLines.filter((l) => l.length < 500));
+    // Head and tail of each line: a pino line starts with its level and ends with its msg.
+    watched.push(...newLines.map((l) => (l.length > 400 ? `${l.slice(0, 200)} … ${l.slice(-200)}` : l)));
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };
   child.stdout!.on('data', collect);
