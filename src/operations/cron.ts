@@ -30,8 +30,15 @@ export interface OperationsCronDeps {
  * No retries: a failed run is simply the next tick's work.
  */
 export async function ensureOperationsQueues(boss: PgBoss): Promise<void> {
-  await boss.createQueue(SWEEP_QUEUE, { policy: 'exclusive', retryLimit: 0, expireInSeconds: 600, deleteAfterSeconds: 2 * 86_400 });
-  await boss.createQueue(RETENTION_QUEUE, { policy: 'exclusive', retryLimit: 0, expireInSeconds: 6 * 3600, deleteAfterSeconds: 30 * 86_400 });
+  const queues = {
+    [SWEEP_QUEUE]: { retryLimit: 0, expireInSeconds: 600, deleteAfterSeconds: 2 * 86_400 },
+    [RETENTION_QUEUE]: { retryLimit: 0, expireInSeconds: 6 * 3600, deleteAfterSeconds: 30 * 86_400 },
+  };
+  for (const [name, options] of Object.entries(queues)) {
+    // createQueue leaves an existing queue as it is; the policy is fixed, the rest is kept current.
+    await boss.createQueue(name, { policy: 'exclusive', ...options });
+    await boss.updateQueue(name, options);
+  }
 }
 
 /**

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { loadConfig } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/errors.ts';
+
+const noFiles = () => {
+  throw new Error('no files');
+};
+
+describe('operations configuration', () => {
+  test('defaults: sweep every 5 minutes for rows pending 5 minutes, 500 at a time; retention daily; archives under the data folder', () => {
+    const { operations } = loadConfig({ INBOX_DATA_DIR: '/var/lib/inbox' }, noFiles);
+    assert.deepEqual(operations, {
+      sweepCron: '*/5 * * * *',
+      sweepPendingOlderThanSeconds: 300,
+      sweepBatchSize: 500,
+      retentionCron: '15 3 * * *',
+      retentionBatchSize: 500,
+      archiveDir: '/var/lib/inbox/archive',
+    });
+  });
+
+  test('every setting comes from its variable, and a bad one is listed with the others', () => {
+    const env = { SWEEP_CRON: '*/2 * * * *', SWEEP_PENDING_OLDER_THAN_SECONDS: '120', SWEEP_BATCH_SIZE: '50', RETENTION_CRON: '0 4 * * *', RETENTION_BATCH_SIZE: '100', INBOX_ARCHIVE_DIR: '/mnt/archive' };
+    assert.deepEqual(loadConfig(env, noFiles).operations, {
+      sweepCron: '*/2 * * * *', sweepPendingOlderThanSeconds: 120, sweepBatchSize: 50, retentionCron: '0 4 * * *', retentionBatchSize: 100, archiveDir: '/mnt/archive',
+    });
+    assert.throws(
+      () => loadConfig({ SWEEP_CRON: 'every five minutes', RETENTION_BATCH_SIZE: '0' }, noFiles),
+      (error: unknown) => error instanceof ConfigError && error.problems.some((p) => p.startsWith('SWEEP_CRON')) && error.problems.some((p) => p.startsWith('RETENTION_BATCH_SIZE')),
+    );
+  });
+});
