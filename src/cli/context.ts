@@ -1,7 +1,10 @@
-import { type AppConfig, loadConfig } from '../config/config.ts';
+import type { AppConfig } from '../config/config.ts';
 import { ConfigError } from '../errors.ts';
-import { type CliConnection, connect, resolveDatabase } from './database.ts';
+import type { CliConnection } from './database.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
+
+// Configuration, database and operations modules are loaded when a command needs them, so
+// `--help` and usage errors answer without loading drizzle, pg-boss and every driver.
 
 /** Everything a command touches of the outside world, so the entry point alone reads process.*. */
 export interface CliRuntime {
@@ -20,7 +23,7 @@ export interface CommandContext {
   /** A line on stderr (progress and notices, so `--json` output stays clean). */
   notice(text: string): void;
   /** The service's configuration, read the way the service reads it. */
-  config(): AppConfig;
+  config(): Promise<AppConfig>;
   /** Runs `work` connected to the service's database; closes everything after. */
   withDatabase<T>(options: { boss: boolean }, work: (connection: CliConnection, config: AppConfig) => Promise<T>): Promise<T>;
 }
@@ -32,8 +35,9 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
     now: runtime.now(),
     print: (text) => runtime.stdout.write(`${text}\n`),
     notice: (text) => runtime.stderr.write(`inboxctl: ${text}\n`),
-    config() {
+    async config() {
       if (!config) {
+        const { loadConfig } = await import('../config/config.ts');
         try {
           config = loadConfig(runtime.env, runtime.readFile);
         } catch (error) {
@@ -44,7 +48,8 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
       return config;
     },
     async withDatabase(options, work) {
-      const appConfig = context.config();
+      const appConfig = await context.config();
+      const { connect, resolveDatabase } = await import('./database.ts');
       const database = await resolveDatabase(appConfig, context.notice);
       try {
         const connection = await connect(database.url, appConfig, options);

@@ -1,8 +1,7 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { describeError } from '../errors.ts';
-import { ArchiveFormatError } from '../operations/archive.ts';
-import { OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
+import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
 import { registerPurge } from './commands/purge.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRestore } from './commands/restore.ts';
@@ -11,8 +10,7 @@ import { registerStats } from './commands/stats.ts';
 import { registerSweep } from './commands/sweep.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
-import { isDatabaseUnreachable } from './database.ts';
-import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
+import { CliError, type ExitCode, exitCodes, isDatabaseUnreachable } from './exit-codes.ts';
 
 /** Turns whatever a command threw into one line on stderr and the documented exit code. */
 function exitCodeFor(error: unknown): { code: ExitCode; message: string } {

@@ -6,6 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { ArchiveFormatError } from './errors.ts';
+
+export { ArchiveFormatError } from './errors.ts';
 
 /**
  * One archived inbox row, one JSON line. Everything that is not exact in JSON is carried as text:
@@ -106,13 +109,6 @@ function discard(): Writable {
   return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
 
-export class ArchiveFormatError extends Error {
-  readonly code = 'archive_unreadable';
-  constructor(file: string, line: number, reason: string) {
-    super(`${file}, line ${line}: ${reason}. Is this an inbox archive (*.jsonl.gz written by inboxctl purge or the retention job)?`);
-    this.name = 'ArchiveFormatError';
-  }
-}
 
 /** Reads an archive file back, line by line; a torn tail surfaces as an error after the readable lines. */
 export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> {

@@ -21,3 +21,11 @@ export class OperationRefusedError extends Error {
     this.code = code;
   }
 }
+
+export class ArchiveFormatError extends Error {
+  readonly code = 'archive_unreadable';
+  constructor(file: string, line: number, reason: string) {
+    super(`${file}, line ${line}: ${reason}. Is this an inbox archive (*.jsonl.gz written by inboxctl purge or the retention job)?`);
+    this.name = 'ArchiveFormatError';
+  }
+}

@@ -5,10 +5,9 @@ import { webhookInbox } from '../db/schema.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import type { EnqueueableEvent } from '../queue/queues.ts';
 import { OperationIncompleteError } from './errors.ts';
+import type { ReplayableStatus } from './statuses.ts';
 
-/** A replay puts finished-but-unsuccessful events back in line; pending ones are the sweeper's. */
-export const replayableStatuses = ['failed', 'ignored'] as const;
-export type ReplayableStatus = (typeof replayableStatuses)[number];
+export { type ReplayableStatus, replayableStatuses } from './statuses.ts';
 
 export interface ReplayDeps {
   db: Database;

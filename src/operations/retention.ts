@@ -5,11 +5,9 @@ import type { Database, Executor, Transaction } from '../db/client.ts';
 import { type InboxStatus, webhookInbox } from '../db/schema.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
+import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
-/** Pending rows are never purged (they are owed processing); failed ones only when asked. */
-export const purgeableStatuses = ['processed', 'ignored', 'failed'] as const;
-export type PurgeableStatus = (typeof purgeableStatuses)[number];
-export const retentionStatuses: readonly PurgeableStatus[] = ['processed', 'ignored'];
+export { type PurgeableStatus, purgeableStatuses, retentionStatuses } from './statuses.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -1,7 +1,6 @@
 import type { CAC } from 'cac';
-import { createArchiveWriter } from '../../operations/archive.ts';
-import { type PurgeResult, type PurgeableStatus, checkPurgeCutoff, purgeEvents, retentionStatuses } from '../../operations/retention.ts';
-import { listStoredProviders } from '../../operations/stored-providers.ts';
+import type { PurgeResult } from '../../operations/retention.ts';
+import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
@@ -32,6 +31,11 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
   const cutoff = new Date(context.now.getTime() - parseDuration(flags.olderThan, '--older-than'));
   const statuses: PurgeableStatus[] = flags.includeFailed ? [...retentionStatuses, 'failed'] : [...retentionStatuses];
   const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
+  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }] = await Promise.all([
+    import('../../operations/archive.ts'),
+    import('../../operations/retention.ts'),
+    import('../../operations/stored-providers.ts'),
+  ]);
   const results = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     const providers = flags.provider === undefined ? await listStoredProviders(handle.db) : [String(flags.provider)];
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.

@@ -1,5 +1,6 @@
 import type { CAC } from 'cac';
-import { type ReplayResult, replayEvents, replayableStatuses } from '../../operations/replay-events.ts';
+import type { ReplayResult } from '../../operations/replay-events.ts';
+import { replayableStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
@@ -42,6 +43,7 @@ async function replay(context: CommandContext, provider: string, flags: ReplayFl
   };
   if (filter.since && filter.until && filter.since >= filter.until) throw usageError('--since must be before --until.');
   const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
+  const { replayEvents } = await import('../../operations/replay-events.ts');
   const result = await context.withDatabase({ boss: true }, ({ handle, boss }) =>
     replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize }),
   );

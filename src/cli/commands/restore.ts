@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
-import { type ArchivedEvent, readArchive } from '../../operations/archive.ts';
-import { type RestoreResult, restoreArchive } from '../../operations/restore.ts';
+import type { ArchivedEvent } from '../../operations/archive.ts';
+import type { RestoreResult } from '../../operations/restore.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { parseExactJson, plural, toJson } from '../output.ts';
@@ -28,6 +28,7 @@ function readable(event: ArchivedEvent): string {
 }
 
 async function printArchives(context: CommandContext, files: string[]): Promise<number> {
+  const { readArchive } = await import('../../operations/archive.ts');
   for (const file of files) for await (const event of readArchive(file)) context.print(readable(event));
   return exitCodes.ok;
 }
@@ -35,6 +36,7 @@ async function printArchives(context: CommandContext, files: string[]): Promise<
 async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {
   if (files.length === 0) throw usageError('Name at least one archive file (e.g. .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz).');
   if (flags.print) return printArchives(context, files);
+  const { restoreArchive } = await import('../../operations/restore.ts');
   const results = await context.withDatabase({ boss: false }, async ({ handle }) => {
     const done: RestoreResult[] = [];
     for (const file of files) done.push(await restoreArchive(handle.db, file, { dryRun: flags.dryRun === true }));

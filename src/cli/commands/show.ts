@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { type EventDetails, findEvent } from '../../operations/show-event.ts';
+import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { formatDuration, parseExactJson, toJson } from '../output.ts';
@@ -29,6 +29,7 @@ function render(event: EventDetails, now: Date): string[] {
 }
 
 async function show(context: CommandContext, provider: string, eventId: string, flags: ShowFlags): Promise<number> {
+  const { findEvent } = await import('../../operations/show-event.ts');
   const event = await context.withDatabase({ boss: false }, ({ handle }) => findEvent(handle.db, provider, eventId));
   if (!event) {
     if (flags.json) context.runtime.stdout.write(toJson(null));

@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
-import { inboxStatuses } from '../../db/schema.ts';
-import { type InboxStats, type LagPercentiles, alertsFor, collectInboxStats } from '../../operations/inbox-stats.ts';
+import type { InboxStatus } from '../../db/schema.ts';
+import type { InboxStats, LagPercentiles } from '../../operations/inbox-stats.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { formatDuration, formatPercent, formatSeconds, table, toJson } from '../output.ts';
@@ -21,6 +21,7 @@ function lagLine(label: string, lag: LagPercentiles | null): string {
 
 function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
+  const inboxStatuses = Object.keys(stats.totals) as InboxStatus[];
   if (stats.providers.length === 0) lines.push('No events.');
   else {
     // BEFORE: the ignored ratio over the same length of time just before the window (a jump = the gateway changed something).
@@ -53,6 +54,7 @@ async function stats(context: CommandContext, flags: StatsFlags): Promise<number
   const since = sinceText === 'all' ? undefined : parseInstant(sinceText, '--since', context.now);
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
   const provider = flags.provider === undefined ? undefined : String(flags.provider);
+  const { alertsFor, collectInboxStats } = await import('../../operations/inbox-stats.ts');
   const result = await context.withDatabase({ boss: false }, ({ handle }) => collectInboxStats(handle.db, { provider, since }, context.now));
   const alerts = alertsFor(result, { maxPendingAgeSeconds });
   if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));

@@ -1,5 +1,4 @@
 import type { CAC } from 'cac';
-import { sweepPendingEvents } from '../../operations/sweep-pending-events.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
@@ -13,6 +12,7 @@ interface SweepFlags {
 }
 
 async function sweep(context: CommandContext, flags: SweepFlags): Promise<number> {
+  const { sweepPendingEvents } = await import('../../operations/sweep-pending-events.ts');
   const result = await context.withDatabase({ boss: true }, ({ handle, boss }, config) =>
     sweepPendingEvents(
       { db: handle.db, boss: boss!, clock: context.runtime.now },
