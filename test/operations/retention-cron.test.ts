@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { PgBoss } from 'pg-boss';
+import { createLogger } from '../../src/logger.ts';
+import { RETENTION_QUEUE, startOperationsCron } from '../../src/operations/cron.ts';
+import { testConfig } from '../support/config.ts';
+import { waitFor } from '../support/wait.ts';
+import { type OperationsHarness, daysAgo, insertInboxRows, openOperationsHarness } from './harness.ts';
+
+let h: OperationsHarness;
+let archiveDir: string;
+let boss: PgBoss | undefined;
+
+before(async () => {
+  h = await openOperationsHarness();
+  archiveDir = await mkdtemp(path.join(tmpdir(), 'inbox-retention-cron-'));
+});
+
+after(async () => {
+  await boss?.stop({ graceful: false, close: true });
+  await h?.close();
+  if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
+});
+
+describe('the retention job on pg-boss cron', () => {
+  test('archives and deletes what is past the window, keeps the rest', async () => {
+    await insertInboxRows(h.database.sql, [
+      { eventId: 'evt_expired', status: 'processed', receivedAt: new Date('2024-02-03T04:05:06Z') },
+      { eventId: 'evt_kept', status: 'processed', receivedAt: daysAgo(29) },
+    ]);
+    const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_cron' });
+    boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
+    boss.on('error', () => {});
+    await boss.start();
+    await startOperationsCron({
+      db: h.handle.db,
+      boss,
+      clock: () => new Date(),
+      logger: createLogger('silent'),
+      providers: config.providers,
+      // Every minute, so the schedule is due as soon as it is registered; the sweep never.
+      operations: { ...config.operations, retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir },
+    });
+    await waitFor('a completed retention run', async () => {
+      const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
+      return row!.n > 0;
+    }, 30_000);
+    const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;
+    assert.deepEqual(left.map((r) => r.event_id), ['evt_kept']);
+    assert.ok(existsSync(path.join(archiveDir, 'stripe', 'stripe-2024-02-03.jsonl.gz')));
+  });
+});
