@@ -30,6 +30,8 @@ export const archivedEventSchema = z.object({
   processed_at: z.string().nullable(),
   payload_json: z.string(),
   raw_body_base64: z.string(),
+  /** webhook_inbox.fact (what the event meant when processed), as jsonb text; absent in older files. */
+  fact_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

@@ -30,7 +30,7 @@ const deps = () => ({ db: h.handle.db, archive: createArchiveWriter({ clock: () 
 
 async function rowsOf(provider: string) {
   return h.database.sql`
-    select id, event_id, status, raw_body, payload::text as payload_text, attempts, last_error,
+    select id, event_id, status, raw_body, payload::text as payload_text, fact::text as fact_text, attempts, last_error,
            received_at::text as received_at, occurred_at::text as occurred_at, processed_at::text as processed_at
     from webhook_inbox where provider = ${provider} order by id`;
 }
@@ -53,6 +53,7 @@ describe('purge (archive, then delete)', () => {
       { provider, eventId: 'old-pending', status: 'pending', receivedAt: new Date('2024-01-06T02:00:00Z') },
       { provider, eventId: 'recent', status: 'processed', receivedAt: daysAgo(29, now) },
     ]);
+    await h.database.sql`update webhook_inbox set fact = '{"kind":"payment.paid","chargeId":"ch_1","amount":9007199254740993}' where provider = ${provider} and event_id = 'old-1'`;
     // Exact µs timestamps as stored, to compare after the round trip.
     await h.database.sql`update webhook_inbox set received_at = '2024-01-05T10:00:00.123456Z' where provider = ${provider} and event_id = 'old-1'`;
     const before = await rowsOf(provider);

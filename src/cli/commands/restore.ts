@@ -16,7 +16,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One archived event for a reader: payload as JSON, the raw body as text when it is UTF-8. */
 function readable(event: ArchivedEvent): string {
-  const { raw_body_base64, payload_json, v: _v, ...rest } = event;
+  const { raw_body_base64, payload_json, fact_json, v: _v, ...rest } = event;
   const bytes = Buffer.from(raw_body_base64, 'base64');
   let body: Record<string, string>;
   try {
@@ -24,7 +24,8 @@ function readable(event: ArchivedEvent): string {
   } catch {
     body = { raw_body_base64 };
   }
-  return JSON.stringify({ ...rest, payload: parseExactJson(payload_json), ...body });
+  const fact = fact_json == null ? null : parseExactJson(fact_json);
+  return JSON.stringify({ ...rest, payload: parseExactJson(payload_json), fact, ...body });
 }
 
 async function printArchives(context: CommandContext, files: string[]): Promise<number> {
