@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from './config/config.ts';
+import { EMBEDDED_PORT } from './db/embedded-address.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startService } from './service.ts';
 
-const EMBEDDED_PORT = 54329;
 
 function readConfig() {
   try {

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { PgBoss } from 'pg-boss';
 import type { AppConfig } from '../config/config.ts';
 import { type DatabaseHandle, connectDatabase } from '../db/client.ts';
+import { EMBEDDED_PORT, embeddedDatabaseUrl } from '../db/embedded-address.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
 
-/** The port src/main.ts runs its embedded PostgreSQL on. */
-export const EMBEDDED_PORT = 54329;
 
 export interface ResolvedDatabase {
   url: string;
@@ -38,7 +37,7 @@ function answers(host: string, port: number, timeoutMs: number): Promise<boolean
 export async function resolveDatabase(config: AppConfig, notice: (message: string) => void): Promise<ResolvedDatabase> {
   const release = async () => {};
   if (config.databaseUrl) return { url: config.databaseUrl, source: `DATABASE_URL (${new URL(config.databaseUrl).host})`, release };
-  const embeddedUrl = `postgres://postgres:postgres@127.0.0.1:${EMBEDDED_PORT}/postgres`;
+  const embeddedUrl = embeddedDatabaseUrl(EMBEDDED_PORT);
   if (await answers('127.0.0.1', EMBEDDED_PORT, 1000)) return { url: embeddedUrl, source: `the running service's embedded PostgreSQL (127.0.0.1:${EMBEDDED_PORT})`, release };
   const dataDir = path.resolve(config.dataDir, 'pg');
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {

