@@ -38,6 +38,13 @@ export class MalformedPayloadError extends InboxError {
   }
 }
 
+/** The sender hung up before its body arrived whole: nothing to verify, nothing stored, no one to answer. */
+export class IncompleteBodyError extends InboxError {
+  constructor(options?: { cause?: unknown }) {
+    super('body_incomplete', 400, 'The connection closed before the whole body arrived.', options);
+  }
+}
+
 export class PayloadTooLargeError extends InboxError {
   constructor(limitBytes: number) {
     super('payload_too_large', 413, `The body exceeds the ${limitBytes}-byte limit (MAX_BODY_BYTES).`);

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
-import { PayloadTooLargeError, UnknownProviderError } from '../errors.ts';
+import { IncompleteBodyError, InboxError, PayloadTooLargeError, UnknownProviderError } from '../errors.ts';
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ConfiguredProvider } from '../config/config.ts';
@@ -44,7 +44,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<Env> {
     async (c) => {
       const provider = c.req.param('provider');
       const driver = c.get('driver');
-      const rawBody = Buffer.from(await c.req.arrayBuffer());
+      const rawBody = await readRawBody(c.req.raw);
       const request: WebhookRequest = {
         rawBody,
         header: (name) => c.req.header(name),
@@ -63,4 +63,14 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<Env> {
     },
   );
   return route;
+}
+
+/** The body's bytes; a sender that disconnects mid-body is a client failure, not a server error. */
+async function readRawBody(request: Request): Promise<Buffer> {
+  try {
+    return Buffer.from(await request.arrayBuffer());
+  } catch (error) {
+    if (error instanceof InboxError) throw error;
+    throw new IncompleteBodyError({ cause: error });
+  }
 }
