@@ -49,6 +49,7 @@ export interface RunningService {
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
+  const clock = options.clock ?? (() => new Date());
   await applyMigrations(options.databaseUrl);
   const database = connectDatabase({
     url: options.databaseUrl,
@@ -88,7 +89,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     providers: config.providers,
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
-    clock: options.clock ?? (() => new Date()),
+    clock: clock,
     logger,
     metrics,
     pingDatabase: async () => {
@@ -98,14 +99,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     isAcceptingTraffic: () => accepting,
     receiveWebhooks: config.role !== 'worker',
     dashboard: config.dashboard.enabled
-      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock: options.clock ?? (() => new Date()) }
+      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock: clock }
       : undefined,
   });
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
-    const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock: options.clock ?? (() => new Date()), metrics: metrics.refetch });
+    const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock: clock, metrics: metrics.refetch });
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher });
-    await startOperationsCron({ boss, db: database.db, clock: options.clock ?? (() => new Date()), logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+    await startOperationsCron({ boss, db: database.db, clock: clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
   const server = await listen(app, config.port, config.host);
@@ -113,13 +114,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   else logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
 
   return {
-    port: server?.port ?? 0,
+    port: server.port,
     database,
     boss,
     metrics,
     async stop() {
       accepting = false;
-      await server?.close();
+      await server.close();
       await gaugeRefresher.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
       await database.close();
