@@ -89,7 +89,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     providers: config.providers,
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
-    clock: clock,
+    clock,
     logger,
     metrics,
     pingDatabase: async () => {
@@ -99,14 +99,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     isAcceptingTraffic: () => accepting,
     receiveWebhooks: config.role !== 'worker',
     dashboard: config.dashboard.enabled
-      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock: clock }
+      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock }
       : undefined,
   });
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
-    const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock: clock, metrics: metrics.refetch });
+    const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
     await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher });
-    await startOperationsCron({ boss, db: database.db, clock: clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+    await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
   const server = await listen(app, config.port, config.host);
