@@ -5,7 +5,7 @@ import { type DatabaseHandle, connectDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
-import { type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
@@ -81,7 +81,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     db: database.db,
     boss,
     maxBatchSize: 100,
-    maxConcurrentBatches: Math.max(1, config.databasePoolSize - 2),
+    // Two transactions in flight beat one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
+    maxConcurrentBatches: Math.min(DEFAULT_CONCURRENT_BATCHES, Math.max(1, config.databasePoolSize - 2)),
     commitDeadlineMs: config.commitDeadlineMs,
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
