@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../support/wait.ts';
 
@@ -28,9 +28,11 @@ export interface SpawnServiceOptions {
   entry?: string;
   env: Record<string, string>;
   port: number;
-  /** How readiness shows: `/readyz` answering 200 (receivers), or a log line (worker-only processes). */
-  readyWhen?: { readyz: true } | { logIncludes: string };
   readyTimeoutMs?: number;
+  /** Send the process's output to this file instead of through a pipe (a benchmark keeps the parent idle). */
+  outputFile?: string;
+  /** Extra node flags (`--cpu-prof`, …). */
+  nodeArgs?: string[];
 }
 
 /**
@@ -38,7 +40,8 @@ export interface SpawnServiceOptions {
  * in-process service cannot simulate, because the test runner would die with it.
  */
 export async function spawnService(options: SpawnServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [options.entry ?? 'src/main.ts'], {
+  const outputFd = options.outputFile ? openSync(options.outputFile, 'a') : undefined;
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.entry ?? 'src/main.ts'], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',
@@ -47,23 +50,21 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       LOG_LEVEL: 'warn',
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: outputFd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', outputFd, outputFd],
   });
+  if (outputFd !== undefined) closeSync(outputFd);
   const lines: string[] = [];
   const watched: string[] = [];
-  let matched = false;
-  const readyWhen = options.readyWhen ?? { readyz: true };
   const collect = (chunk: Buffer) => {
     const text = chunk.toString('utf8');
-    if ('logIncludes' in readyWhen && text.includes(readyWhen.logIncludes)) matched = true;
     const newLines = text.split('\n').filter((l) => l.length > 0);
     lines.push(...newLines);
     // Head and tail of each line: a pino line starts with its level and ends with its msg.
     watched.push(...newLines.map((l) => (l.length > 400 ? `${l.slice(0, 200)} … ${l.slice(-200)}` : l)));
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -84,14 +85,13 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       await exited;
     },
     peakRssBytes: () => peakRss(child),
-    recentOutput: () => lines.join('\n'),
+    recentOutput: () => (options.outputFile ? readFileSync(options.outputFile, 'utf8').split('\n').slice(-200).join('\n') : lines.join('\n')),
     linesIncluding: (text) => watched.filter((l) => l.includes(text)),
   };
   try {
     const ready = waitFor(
       `the service (${options.entry ?? 'src/main.ts'}) to be ready on port ${options.port}`,
       async () => {
-        if ('logIncludes' in readyWhen) return matched;
         const response = await fetch(`${baseUrl}/readyz`);
         return response.status === 200;
       },

@@ -1,0 +1,87 @@
+/**
+ * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
+ * See README "Benchmarks" for what each row means. Sections: BENCH_ONLY=ingest,processing,operations
+ * (default all); BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
+ * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
+ * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
+ * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabaseServer } from './support/database.ts';
+import { RESULTS_DIR } from './support/services.ts';
+import { summarize } from './support/summary.ts';
+import { type IngestRun, runIngest } from './scenarios/ingest.ts';
+import { type OperationsRun, runOperations } from './scenarios/operations.ts';
+import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
+
+const sections = new Set((process.env.BENCH_ONLY ?? 'ingest,processing,operations').split(','));
+const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+const charges = Number(process.env.BENCH_CHARGES ?? 5_000);
+const parseEnv = (text: string): Record<string, string> =>
+  Object.fromEntries(text.split(',').filter((pair) => pair.includes('=')).map((pair) => pair.split('=').map((s) => s.trim()) as [string, string]));
+/** Worker settings to measure besides the defaults, `;`-separated sets of `NAME=value,…` (tuning runs). */
+const workerVariants: Record<string, string>[] = [{}, ...(process.env.BENCH_WORKER_VARIANTS ?? '').split(';').filter((v) => v.trim() !== '').map(parseEnv)];
+/** Settings for the ingest runs' service (tuning runs), `NAME=value,…`; default: the product's defaults. */
+const inboxEnv = parseEnv(process.env.BENCH_INBOX_ENV ?? '');
+const log = (line: string) => console.log(line);
+
+const startedAt = new Date();
+const machine = {
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.cpus().length,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  os: `${os.type()} ${os.release()}`,
+  node: process.version,
+  loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
+};
+log(`# webhook-inbox benchmark, ${startedAt.toISOString()}`);
+log(`# ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`);
+
+const server = await openDatabaseServer();
+log(`# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings).filter(([k]) => k !== 'server_version').map(([k, v]) => `${k}=${v}`).join(', ')}`);
+const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings } };
+try {
+  if (sections.has('ingest')) {
+    log('## ingest');
+    const { url, sql } = await server.createDatabase('ingest');
+    if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
+    report.ingest = await runIngest({ databaseUrl: url, sql, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), log });
+  }
+  if (sections.has('processing')) {
+    log('## processing');
+    const runs = [];
+    for (const env of workerVariants) {
+      const { url, sql } = await server.createDatabase('processing');
+      const run = await runProcessing({ databaseUrl: url, sql, charges, env, log });
+      log(`  processing ${JSON.stringify(env)}: ${run.events} events in ${run.wallSeconds.toFixed(1)} s = ${run.eventsPerSecond.toFixed(0)} events/s (db span ${run.databaseSeconds.toFixed(1)} s) ${JSON.stringify(run.statuses)}, refunded payments ${run.paymentsRefunded}/${run.charges}, transitions ${run.transitions}`);
+      if (run.statements) {
+        log(`    PostgreSQL: ${(run.statements.calls / run.events).toFixed(1)} statements and ${((run.statements.totalMs / run.events) * 1000).toFixed(0)} µs of execution per event; top by total time:`);
+        for (const st of run.statements.top) log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
+      }
+      runs.push(run);
+    }
+    report.processing = runs;
+  }
+  if (sections.has('operations')) {
+    log('## operations');
+    const { url, sql } = await server.createDatabase('operations');
+    report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
+  }
+} finally {
+  await server.close();
+}
+const summary = summarize(report.ingest as IngestRun[] | undefined, report.processing as ProcessingRun[] | undefined, report.operations as OperationsRun[] | undefined);
+report.summary = summary;
+report.finishedAt = new Date();
+log('');
+log(summary.table);
+log('');
+for (const t of summary.targets) log(`${t.met === null ? '·' : t.met ? '✓' : '✗'} ${t.target}: ${t.measured}`);
+log(`# load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure; ratios less so)`);
+report.loadAverageAtEnd = os.loadavg();
+mkdirSync(RESULTS_DIR, { recursive: true });
+const file = path.join(RESULTS_DIR, `bench-${startedAt.toISOString().replaceAll(':', '-')}.json`);
+writeFileSync(file, JSON.stringify(report, null, 2));
+log(`# results: ${path.relative(process.cwd(), file)}`);

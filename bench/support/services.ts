@@ -1,0 +1,48 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../../test/fault/support/private-cluster.ts';
+import { type ServiceProcess, spawnService } from '../../test/fault/support/service-process.ts';
+
+export const RESULTS_DIR = path.resolve(import.meta.dirname, '../results');
+export const BENCH_SECRET = 'whsec_bench_secret_0123456789';
+
+export interface Started {
+  process: ServiceProcess;
+  baseUrl: string;
+  logFile: string;
+}
+
+function logFileFor(name: string): string {
+  const dir = path.join(RESULTS_DIR, 'logs');
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, `${name}-${new Date().toISOString().replaceAll(':', '-')}.log`);
+}
+
+/** With BENCH_PROFILE=1, the children write V8 CPU profiles (read by bench/profile-summary.ts). */
+function profileArgs(name: string): string[] {
+  if (process.env.BENCH_PROFILE !== '1') return [];
+  const dir = path.join(RESULTS_DIR, 'profiles');
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
+}
+
+/** The bare Hono server of bench/baseline-server.ts. */
+export async function startBaseline(): Promise<Started> {
+  const logFile = logFileFor('baseline');
+  const process = await spawnService({ entry: 'bench/baseline-server.ts', port: await freePort(), env: { WEBHOOK_SECRET_STRIPE: BENCH_SECRET }, outputFile: logFile, nodeArgs: profileArgs('baseline') });
+  return { process, baseUrl: process.baseUrl, logFile };
+}
+
+/** The real service, `node src/main.ts`, as it runs in production (its own defaults unless `env` says otherwise). */
+export async function startInbox(databaseUrl: string, env: Record<string, string>, name = 'inbox'): Promise<Started> {
+  const logFile = logFileFor(name);
+  const process = await spawnService({
+    entry: 'src/main.ts',
+    port: await freePort(),
+    env: { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_STRIPE: BENCH_SECRET, LOG_LEVEL: 'info', ...env },
+    outputFile: logFile,
+    nodeArgs: profileArgs(name),
+    readyTimeoutMs: 120_000,
+  });
+  return { process, baseUrl: process.baseUrl, logFile };
+}
