@@ -3,6 +3,7 @@ import { type LoadResult, runLoad } from '../support/load.ts';
 import { runPacedLoad } from '../support/paced-load.ts';
 import { BENCH_SECRET, startBaseline, startInbox } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
+import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';
 
 export interface IngestLevel {
   name: string;
@@ -48,7 +49,7 @@ export interface IngestRun {
   repeat: number;
   level: IngestLevel;
   baseline: LoadResult;
-  inbox: LoadResult & { committed: CommitCheck; database: DatabaseWork };
+  inbox: LoadResult & { committed: CommitCheck; database: DatabaseWork; statements?: StatementProfile };
   /** inbox req/s ÷ baseline req/s, from adjacent runs. */
   ratio: number;
 }
@@ -104,17 +105,19 @@ export async function runIngest(options: {
         const base = await load(baseline.baseUrl, level, level.baselineAmount, deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests);
         const { prefix, requests } = deliveriesFor(level.amount, level.connections, 'inbox');
         await settleStats();
+        await resetStatements(options.sql);
         const before = await databaseCounters(options.sql);
         const result = await load(inbox.baseUrl, level, level.amount, requests);
         await settleStats();
         const after = await databaseCounters(options.sql);
+        const statements = await readStatements(options.sql, 5);
         const stored = await committedFor(options.sql, prefix);
         const committed = { ...stored, matches: stored.rows === result.ok && stored.jobs === result.ok };
         const run: IngestRun = {
           repeat,
           level,
           baseline: base,
-          inbox: { ...result, committed, database: { commits: after.commits - before.commits, walSyncs: after.walSyncs - before.walSyncs } },
+          inbox: { ...result, committed, database: { commits: after.commits - before.commits, walSyncs: after.walSyncs - before.walSyncs }, statements },
           ratio: result.requestsPerSecond / base.requestsPerSecond,
         };
         runs.push(run);
