@@ -41,12 +41,17 @@ test('kill -9 of a worker mid-job: the effect it wrote is rolled back, the job i
   await deliverAll(distinctChargeEvents(PREFIX, EVENTS), { baseUrl: () => receiver.baseUrl, secret: SECRET, history, concurrency: 4 });
   const env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, ...WORKER_ENV };
 
-  // A worker whose handler applies the event, then holds its transaction open.
-  const slow = await spawnService({ entry: 'test/fault/support/slow-handler-main.ts', port: await freePort(), env });
-  const holding = await waitFor('the slow worker to hold events mid-transaction', () => {
-    const lines = slow.linesIncluding('slow handler holding');
-    return lines.length > 0 ? lines : undefined;
-  });
+  // A worker whose handler applies the event, then holds its transaction open. Its held
+  // transactions take its whole pool, so its /readyz never answers 200: wait for the holds instead.
+  const slow = await spawnService({ entry: 'test/fault/support/slow-handler-main.ts', port: await freePort(), env, waitUntilReady: false });
+  const holding = await waitFor(
+    'the slow worker to hold events mid-transaction',
+    () => {
+      const lines = slow.linesIncluding('slow handler holding');
+      return lines.length > 0 ? lines : undefined;
+    },
+    90_000,
+  );
   await slow.kill();
   const heldIds = holding.map((line) => line.replace(/.*slow handler holding /, '').trim());
   const effectsAfterKill = await readEffects(database.sql, PREFIX);

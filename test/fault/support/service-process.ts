@@ -29,6 +29,8 @@ export interface SpawnServiceOptions {
   env: Record<string, string>;
   port: number;
   readyTimeoutMs?: number;
+  /** False: return once spawned, without waiting for /readyz (a process expected to be busy or wedged). */
+  waitUntilReady?: boolean;
   /** Send the process's output to this file instead of through a pipe (a benchmark keeps the parent idle). */
   outputFile?: string;
   /** Extra node flags (`--cpu-prof`, …). */
@@ -88,6 +90,7 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     recentOutput: () => (options.outputFile ? readFileSync(options.outputFile, 'utf8').split('\n').slice(-200).join('\n') : lines.join('\n')),
     linesIncluding: (text) => watched.filter((l) => l.includes(text)),
   };
+  if (options.waitUntilReady === false) return service;
   try {
     const ready = waitFor(
       `the service (${options.entry ?? 'src/main.ts'}) to be ready on port ${options.port}`,

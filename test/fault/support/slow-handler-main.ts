@@ -11,7 +11,9 @@ import { createLogger } from '../../../src/logger.ts';
 import { type EventHandler, builtInHandlers, createHandlerRegistry } from '../../../src/processing/handlers.ts';
 import { startService } from '../../../src/service.ts';
 
-const holdMs = Number(process.env.SLOW_HANDLER_MS ?? 60_000);
+// Far longer than any test waits: the effect must still be uncommitted when the kill comes, even
+// on a machine so loaded that starting this process takes a minute.
+const holdMs = Number(process.env.SLOW_HANDLER_MS ?? 600_000);
 
 const slow = (handler: EventHandler): EventHandler => ({
   ...handler,
