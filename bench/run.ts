@@ -47,15 +47,16 @@ try {
     log('## ingest');
     const { url, sql } = await server.createDatabase('ingest');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
-    report.ingest = await runIngest({ databaseUrl: url, sql, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), log });
+    report.ingest = await runIngest({ databaseUrl: url, sql, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
   }
   if (sections.has('processing')) {
     log('## processing');
     const runs = [];
     for (const env of workerVariants) {
       const { url, sql } = await server.createDatabase('processing');
-      const run = await runProcessing({ databaseUrl: url, sql, charges, env, log });
+      const run = await runProcessing({ databaseUrl: url, sql, charges, env, postmasterPid: server.postmasterPid, log });
       log(`  processing ${JSON.stringify(env)}: ${run.events} events in ${run.wallSeconds.toFixed(1)} s = ${run.eventsPerSecond.toFixed(0)} events/s (db span ${run.databaseSeconds.toFixed(1)} s) ${JSON.stringify(run.statuses)}, refunded payments ${run.paymentsRefunded}/${run.charges}, transitions ${run.transitions}`);
+      log(`    CPU µs per event: worker ${run.cpu.serverUs}, PostgreSQL ${run.cpu.postgresUs ?? '?'}, bench polling ${run.cpu.loadGeneratorUs}`);
       if (run.statements) {
         log(`    PostgreSQL: ${(run.statements.calls / run.events).toFixed(1)} statements and ${((run.statements.totalMs / run.events) * 1000).toFixed(0)} µs of execution per event; top by total time:`);
         for (const st of run.statements.top) log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { type CpuSplit, measureCpu } from '../support/cpu.ts';
 import { type LoadResult, runLoad } from '../support/load.ts';
 import { runPacedLoad } from '../support/paced-load.ts';
 import { BENCH_SECRET, startBaseline, startInbox } from '../support/services.ts';
@@ -48,8 +49,8 @@ export interface DatabaseWork {
 export interface IngestRun {
   repeat: number;
   level: IngestLevel;
-  baseline: LoadResult;
-  inbox: LoadResult & { committed: CommitCheck; database: DatabaseWork; statements?: StatementProfile };
+  baseline: LoadResult & { cpu: CpuSplit };
+  inbox: LoadResult & { committed: CommitCheck; database: DatabaseWork; statements?: StatementProfile; cpu: CpuSplit };
   /** inbox req/s ÷ baseline req/s, from adjacent runs. */
   ratio: number;
 }
@@ -85,6 +86,8 @@ export async function runIngest(options: {
   env: Record<string, string>;
   /** Only these levels (by name); all by default. */
   levels?: string[];
+  /** When known, PostgreSQL's CPU is counted too. */
+  postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<IngestRun[]> {
   const baseline = await startBaseline();
@@ -102,12 +105,17 @@ export async function runIngest(options: {
     await runLoad({ baseUrl: inbox.baseUrl, requests: deliveriesFor(3_000, 16, 'inbox').requests, connections: 16, amount: 3_000, maxSeconds: 120 });
     for (let repeat = 1; repeat <= options.repeats; repeat += 1) {
       for (const level of INGEST_LEVELS.filter((l) => !options.levels || options.levels.includes(l.name))) {
-        const base = await load(baseline.baseUrl, level, level.baselineAmount, deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests);
+        const baselineRequests = deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests;
+        const baselineCpu = measureCpu(baseline.process.pid, options.postmasterPid);
+        const baseLoad = await load(baseline.baseUrl, level, level.baselineAmount, baselineRequests);
+        const base = { ...baseLoad, cpu: baselineCpu(baseLoad.ok) };
         const { prefix, requests } = deliveriesFor(level.amount, level.connections, 'inbox');
         await settleStats();
         await resetStatements(options.sql);
         const before = await databaseCounters(options.sql);
+        const inboxCpu = measureCpu(inbox.process.pid, options.postmasterPid);
         const result = await load(inbox.baseUrl, level, level.amount, requests);
+        const cpu = inboxCpu(result.ok);
         await settleStats();
         const after = await databaseCounters(options.sql);
         const statements = await readStatements(options.sql, 5);
@@ -117,7 +125,7 @@ export async function runIngest(options: {
           repeat,
           level,
           baseline: base,
-          inbox: { ...result, committed, database: { commits: after.commits - before.commits, walSyncs: after.walSyncs - before.walSyncs }, statements },
+          inbox: { ...result, committed, database: { commits: after.commits - before.commits, walSyncs: after.walSyncs - before.walSyncs }, statements, cpu },
           ratio: result.requestsPerSecond / base.requestsPerSecond,
         };
         runs.push(run);
@@ -126,6 +134,7 @@ export async function runIngest(options: {
             `inbox ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s p50 ${result.latencyMs.p50} p99 ${result.latencyMs.p99} ms, ` +
             `200s ${result.ok}, rows ${stored.rows}, jobs ${stored.jobs}${committed.matches ? '' : '  ← MISMATCH'}, ` +
             `${(result.ok / Math.max(1, run.inbox.database.commits)).toFixed(1)} events/commit, ${(result.ok / Math.max(1, run.inbox.database.walSyncs)).toFixed(1)} events/WAL sync | ` +
+            `CPU µs/request: inbox ${cpu.serverUs} + PostgreSQL ${cpu.postgresUs ?? '?'} + load ${cpu.loadGeneratorUs} vs baseline ${base.cpu.serverUs} + load ${base.cpu.loadGeneratorUs} | ` +
             `ratio ${(run.ratio * 100).toFixed(0)}%${result.senderLagMsP99 !== undefined ? ` | sender lag p99 ${result.senderLagMsP99} / ${base.senderLagMsP99} ms` : ''}`,
         );
       }

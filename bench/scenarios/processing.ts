@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
 import { EVENTS_PER_CHARGE, chargeHistories } from '../support/charge-histories.ts';
+import { type CpuSplit, measureCpu } from '../support/cpu.ts';
 import { BENCH_SECRET, startInbox } from '../support/services.ts';
 import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';
 
@@ -27,6 +28,8 @@ export interface ProcessingRun {
   transitions: number;
   /** What the workers asked of PostgreSQL (pg_stat_statements), when available. */
   statements?: StatementProfile;
+  /** CPU µs per event: the worker process, PostgreSQL, and the bench's own polling. */
+  cpu: CpuSplit;
 }
 
 const BATCH = 1_000;
@@ -41,6 +44,7 @@ export async function runProcessing(options: {
   sql: postgres.Sql;
   charges: number;
   env: Record<string, string>;
+  postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<ProcessingRun> {
   const { sql } = options;
@@ -64,12 +68,15 @@ export async function runProcessing(options: {
 
   const worker = await startInbox(options.databaseUrl, { INBOX_ROLE: 'worker', ...options.env }, 'worker');
   const ready = Date.now();
+  const workerCpu = measureCpu(worker.process.pid, options.postmasterPid);
+  let cpu: CpuSplit | undefined;
   let done = 0;
   try {
     for (;;) {
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox where status = 'pending'`;
       if (row!.n === 0) {
         done = Date.now();
+        cpu = workerCpu(events.length);
         break;
       }
       if (Date.now() - ready > 600_000) throw new Error(`processing did not finish in 10 minutes (${row!.n} pending)`);
@@ -96,6 +103,7 @@ export async function runProcessing(options: {
     paymentsRefunded: payments!.refunded,
     transitions: payments!.transitions,
     statements,
+    cpu: cpu!,
   };
 }
 

