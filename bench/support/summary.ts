@@ -17,7 +17,12 @@ export interface Summary {
 
 /** Medians over the repeats; the ratio also shows its spread (min–max), which is what survives a noisy host. */
 export function summarize(ingest: IngestRun[] | undefined, processing: ProcessingRun[] | undefined, operations: OperationsRun[] | undefined): Summary {
-  const lines = ['| Row | Load | req/s or events/s | p50 ms | p99 ms | 200s / rows / jobs | inbox ÷ baseline |', '|---|---|---:|---:|---:|---|---|'];
+  const lines = [
+    '| Row | Load | req/s or events/s | p50 ms | p99 ms | 200s / rows / jobs | inbox ÷ baseline | CPU µs per request: server + PostgreSQL + load generator |',
+    '|---|---|---:|---:|---:|---|---|---|',
+  ];
+  const cpu = (splits: Array<{ serverUs: number; postgresUs: number | null; loadGeneratorUs: number }>, withPostgres: boolean) =>
+    `${fixed(median(splits.map((c) => c.serverUs)))} + ${withPostgres && splits.every((c) => c.postgresUs !== null) ? fixed(median(splits.map((c) => c.postgresUs!))) : '–'} + ${fixed(median(splits.map((c) => c.loadGeneratorUs)))}`;
   const targets: Summary['targets'] = [];
   const levels = [...new Map((ingest ?? []).map((r) => [r.level.name, r.level])).values()];
   for (const level of levels) {
@@ -30,9 +35,9 @@ export function summarize(ingest: IngestRun[] | undefined, processing: Processin
     const rows = inbox.reduce((a, r) => a + r.committed.rows, 0);
     const jobs = inbox.reduce((a, r) => a + r.committed.jobs, 0);
     const matches = inbox.every((r) => r.committed.matches);
-    lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | |`);
+    lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(base.map((r) => r.cpu), false)} |`);
     lines.push(
-      `| **inbox** | ${load} | **${fixed(median(inbox.map((r) => r.requestsPerSecond)))}** | ${median(inbox.map((r) => r.latencyMs.p50))} | **${median(inbox.map((r) => r.latencyMs.p99))}** | ${fixed(ok)} / ${fixed(rows)} / ${fixed(jobs)} ${matches ? '✓' : '**MISMATCH**'} | **${percent(median(ratios))}** (${percent(Math.min(...ratios))}–${percent(Math.max(...ratios))}) |`,
+      `| **inbox** | ${load} | **${fixed(median(inbox.map((r) => r.requestsPerSecond)))}** | ${median(inbox.map((r) => r.latencyMs.p50))} | **${median(inbox.map((r) => r.latencyMs.p99))}** | ${fixed(ok)} / ${fixed(rows)} / ${fixed(jobs)} ${matches ? '✓' : '**MISMATCH**'} | **${percent(median(ratios))}** (${percent(Math.min(...ratios))}–${percent(Math.max(...ratios))}) | ${cpu(inbox.map((r) => r.cpu), true)} |`,
     );
     if (level.name === 'c64') {
       targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: `${percent(median(ratios))} (${percent(Math.min(...ratios))}–${percent(Math.max(...ratios))})`, met: median(ratios) >= 0.5 });
@@ -44,7 +49,7 @@ export function summarize(ingest: IngestRun[] | undefined, processing: Processin
   }
   for (const run of processing ?? []) {
     const settings = Object.keys(run.env).length === 0 ? 'default worker settings' : Object.entries(run.env).map(([k, v]) => `${k}=${v}`).join(' ');
-    lines.push(`| processing | ${fixed(run.events)} events / ${fixed(run.charges)} charges backlog, ${settings} | **${fixed(run.eventsPerSecond)}** events/s | | | ${JSON.stringify(run.statuses).replaceAll('"', '')}, ${fixed(run.paymentsRefunded)}/${fixed(run.charges)} payments correct | |`);
+    lines.push(`| processing | ${fixed(run.events)} events / ${fixed(run.charges)} charges backlog, ${settings} | **${fixed(run.eventsPerSecond)}** events/s | | | ${JSON.stringify(run.statuses).replaceAll('"', '')}, ${fixed(run.paymentsRefunded)}/${fixed(run.charges)} payments correct | | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (worker + PostgreSQL, per event) |`);
   }
   const defaults = processing?.find((r) => Object.keys(r.env).length === 0);
   targets.push(
@@ -56,7 +61,7 @@ export function summarize(ingest: IngestRun[] | undefined, processing: Processin
     for (const timing of run.timings) {
       const indexes = [...new Set(timing.plans.flatMap((p) => p.scans).filter((s) => s.includes(' using ')).map((s) => s.replace(/.* using (\S+).*/, '$1')))];
       const seq = timing.plans.some((p) => p.seqScanOfBigTable);
-      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | |`);
+      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | | |`);
     }
   }
   return { table: lines.join('\n'), targets };
