@@ -17,19 +17,37 @@ export interface InboxEvent {
   fact: PaymentFact | null;
 }
 
+/** An event of a batch, with what its handler's `prepare` returned for it. */
+export interface PreparedEvent<Context = unknown> {
+  event: InboxEvent;
+  context: Context;
+}
+
 /**
- * A handler owns the kinds it registers for. `prepare` runs OUTSIDE any transaction, before the
- * inbox row is locked: the place for slow I/O such as fetching the resource's true state from the
- * gateway (no database lock is ever held across a network call). `apply` runs inside the job's
- * transaction with the inbox row locked: it locks its own domain row FOR UPDATE, changes it, and
- * says whether the event changed anything. Throwing from either rolls everything back and the
- * job is retried.
+ * What applying an event did. `fact`: what the event meant when it was applied, kept on the inbox
+ * row (webhook_inbox.fact) for later folds and audits; omitted, the column is left as it is.
+ */
+export interface AppliedEvent {
+  outcome: HandlerOutcome;
+  fact?: unknown;
+}
+
+/**
+ * A handler owns the kinds it registers for. `prepare` runs per event OUTSIDE any transaction,
+ * before the inbox row is locked: the place for slow I/O such as fetching the resource's true
+ * state from the gateway (no database lock is ever held across a network call). `apply` runs
+ * inside one transaction for a whole batch of events, their inbox rows locked and pending: it
+ * locks its own domain rows FOR UPDATE, changes them, and says per event (same order) whether the
+ * event changed anything. A batch holds at most one job per resource from pg-boss, but may hold
+ * several events of one domain row (a replay beside a new event): apply them in the order given.
+ * Throwing rolls the batch back; each event is then tried alone, so one bad event fails only its
+ * own job.
  */
 export interface EventHandler<Context = unknown> {
   readonly name: string;
   readonly kinds: readonly string[];
   prepare?(event: InboxEvent, signal: AbortSignal): Promise<Context>;
-  apply(tx: Transaction, event: InboxEvent, context: Context): Promise<HandlerOutcome>;
+  apply(tx: Transaction, events: readonly PreparedEvent<Context>[]): Promise<AppliedEvent[]>;
 }
 
 export interface HandlerRegistry {

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Executor, Transaction } from '../db/client.ts';
 import { type InboxStatus, webhookInbox } from '../db/schema.ts';
 import type { StoredEvent } from '../providers/types.ts';
@@ -10,7 +10,10 @@ export interface InboxEventRow extends StoredEvent {
   receivedAt: Date;
 }
 
-/** A processed row of the same resource, with what it meant when processed (null: not recorded). */
+/**
+ * A processed row of the same resource, with what it meant when processed (fact; null: not
+ * recorded). Its payload is read only when no fact was recorded (null otherwise).
+ */
 export interface KnownResourceEventRow extends InboxEventRow {
   fact: unknown;
 }
@@ -26,34 +29,48 @@ const storedEventColumns = {
   receivedAt: webhookInbox.receivedAt,
 };
 
-/** Unlocked read, outside the job's transaction: routing and `prepare` need the event first. */
-export async function readInboxEvent(db: Executor, id: number): Promise<InboxEventRow | undefined> {
-  const [row] = await db
+/** A batch's rows, unlocked, outside its transaction: routing and `prepare` need the events first. */
+export async function readInboxEvents(db: Executor, ids: readonly number[]): Promise<Map<number, InboxEventRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
     .select({ ...storedEventColumns, status: webhookInbox.status })
     .from(webhookInbox)
-    .where(eq(webhookInbox.id, id));
-  return row;
+    .where(inArray(webhookInbox.id, [...ids]));
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**
- * Locks the row for the rest of the job's transaction and returns its status now. A second job of
- * the same event (sweeper, replay, an expired attempt) waits here, then finds it no longer pending.
+ * Locks a batch's rows for the rest of its transaction, in id order (overlapping batches wait
+ * instead of deadlocking), and returns their statuses now. A second job of the same event
+ * (sweeper, replay, an expired attempt) waits here, then finds it no longer pending.
  */
-export async function lockInboxEvent(tx: Transaction, id: number): Promise<InboxStatus | undefined> {
-  const [row] = await tx.select({ status: webhookInbox.status }).from(webhookInbox).where(eq(webhookInbox.id, id)).for('update');
-  return row?.status;
+export async function lockInboxEvents(tx: Transaction, ids: readonly number[]): Promise<Map<number, InboxStatus>> {
+  const rows = await tx
+    .select({ id: webhookInbox.id, status: webhookInbox.status })
+    .from(webhookInbox)
+    .where(inArray(webhookInbox.id, [...ids]))
+    .orderBy(webhookInbox.id)
+    .for('update');
+  return new Map(rows.map((row) => [row.id, row.status]));
 }
 
-export async function markEventOutcome(tx: Transaction, id: number, outcome: HandlerOutcome): Promise<void> {
-  await tx
-    .update(webhookInbox)
-    .set({ status: outcome, attempts: sql`${webhookInbox.attempts} + 1`, processedAt: sql`now()`, lastError: null })
-    .where(eq(webhookInbox.id, id));
+export interface EventOutcome {
+  id: number;
+  outcome: HandlerOutcome;
+  /** What the event meant when processed (see webhook_inbox.fact); undefined leaves the column as it is. */
+  fact?: unknown;
 }
 
-/** Inside the job's transaction: the fact the event was processed with (see webhook_inbox.fact). */
-export async function recordEventFact(tx: Transaction, id: number, fact: unknown): Promise<void> {
-  await tx.update(webhookInbox).set({ fact }).where(eq(webhookInbox.id, id));
+/** Inside the batch's transaction: each row processed/ignored, with its attempt counted. One statement. */
+export async function markEventOutcomes(tx: Transaction, outcomes: readonly EventOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const values = JSON.stringify(outcomes.map(({ id, outcome, fact }) => ({ id, status: outcome, fact: fact ?? null, has_fact: fact !== undefined })));
+  await tx.execute(sql`
+    update ${webhookInbox} as w set
+      status = v.status, attempts = w.attempts + 1, processed_at = now(), last_error = null,
+      fact = case when v.has_fact then v.fact else w.fact end
+    from jsonb_to_recordset(${values}::jsonb) as v(id bigint, status varchar, fact jsonb, has_fact boolean)
+    where w.id = v.id`);
 }
 
 /**
@@ -88,20 +105,34 @@ export async function markEventFailed(db: Executor, id: number, fallbackError: s
   return rows.length > 0;
 }
 
+export interface ResourceKey {
+  provider: string;
+  resourceId: string;
+}
+
 /**
- * The resource's other events whose facts are known: processed or ignored once (processed_at
- * stays set when a replay puts a row back to pending, so replaying never hides a fact the
- * payment already reflects). Served by the (provider, resource_id) index.
+ * The resources' events whose facts are known, except the batch's own: processed or ignored once
+ * (processed_at stays set when a replay puts a row back to pending, so replaying never hides a
+ * fact the payment already reflects). Served by the (provider, resource_id) index.
  */
-export async function selectKnownResourceEvents(tx: Transaction, provider: string, resourceId: string, exceptId: number): Promise<KnownResourceEventRow[]> {
+export async function selectKnownResourceEvents(tx: Transaction, resources: readonly ResourceKey[], exceptIds: readonly number[]): Promise<KnownResourceEventRow[]> {
+  if (resources.length === 0) return [];
+  const keys = JSON.stringify(resources.map((r) => ({ provider: r.provider, resource_id: r.resourceId })));
   return tx
-    .select({ ...storedEventColumns, status: webhookInbox.status, fact: webhookInbox.fact })
+    .select({
+      ...storedEventColumns,
+      // The payload only where no fact was recorded: the fact is what later folds read, and a
+      // charge's history is read once per event of it, so payloads would dominate the transfer.
+      payload: sql<unknown>`case when ${webhookInbox.fact} is null then ${webhookInbox.payload} end`.mapWith(webhookInbox.payload),
+      status: webhookInbox.status,
+      fact: webhookInbox.fact,
+    })
     .from(webhookInbox)
     .where(
       and(
-        eq(webhookInbox.provider, provider),
-        eq(webhookInbox.resourceId, resourceId),
-        ne(webhookInbox.id, exceptId),
+        sql`(${webhookInbox.provider}, ${webhookInbox.resourceId}) in (
+          select k.provider, k.resource_id from jsonb_to_recordset(${keys}::jsonb) as k(provider text, resource_id text))`,
+        exceptIds.length > 0 ? notInArray(webhookInbox.id, [...exceptIds]) : undefined,
         or(inArray(webhookInbox.status, ['processed', 'ignored']), isNotNull(webhookInbox.processedAt)),
       ),
     );

@@ -1,28 +1,39 @@
-import type { Transaction } from '../db/client.ts';
-import { applyPaymentEvent } from '../domain/payments/apply-payment-event.ts';
-import type { KnownFact } from '../domain/payments/fold.ts';
+import { type LoadOtherFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { fromStoredFact, toStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/types.ts';
+import type { StoredEvent } from '../providers/types.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
-import type { EventHandler, InboxEvent } from './handlers.ts';
-import { recordEventFact, selectKnownResourceEvents } from './inbox-sql.ts';
+import type { AppliedEvent, EventHandler, InboxEvent, PreparedEvent } from './handlers.ts';
+import { readInboxEvents, selectKnownResourceEvents } from './inbox-sql.ts';
 
 /**
- * The charge's other events that have been processed or ignored, as the facts they were processed
- * with (webhook_inbox.fact: a refetched event's snapshot), or read from their payload when none
- * was recorded. Drivers key payment events by their charge (resource_id = the fact's chargeId),
- * which is also what serialises them; a dispute's events carry its charge's id.
+ * The batch's charges' other events that have been processed or ignored, as the facts they were
+ * processed with (webhook_inbox.fact: a refetched event's snapshot), or read from their payload
+ * when none was recorded. Drivers key payment events by their charge (resource_id = the fact's
+ * chargeId), which is also what serialises them; a dispute's events carry its charge's id.
  */
-async function otherKnownFacts(tx: Transaction, event: InboxEvent): Promise<KnownFact[]> {
-  if (event.stored.resourceId === null) return [];
-  const rows = await selectKnownResourceEvents(tx, event.stored.provider, event.stored.resourceId, event.inboxId);
-  const facts: KnownFact[] = [];
-  for (const row of rows) {
-    const fact = fromStoredFact(row.fact) ?? event.provider.driver.toPaymentFact(row);
-    if (fact) facts.push({ inboxId: row.id, fact });
-  }
-  return facts;
+function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
+  const providers = new Map(batch.map(({ event }) => [event.provider.name, event.provider]));
+  const batchIds = batch.map(({ event }) => event.inboxId);
+  return async (tx, charges) => {
+    const rows = await selectKnownResourceEvents(tx, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), batchIds);
+    const facts: ProviderFact[] = [];
+    const unreadable: number[] = [];
+    const readPayload = (row: StoredEvent & { id: number }) => {
+      const fact = providers.get(row.provider)?.driver.toPaymentFact(row);
+      if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
+    };
+    for (const row of rows) {
+      const fact = fromStoredFact(row.fact);
+      if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
+      else if (row.payload === null) unreadable.push(row.id);
+      else readPayload(row);
+    }
+    // A recorded fact this version cannot read (another handler's, an older shape): its payload after all.
+    for (const row of (await readInboxEvents(tx, unreadable)).values()) readPayload(row);
+    return facts;
+  };
 }
 
 /** A thin notification's charge (Mercado Pago): the driver knows which events are such notices. */
@@ -59,8 +70,9 @@ export interface PaymentsHandlerDeps {
 /**
  * Every canonical payment kind (and thin notices) goes to the payments domain (src/domain/payments).
  * For a kind ordered by `refetch`, `prepare` reads the charge from the gateway API, outside any
- * transaction: the event is then a notice and the snapshot is what it means. `apply` records that
- * meaning on the inbox row (so later folds see the snapshot again) and folds it into the payment.
+ * transaction: the event is then a notice and the snapshot is what it means. `apply` folds each
+ * event's meaning into its payment and hands that meaning back to be kept on the inbox row (so
+ * later folds see the snapshot again).
  */
 export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
   return {
@@ -70,20 +82,28 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
       const chargeId = chargeToRefetch(event, deps.refetcher);
       return chargeId === undefined ? undefined : deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal);
     },
-    async apply(tx, event, context) {
-      const snapshot = context as ChargeSnapshot | undefined;
-      const chargeId = event.fact?.chargeId ?? noticeChargeId(event);
-      const fact = snapshot && chargeId ? snapshotFact(chargeId, snapshot) : event.fact;
-      // A notice that could not be re-read tells nothing (no API configured for its provider).
-      if (!fact) return 'ignored';
-      await recordEventFact(tx, event.inboxId, toStoredFact(fact));
-      return applyPaymentEvent(tx, {
-        provider: event.stored.provider,
-        unknownPayment: event.provider.unknownPayment,
-        inboxId: event.inboxId,
-        fact,
-        loadOtherFacts: (lockedTx) => otherKnownFacts(lockedTx, event),
+    async apply(tx, batch) {
+      const applied: AppliedEvent[] = new Array(batch.length);
+      const paymentEvents: PaymentEvent[] = [];
+      const positions: number[] = [];
+      batch.forEach(({ event, context }, position) => {
+        const snapshot = context as ChargeSnapshot | undefined;
+        const chargeId = event.fact?.chargeId ?? noticeChargeId(event);
+        const fact = snapshot && chargeId ? snapshotFact(chargeId, snapshot) : event.fact;
+        // A notice that could not be re-read tells nothing (no API configured for its provider).
+        if (!fact) {
+          applied[position] = { outcome: 'ignored' };
+          return;
+        }
+        applied[position] = { outcome: 'ignored', fact: toStoredFact(fact) };
+        paymentEvents.push({ provider: event.stored.provider, unknownPayment: event.provider.unknownPayment, inboxId: event.inboxId, fact });
+        positions.push(position);
       });
+      const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch));
+      outcomes.forEach((outcome, i) => {
+        applied[positions[i]!]!.outcome = outcome;
+      });
+      return applied;
     },
   };
 }

@@ -9,8 +9,8 @@ import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from 
 import type { Refetcher } from '../refetch/refetcher.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
 import { type HandlerRegistry, createBuiltInHandlers, createHandlerRegistry } from './handlers.ts';
-import { noteEventDeferred, readInboxEvent } from './inbox-sql.ts';
-import { type ProcessingDeps, processInboxEvent } from './process-event.ts';
+import { noteEventDeferred, readInboxEvents } from './inbox-sql.ts';
+import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
 
 export interface ProcessingOptions {
   boss: PgBoss;
@@ -33,7 +33,7 @@ export interface ProcessingOptions {
  */
 function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
   return async (inboxId, startAfter, reason) => {
-    const row = await readInboxEvent(db, inboxId);
+    const row = (await readInboxEvents(db, [inboxId])).get(inboxId);
     if (!row || row.status !== 'pending') return;
     await db.transaction((tx) => enqueueWebhookJobs(boss, tx, [row], { startAfter }));
     await noteEventDeferred(db, inboxId, reason);
@@ -41,21 +41,16 @@ function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<
   };
 }
 
-async function runJob(deps: ProcessingDeps, job: JobWithMetadata<WebhookJobData>, logger: Logger): Promise<JobResult> {
-  const { inboxId } = job.data;
+/** pg-boss's per-job result for one job of the batch; a failure is logged with its attempt. */
+function jobResult(job: JobWithMetadata<WebhookJobData>, result: EventResult, logger: Logger): JobResult {
+  if ('outcome' in result) return { id: job.id, status: 'completed', output: { outcome: result.outcome } };
+  const attempt = job.retryCount + 1;
   // Every line about this job carries the inbox row id.
-  const log = logger.child({ inboxId });
-  try {
-    const outcome = await processInboxEvent(deps, inboxId, job.signal);
-    return { id: job.id, status: 'completed', output: { outcome } };
-  } catch (error) {
-    const attempt = job.retryCount + 1;
-    log.warn(
-      { err: error, attempt, maxAttempts: job.retryLimit + 1 },
-      attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
-    );
-    return { id: job.id, status: 'failed', output: { error: describeError(error) } };
-  }
+  logger.child({ inboxId: job.data.inboxId }).warn(
+    { err: result.error, attempt, maxAttempts: job.retryLimit + 1 },
+    attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
+  );
+  return { id: job.id, status: 'failed', output: { error: describeError(result.error) } };
 }
 
 async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, worker: WorkerConfig, logger: Logger): Promise<void> {
@@ -80,9 +75,9 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, worker: W
   for (let i = 0; i < worker.concurrency; i += 1) {
     let workerId: string | undefined;
     workerId = await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, async (jobs) => {
-      const results = await Promise.all(jobs.map((job) => runJob(deps, job, logger)));
+      const results = await processInboxEvents(deps, jobs.map((job) => ({ inboxId: job.data.inboxId, signal: job.signal })));
       if (workerId) boss.notifyWorker(workerId);
-      return results;
+      return jobs.map((job, i) => jobResult(job, results[i]!, logger));
     });
   }
 }
@@ -106,8 +101,9 @@ async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerC
  * their polling and waits for their jobs. Per-resource serialisation comes from the queue's
  * `singleton` policy (at most one active job per charge database-wide, and at most one per key in
  * a fetched batch); the inbox row lock and the domain row lock make a second job of the same
- * event, or an expired attempt still running, harmless. Each job of a batch has its own
- * transaction and its own result, so one failure never fails its neighbours.
+ * event, or an expired attempt still running, harmless. A fetched batch is applied in one
+ * transaction (process-events.ts); each job still gets its own result, and a failure of one event
+ * never fails its neighbours.
  */
 export async function startProcessing(options: ProcessingOptions): Promise<void> {
   const { boss, worker, logger } = options;

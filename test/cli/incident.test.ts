@@ -24,11 +24,11 @@ let bugDeployed = true;
 const applies = new Map<string, number>();
 const paymentsWithBug: EventHandler = {
   ...paymentsHandler,
-  async apply(tx, event, context) {
-    if (bugDeployed && event.stored.eventId.startsWith('evt_bug_')) throw new TypeError("Cannot read properties of undefined (reading 'amount')");
-    const outcome = await paymentsHandler.apply(tx, event, context);
-    applies.set(event.stored.eventId, (applies.get(event.stored.eventId) ?? 0) + 1);
-    return outcome;
+  async apply(tx, events) {
+    if (bugDeployed && events.some(({ event }) => event.stored.eventId.startsWith('evt_bug_'))) throw new TypeError("Cannot read properties of undefined (reading 'amount')");
+    const outcomes = await paymentsHandler.apply(tx, events);
+    for (const { event } of events) applies.set(event.stored.eventId, (applies.get(event.stored.eventId) ?? 0) + 1);
+    return outcomes;
   },
 };
 

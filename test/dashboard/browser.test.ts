@@ -39,9 +39,9 @@ if (skip) console.log(`# ${skip}`);
 let handlerBroken = true;
 const switchablePayments: EventHandler = {
   ...(paymentsHandler as EventHandler),
-  async apply(tx, event, context) {
+  async apply(tx, events) {
     if (handlerBroken) throw new Error('payments handler bug: amount_captured is undefined');
-    return (paymentsHandler as EventHandler).apply(tx, event, context);
+    return (paymentsHandler as EventHandler).apply(tx, events);
   },
 };
 

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { type ProcessingDeps, processInboxEvent } from '../../src/processing/process-event.ts';
+import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
 import { postStripe } from '../support/stripe.ts';
@@ -51,20 +51,27 @@ async function assertMatchesReference(scenario: Scenario, chargeId: string, even
   assert.equal(new Set(transitions.map((t) => t.inboxId)).size, transitions.length, `${context}: an event took effect twice`);
 }
 
+function assertNoFailure(results: Awaited<ReturnType<typeof processInboxEvents>>): void {
+  for (const result of results) if ('error' in result) throw result.error;
+}
+
 describe('arrival-order independence', () => {
-  test('property: any arrival order, with duplicates and interleaved processing, ends where the true order ends', async () => {
+  test('property: any arrival order, with duplicates and interleaved processing one by one or in batches, ends where the true order ends', async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
         scenarioWithArrivalArb,
-        fc.array(fc.constantFrom('hold', 'fifo', 'lifo'), { minLength: 12, maxLength: 12 }),
+        fc.array(fc.constantFrom('hold', 'fifo', 'lifo', 'batch'), { minLength: 12, maxLength: 12 }),
         async ({ scenario, arrival }, flushes) => {
           run += 1;
           const chargeId = `ch_db_${run}`;
           const events = stripeEvents(scenario, chargeId, BASE);
           let queued: number[] = [];
-          const drain = async (order: 'fifo' | 'lifo') => {
-            for (const id of order === 'fifo' ? queued : [...queued].reverse()) await processInboxEvent(deps, id);
+          // 'batch': every queued job in one batch, as a worker fetches them (one transaction).
+          const drain = async (order: 'fifo' | 'lifo' | 'batch') => {
+            const jobs = queued.map((inboxId) => ({ inboxId }));
+            if (order === 'batch') assertNoFailure(await processInboxEvents(deps, jobs));
+            else for (const job of order === 'fifo' ? jobs : jobs.reverse()) assertNoFailure(await processInboxEvents(deps, [job]));
             queued = [];
           };
           for (const [position, index] of arrival.entries()) {

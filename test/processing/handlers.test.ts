@@ -39,8 +39,8 @@ const preparing: EventHandler<string> = {
     lockedDuringPrepare = rows === undefined;
     return 'prepared';
   },
-  async apply(_tx, _event, context) {
-    return context === 'prepared' ? 'processed' : 'ignored';
+  async apply(_tx, events) {
+    return events.map(({ context }) => ({ outcome: context === 'prepared' ? 'processed' : 'ignored' }));
   },
 };
 

@@ -17,14 +17,16 @@ const inFlight = new Map<string, number>();
 const maxInFlight = new Map<string, number>();
 const countingPayments: EventHandler = {
   ...paymentsHandler,
-  async apply(tx, event, context) {
-    const charge = event.stored.resourceId ?? '';
-    inFlight.set(charge, (inFlight.get(charge) ?? 0) + 1);
-    maxInFlight.set(charge, Math.max(maxInFlight.get(charge) ?? 0, inFlight.get(charge)!));
+  async apply(tx, events) {
+    const charges = events.map(({ event }) => event.stored.resourceId ?? '');
+    for (const charge of charges) {
+      inFlight.set(charge, (inFlight.get(charge) ?? 0) + 1);
+      maxInFlight.set(charge, Math.max(maxInFlight.get(charge) ?? 0, inFlight.get(charge)!));
+    }
     try {
-      return await paymentsHandler.apply(tx, event, context);
+      return await paymentsHandler.apply(tx, events);
     } finally {
-      inFlight.set(charge, inFlight.get(charge)! - 1);
+      for (const charge of charges) inFlight.set(charge, inFlight.get(charge)! - 1);
     }
   },
 };

@@ -21,15 +21,17 @@ const totalApplies = () => appliedBy.receiverAndWorkers + appliedBy.workersOnly;
 function counting(instance: keyof typeof appliedBy): EventHandler {
   return {
     ...paymentsHandler,
-    async apply(tx, event, context) {
-      const charge = event.stored.resourceId ?? '';
-      inFlight.set(charge, (inFlight.get(charge) ?? 0) + 1);
-      maxInFlight.set(charge, Math.max(maxInFlight.get(charge) ?? 0, inFlight.get(charge)!));
+    async apply(tx, events) {
+      const charges = events.map(({ event }) => event.stored.resourceId ?? '');
+      for (const charge of charges) {
+        inFlight.set(charge, (inFlight.get(charge) ?? 0) + 1);
+        maxInFlight.set(charge, Math.max(maxInFlight.get(charge) ?? 0, inFlight.get(charge)!));
+      }
       try {
-        appliedBy[instance] += 1;
-        return await paymentsHandler.apply(tx, event, context);
+        appliedBy[instance] += events.length;
+        return await paymentsHandler.apply(tx, events);
       } finally {
-        inFlight.set(charge, inFlight.get(charge)! - 1);
+        for (const charge of charges) inFlight.set(charge, inFlight.get(charge)! - 1);
       }
     },
   };

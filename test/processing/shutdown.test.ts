@@ -22,8 +22,8 @@ const slow: EventHandler = {
     entered = true;
     await released;
   },
-  async apply() {
-    return 'processed';
+  async apply(_tx, events) {
+    return events.map(() => ({ outcome: 'processed' }));
   },
 };
 

@@ -1,38 +1,85 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
 import type { PaymentState } from './fold.ts';
 import type { PaymentStatus } from './payment-fact.ts';
 import { type PaymentRow, paymentTransitions, payments } from './schema.ts';
 
-/**
- * `create` mode: the row, inserted by this transaction, or nothing when it already exists. The
- * unique index decides; a concurrent inserter waits on it until this transaction ends, then finds
- * the row with lockPayment. An inserted row is locked by its inserter until COMMIT.
- */
-export async function insertPaymentIfAbsent(tx: Transaction, provider: string, chargeId: string, state: PaymentState): Promise<PaymentRow | undefined> {
-  const [row] = await tx
-    .insert(payments)
-    .values({ provider, gatewayChargeId: chargeId, ...state })
-    .onConflictDoNothing({ target: [payments.provider, payments.gatewayChargeId] })
-    .returning();
-  return row;
+/** A payment's natural key: the gateway (configured provider name) and its charge id. */
+export interface ChargeKey {
+  provider: string;
+  chargeId: string;
 }
 
-/** The payment row, locked until the transaction ends: folds of one charge never interleave. */
-export async function lockPayment(tx: Transaction, provider: string, chargeId: string): Promise<PaymentRow | undefined> {
-  const [row] = await tx
+// Many keys bind as ONE JSON parameter (as pg-boss binds its jobs): the statement text and its
+// plan stay the same whatever the batch size, and nothing is expanded per key on the client.
+const chargeKeysJson = (keys: readonly ChargeKey[]) => JSON.stringify(keys.map((k) => ({ provider: k.provider, charge_id: k.chargeId })));
+
+/**
+ * The payment rows of these charges, locked until the transaction ends, so folds of one charge
+ * never interleave. Locked in id order: two transactions with overlapping charges wait on each
+ * other instead of deadlocking.
+ */
+export async function lockPayments(tx: Transaction, keys: readonly ChargeKey[]): Promise<PaymentRow[]> {
+  if (keys.length === 0) return [];
+  return tx
     .select()
     .from(payments)
-    .where(and(eq(payments.provider, provider), eq(payments.gatewayChargeId, chargeId)))
+    .where(
+      sql`(${payments.provider}, ${payments.gatewayChargeId}) in (
+        select k.provider, k.charge_id from jsonb_to_recordset(${chargeKeysJson(keys)}::jsonb) as k(provider text, charge_id text))`,
+    )
+    .orderBy(payments.id)
     .for('update');
-  return row;
 }
 
-export async function updatePaymentState(tx: Transaction, id: number, state: PaymentState, initialStatus: PaymentStatus | null): Promise<void> {
-  await tx
-    .update(payments)
-    .set({ ...state, initialStatus, updatedAt: sql`now()` })
-    .where(eq(payments.id, id));
+export interface NewPayment extends ChargeKey {
+  state: PaymentState;
+}
+
+/**
+ * `create` mode: the rows inserted by this transaction; a charge missing from the answer already
+ * existed. The unique index decides; a concurrent inserter of the same charge waits on it until
+ * this transaction ends, then finds the row with lockPayments. Inserted in key order, so two
+ * batches inserting overlapping charges queue behind each other instead of deadlocking.
+ */
+export async function insertPaymentsIfAbsent(tx: Transaction, rows: readonly NewPayment[]): Promise<PaymentRow[]> {
+  if (rows.length === 0) return [];
+  const sorted = [...rows].sort((a, b) => compareKeys(a, b));
+  return tx
+    .insert(payments)
+    .values(sorted.map(({ provider, chargeId, state }) => ({ provider, gatewayChargeId: chargeId, ...state })))
+    .onConflictDoNothing({ target: [payments.provider, payments.gatewayChargeId] })
+    .returning();
+}
+
+export interface PaymentUpdate {
+  id: number;
+  state: PaymentState;
+  initialStatus: PaymentStatus | null;
+}
+
+/** The folded states of several payments, one statement (rows already locked by this transaction). */
+export async function updatePaymentStates(tx: Transaction, updates: readonly PaymentUpdate[]): Promise<void> {
+  if (updates.length === 0) return;
+  const values = JSON.stringify(
+    updates.map(({ id, state, initialStatus }) => ({
+      id,
+      status: state.status,
+      amount: state.amount,
+      amount_refunded: state.amountRefunded,
+      currency: state.currency,
+      last_gateway_event_at: state.lastGatewayEventAt?.toISOString() ?? null,
+      initial_status: initialStatus,
+    })),
+  );
+  await tx.execute(sql`
+    update ${payments} as p set
+      status = v.status, amount = v.amount, amount_refunded = v.amount_refunded, currency = v.currency,
+      last_gateway_event_at = v.last_gateway_event_at, initial_status = v.initial_status, updated_at = now()
+    from jsonb_to_recordset(${values}::jsonb) as v(
+      id bigint, status varchar, amount bigint, amount_refunded bigint, currency varchar,
+      last_gateway_event_at timestamptz, initial_status varchar)
+    where p.id = v.id`);
 }
 
 export interface PaymentTransition {
@@ -42,6 +89,13 @@ export interface PaymentTransition {
   toStatus: PaymentStatus;
 }
 
-export async function insertPaymentTransition(tx: Transaction, transition: PaymentTransition): Promise<void> {
-  await tx.insert(paymentTransitions).values(transition);
+export async function insertPaymentTransitions(tx: Transaction, transitions: readonly PaymentTransition[]): Promise<void> {
+  if (transitions.length === 0) return;
+  await tx.insert(paymentTransitions).values([...transitions]);
+}
+
+export const chargeKeyOf = (key: ChargeKey) => `${key.provider}\u0000${key.chargeId}`;
+
+function compareKeys(a: ChargeKey, b: ChargeKey): number {
+  return a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0;
 }

@@ -17,11 +17,11 @@ const holdMs = Number(process.env.SLOW_HANDLER_MS ?? 600_000);
 
 const slow = (handler: EventHandler): EventHandler => ({
   ...handler,
-  async apply(tx, event, context) {
-    const outcome = await handler.apply(tx, event, context);
-    process.stderr.write(`slow handler holding ${event.stored.eventId}\n`);
+  async apply(tx, events) {
+    const outcomes = await handler.apply(tx, events);
+    for (const { event } of events) process.stderr.write(`slow handler holding ${event.stored.eventId}\n`);
     await new Promise((resolve) => setTimeout(resolve, holdMs));
-    return outcome;
+    return outcomes;
   },
 });
 

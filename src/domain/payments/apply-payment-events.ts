@@ -1,0 +1,180 @@
+import type { Transaction } from '../../db/client.ts';
+import { PaymentNotYetKnown } from './errors.ts';
+import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
+import type { PaymentFact } from './payment-fact.ts';
+import {
+  type ChargeKey,
+  type PaymentTransition,
+  type PaymentUpdate,
+  chargeKeyOf,
+  insertPaymentTransitions,
+  insertPaymentsIfAbsent,
+  lockPayments,
+  updatePaymentStates,
+} from './payment-sql.ts';
+import type { PaymentRow } from './schema.ts';
+
+export type UnknownPaymentMode = 'create' | 'require';
+
+export interface PaymentEvent {
+  provider: string;
+  unknownPayment: UnknownPaymentMode;
+  inboxId: number;
+  fact: PaymentFact;
+}
+
+/** A fact already known for one of the batch's charges, and the provider it came through. */
+export interface ProviderFact {
+  provider: string;
+  known: KnownFact;
+}
+
+/**
+ * Every other fact already known for the batch's charges. Called only once the payment rows are
+ * locked: read before the locks, it could miss a fact another transaction committed in between,
+ * and the fold would then overwrite that transaction's result.
+ */
+export type LoadOtherFacts = (tx: Transaction, charges: readonly ChargeKey[]) => Promise<ProviderFact[]>;
+
+export type PaymentOutcome = 'processed' | 'ignored';
+
+function stateOf(row: PaymentRow): PaymentState {
+  return {
+    status: row.status,
+    amount: row.amount,
+    amountRefunded: row.amountRefunded,
+    currency: row.currency,
+    lastGatewayEventAt: row.lastGatewayEventAt,
+  };
+}
+
+/** The state a `require`-mode fold starts from: the row as the application created it. */
+function applicationBaseline(row: PaymentRow): PaymentState {
+  return {
+    status: row.initialStatus ?? row.status,
+    amount: row.amount,
+    amountRefunded: 0,
+    currency: row.currency,
+    lastGatewayEventAt: null,
+  };
+}
+
+/** The batch's events grouped by charge, in batch order within each charge. */
+interface ChargeGroup {
+  key: ChargeKey;
+  events: { index: number; event: PaymentEvent }[];
+}
+
+function groupByCharge(events: readonly PaymentEvent[]): Map<string, ChargeGroup> {
+  const groups = new Map<string, ChargeGroup>();
+  events.forEach((event, index) => {
+    const key = { provider: event.provider, chargeId: event.fact.chargeId };
+    const id = chargeKeyOf(key);
+    const group = groups.get(id) ?? { key, events: [] };
+    group.events.push({ index, event });
+    groups.set(id, group);
+  });
+  return groups;
+}
+
+interface LockedPayment {
+  row: PaymentRow;
+  /** Inserted by this transaction, from its first event's fact alone. */
+  created: boolean;
+}
+
+/**
+ * Lock first: most events find their payment already there. In `create` mode the missing rows are
+ * inserted; a charge whose insert lost the race to a concurrent first event waited on the unique
+ * index until the winner committed, and its row is then locked like the others.
+ */
+async function lockOrCreatePayments(tx: Transaction, groups: Map<string, ChargeGroup>): Promise<Map<string, LockedPayment>> {
+  const locked = new Map<string, LockedPayment>();
+  const lock = async (keys: ChargeKey[]) => {
+    for (const row of await lockPayments(tx, keys)) locked.set(chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), { row, created: false });
+  };
+  await lock([...groups.values()].map((group) => group.key));
+  const missing = [...groups.entries()].filter(([id]) => !locked.has(id)).map(([, group]) => group);
+  const required = missing.find((group) => group.events.some(({ event }) => event.unknownPayment === 'require'));
+  if (required) throw new PaymentNotYetKnown(required.key.provider, required.key.chargeId);
+  const inserted = await insertPaymentsIfAbsent(
+    tx,
+    missing.map((group) => ({ ...group.key, state: applyFact(null, group.events[0]!.event.fact) })),
+  );
+  for (const row of inserted) locked.set(chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), { row, created: true });
+  const raced = missing.filter((group) => !locked.has(chargeKeyOf(group.key)));
+  if (raced.length > 0) await lock(raced.map((group) => group.key));
+  for (const group of raced) {
+    if (!locked.has(chargeKeyOf(group.key))) throw new Error(`payment ${group.key.provider}/${group.key.chargeId} conflicted on insert but cannot be read`);
+  }
+  return locked;
+}
+
+interface ChargeResult {
+  outcomes: { index: number; outcome: PaymentOutcome }[];
+  update?: PaymentUpdate;
+  transitions: PaymentTransition[];
+}
+
+/**
+ * One charge's events of the batch, one after the other, as if each had its own transaction:
+ * each is folded with every fact known before it (fold.ts explains why a fold and not a patch),
+ * and is `processed` when it changed the payment, `ignored` when it told nothing new. The row is
+ * written once, with the last state.
+ */
+function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFact[]): ChargeResult {
+  const { row } = payment;
+  const require = group.events[0]!.event.unknownPayment === 'require';
+  const initial = require ? applicationBaseline(row) : null;
+  let current = stateOf(row);
+  let created = payment.created;
+  let known = others;
+  const result: ChargeResult = { outcomes: [], transitions: [] };
+  for (const { index, event } of group.events) {
+    known = [...known, { inboxId: event.inboxId, fact: event.fact }];
+    const folded = foldPaymentFacts(initial, known).state!;
+    const changed = !sameState(current, folded);
+    if (created || current.status !== folded.status) {
+      result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: created ? null : current.status, toStatus: folded.status });
+    }
+    result.outcomes.push({ index, outcome: created || changed ? 'processed' : 'ignored' });
+    created = false;
+    current = folded;
+  }
+  if (!sameState(stateOf(row), current)) {
+    result.update = { id: row.id, state: current, initialStatus: require ? (row.initialStatus ?? row.status) : row.initialStatus };
+  }
+  return result;
+}
+
+/**
+ * Applies a batch of events' facts to their payments inside the caller's transaction, with a
+ * handful of statements whatever the batch size: lock (or create) every payment row, read every
+ * known fact of those charges, fold each charge in memory, then write the changed rows and the
+ * status changes (payment_transitions). Returns one outcome per event, in the order given.
+ */
+export async function applyPaymentEvents(tx: Transaction, events: readonly PaymentEvent[], loadOtherFacts: LoadOtherFacts): Promise<PaymentOutcome[]> {
+  if (events.length === 0) return [];
+  const groups = groupByCharge(events);
+  const payments = await lockOrCreatePayments(tx, groups);
+  const othersByCharge = new Map<string, KnownFact[]>();
+  for (const { provider, known } of await loadOtherFacts(tx, [...groups.values()].map((group) => group.key))) {
+    const id = chargeKeyOf({ provider, chargeId: known.fact.chargeId });
+    if (!groups.has(id)) continue;
+    const facts = othersByCharge.get(id) ?? [];
+    facts.push(known);
+    othersByCharge.set(id, facts);
+  }
+  const outcomes: PaymentOutcome[] = new Array(events.length);
+  const updates: PaymentUpdate[] = [];
+  const transitions: PaymentTransition[] = [];
+  for (const [id, group] of groups) {
+    const result = foldCharge(payments.get(id)!, group, othersByCharge.get(id) ?? []);
+    for (const { index, outcome } of result.outcomes) outcomes[index] = outcome;
+    if (result.update) updates.push(result.update);
+    transitions.push(...result.transitions);
+  }
+  await updatePaymentStates(tx, updates);
+  await insertPaymentTransitions(tx, transitions);
+  return outcomes;
+}

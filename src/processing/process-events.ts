@@ -1,0 +1,206 @@
+import type { ConfiguredProvider } from '../config/config.ts';
+import type { Database } from '../db/client.ts';
+import { describeError } from '../errors.ts';
+import { errorClassOf } from '../observability/error-class.ts';
+import type { ProcessingMetrics } from '../observability/metrics.ts';
+import { BreakerOpenError } from '../refetch/errors.ts';
+import { type EventHandler, type HandlerOutcome, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
+import { type EventOutcome, type InboxEventRow, lockInboxEvents, markEventOutcomes, readInboxEvents, recordFailedAttempt } from './inbox-sql.ts';
+
+export interface ProcessingDeps {
+  db: Database;
+  providers: ReadonlyMap<string, ConfiguredProvider>;
+  handlers: HandlerRegistry;
+  /** Attempts, failures by error class, received → processed latency (observability/metrics.ts). */
+  metrics?: ProcessingMetrics;
+  /**
+   * Queues the event again to start at `startAfter`, leaving its row pending with `reason`.
+   * Without it a gateway breaker that is open fails the attempt like any other error.
+   */
+  deferEvent?(inboxId: number, startAfter: Date, reason: string): Promise<void>;
+}
+
+/**
+ * `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt)
+ * handled it. `deferred`: the gateway's circuit breaker is open; a new job starts when it half-opens.
+ */
+export type JobOutcome = HandlerOutcome | 'skipped' | 'deferred';
+
+/** One job's result: its outcome, or the error its attempt failed with (pg-boss retries it). */
+export type EventResult = { outcome: JobOutcome } | { error: unknown };
+
+export interface EventJob {
+  inboxId: number;
+  /** pg-boss aborts it when the job expired or shutdown gave up on it: nothing new starts then. */
+  signal?: AbortSignal;
+}
+
+export class ProviderNotConfiguredError extends Error {
+  readonly code = 'provider_not_configured';
+  constructor(provider: string) {
+    super(`No provider named "${provider}" is configured in this process, so its events cannot be read. Restore its configuration, then replay.`);
+    this.name = 'ProviderNotConfiguredError';
+  }
+}
+
+const MAX_ERROR_LENGTH = 2000;
+
+/** An event routed and prepared, waiting for the batch's transaction. */
+interface ReadyEvent extends PreparedEvent {
+  position: number;
+  handler: EventHandler | undefined;
+  row: InboxEventRow;
+}
+
+/**
+ * A batch of jobs, one stored event each. Outside any transaction: read the rows (one statement),
+ * route each by canonical kind, let its handler `prepare` (slow I/O, concurrently). Then ONE
+ * transaction for all the events prepared (see inWaves): lock the rows; drop those no longer pending (jobs are
+ * idempotent: the sweeper and replays re-enqueue freely); each handler applies its events; the
+ * rows become processed/ignored with attempts + 1. A transaction per batch, not per event, is
+ * what makes processing fast: its statements and its COMMIT are shared by every event in it.
+ *
+ * If the batch's transaction fails, each of its events is tried again alone, so a bad event fails
+ * only its own job. A failed attempt is recorded outside any transaction (attempts + 1, the
+ * error) and returned as the job's error, so pg-boss retries it with backoff. An open gateway
+ * breaker is no failure of the event: it is queued again for when the breaker half-opens, without
+ * spending one of its attempts (and without being applied from its payload).
+ */
+export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly EventJob[]): Promise<EventResult[]> {
+  const results: EventResult[] = new Array(jobs.length);
+  let rows: Map<number, InboxEventRow>;
+  try {
+    rows = await readInboxEvents(deps.db, jobs.map((job) => job.inboxId));
+  } catch (error) {
+    return Promise.all(jobs.map((job) => failedAttempt(deps, job, undefined, error)));
+  }
+  const seen = new Set<number>();
+  const preparations = jobs.map(async (job, position): Promise<ReadyEvent | undefined> => {
+    const row = rows.get(job.inboxId);
+    // Two jobs of one event in a batch: the first does the work.
+    const repeated = seen.has(job.inboxId);
+    seen.add(job.inboxId);
+    if (!row || row.status !== 'pending' || repeated) {
+      results[position] = { outcome: 'skipped' };
+      return undefined;
+    }
+    deps.metrics?.attempt(row.provider);
+    try {
+      return { position, row, ...(await routeAndPrepare(deps, row, job.signal)) };
+    } catch (error) {
+      results[position] = await failedAttempt(deps, job, row, error);
+      return undefined;
+    }
+  });
+  await inWaves(preparations, async (wave) => {
+    wave.sort((a, b) => a.event.inboxId - b.event.inboxId);
+    for (const [item, applied] of await applyInBatchThenAlone(deps, wave)) {
+      if ('error' in applied) {
+        results[item.position] = await failedAttempt(deps, jobs[item.position]!, item.row, applied.error);
+      } else {
+        if (applied.outcome !== 'skipped') deps.metrics?.settled(item.row.provider, applied.outcome, item.row.receivedAt, new Date());
+        results[item.position] = { outcome: applied.outcome };
+      }
+    }
+  });
+  return results;
+}
+
+/**
+ * Applies prepared events in waves: everything prepared by the time the previous wave's
+ * transaction ends goes into the next one. Events with nothing to fetch are ready at once and
+ * share the first transaction; an event waiting on a gateway (a refetch behind its rate limit)
+ * never holds back the rest of the batch, only joins a later wave.
+ */
+async function inWaves(preparations: Promise<ReadyEvent | undefined>[], apply: (wave: ReadyEvent[]) => Promise<void>): Promise<void> {
+  let waiting = preparations.length;
+  let ready: ReadyEvent[] = [];
+  let wake = () => {};
+  for (const preparation of preparations) {
+    void preparation.then((item) => {
+      waiting -= 1;
+      if (item) ready.push(item);
+      wake();
+    });
+  }
+  while (waiting > 0 || ready.length > 0) {
+    if (ready.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    // Let the preparations that finish together land in the same wave.
+    await new Promise((resolve) => setImmediate(resolve));
+    const wave = ready;
+    ready = [];
+    if (wave.length > 0) await apply(wave);
+  }
+}
+
+async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal: AbortSignal | undefined): Promise<Omit<ReadyEvent, 'position' | 'row'>> {
+  const provider = deps.providers.get(row.provider);
+  if (!provider) throw new ProviderNotConfiguredError(row.provider);
+  const fact = provider.driver.toPaymentFact(row);
+  const event: InboxEvent = { inboxId: row.id, provider, stored: row, kind: canonicalKind(provider, row, fact), fact };
+  const handler = deps.handlers.handlerFor(event.kind);
+  const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
+  signal?.throwIfAborted();
+  return { event, context, handler };
+}
+
+type Applied = { outcome: HandlerOutcome | 'skipped' } | { error: unknown };
+
+/** The batch in one transaction; if that fails, each event in its own, so one failure stays one. */
+async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
+  if (ready.length === 0) return [];
+  try {
+    const outcomes = await applyInTransaction(deps, ready);
+    return ready.map((item) => [item, { outcome: outcomes.get(item.event.inboxId)! }]);
+  } catch (error) {
+    if (ready.length === 1) return [[ready[0]!, { error }]];
+  }
+  const alone: [ReadyEvent, Applied][] = [];
+  for (const item of ready) {
+    try {
+      const outcomes = await applyInTransaction(deps, [item]);
+      alone.push([item, { outcome: outcomes.get(item.event.inboxId)! }]);
+    } catch (error) {
+      alone.push([item, { error }]);
+    }
+  }
+  return alone;
+}
+
+async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, HandlerOutcome | 'skipped'>> {
+  return deps.db.transaction(async (tx) => {
+    const statuses = await lockInboxEvents(tx, ready.map((item) => item.event.inboxId));
+    const outcomes = new Map<number, HandlerOutcome | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
+    const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
+    for (const item of ready) {
+      if (statuses.get(item.event.inboxId) !== 'pending') continue;
+      const items = byHandler.get(item.handler) ?? [];
+      items.push(item);
+      byHandler.set(item.handler, items);
+    }
+    const marked: EventOutcome[] = [];
+    for (const [handler, items] of byHandler) {
+      const applied = handler ? await handler.apply(tx, items) : items.map(() => ({ outcome: 'ignored' as const }));
+      if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
+      items.forEach((item, i) => marked.push({ id: item.event.inboxId, ...applied[i]! }));
+    }
+    await markEventOutcomes(tx, marked);
+    for (const { id, outcome } of marked) outcomes.set(id, outcome);
+    return outcomes;
+  });
+}
+
+async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEventRow | undefined, error: unknown): Promise<EventResult> {
+  if (error instanceof BreakerOpenError && deps.deferEvent) {
+    try {
+      await deps.deferEvent(job.inboxId, error.halfOpensAt, describeError(error).slice(0, MAX_ERROR_LENGTH));
+      return { outcome: 'deferred' };
+    } catch (deferError) {
+      error = deferError;
+    }
+  }
+  if (row) deps.metrics?.failure(row.provider, errorClassOf(error));
+  // Best effort: when the database itself is what failed, this fails too and the retry still happens.
+  await recordFailedAttempt(deps.db, job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
+  return { error };
+}
