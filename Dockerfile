@@ -3,6 +3,8 @@ FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# npm ci's postinstall applies patches/ (patch-package); without the folder the patch is silently skipped.
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY tsconfig.json drizzle.config.ts ./
 COPY drizzle ./drizzle
