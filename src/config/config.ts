@@ -71,6 +71,12 @@ export interface WorkerConfig {
   retryDelayMaxSeconds: number;
   /** A job active longer than this is retried, so it must exceed any handler's worst case. */
   expireInSeconds: number;
+  /**
+   * A running job's worker refreshes its heartbeat every half of this; a job whose heartbeat is
+   * this stale (its worker died: kill -9, OOM, lost node) is retried without waiting for expiry.
+   * Undefined: no heartbeat, expiry alone finds a dead worker.
+   */
+  heartbeatSeconds: number | undefined;
   batchSize: number;
   concurrency: number;
   pollingIntervalSeconds: number;
@@ -100,6 +106,8 @@ const envSchema = z.object({
   WORKER_RETRY_DELAY_SECONDS: intFromEnv(10, 1),
   WORKER_RETRY_DELAY_MAX_SECONDS: intFromEnv(900, 1),
   WORKER_EXPIRE_IN_SECONDS: intFromEnv(300, 10, 86_400),
+  // No zod default: the default depends on WORKER_EXPIRE_IN_SECONDS (workerHeartbeatSeconds).
+  WORKER_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(86_400).optional(),
   WORKER_BATCH_SIZE: intFromEnv(100, 1, 500),
   WORKER_CONCURRENCY: intFromEnv(2, 1, 64),
   WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
@@ -115,6 +123,18 @@ const envSchema = z.object({
   RETENTION_BATCH_SIZE: intFromEnv(500, 1, 10_000),
   INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
 });
+
+const DEFAULT_HEARTBEAT_SECONDS = 30;
+
+/**
+ * The default applies only where it finds a dead worker sooner than expiry does: with an expiry of
+ * 30 s or less, expiry is already as fast, and a configuration that was valid before this setting
+ * existed still starts. An explicit value must be below the expiry (checked in loadConfig).
+ */
+function workerHeartbeatSeconds(e: z.infer<typeof envSchema>): number | undefined {
+  if (e.WORKER_HEARTBEAT_SECONDS !== undefined) return e.WORKER_HEARTBEAT_SECONDS;
+  return e.WORKER_EXPIRE_IN_SECONDS > DEFAULT_HEARTBEAT_SECONDS ? DEFAULT_HEARTBEAT_SECONDS : undefined;
+}
 
 const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
 
@@ -249,6 +269,11 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
   if (parsed.success && parsed.data.WORKER_RETRY_DELAY_MAX_SECONDS < parsed.data.WORKER_RETRY_DELAY_SECONDS) {
     problems.push('WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS');
   }
+  if (parsed.success && parsed.data.WORKER_HEARTBEAT_SECONDS !== undefined && parsed.data.WORKER_HEARTBEAT_SECONDS >= parsed.data.WORKER_EXPIRE_IN_SECONDS) {
+    problems.push(
+      `WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${parsed.data.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
+    );
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const e = parsed.data;
   return {
@@ -267,6 +292,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
       retryDelaySeconds: e.WORKER_RETRY_DELAY_SECONDS,
       retryDelayMaxSeconds: e.WORKER_RETRY_DELAY_MAX_SECONDS,
       expireInSeconds: e.WORKER_EXPIRE_IN_SECONDS,
+      heartbeatSeconds: workerHeartbeatSeconds(e),
       batchSize: e.WORKER_BATCH_SIZE,
       concurrency: e.WORKER_CONCURRENCY,
       pollingIntervalSeconds: e.WORKER_POLLING_INTERVAL_SECONDS,

@@ -42,6 +42,10 @@ export function webhookQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'> {
     retryBackoff: true,
     retryDelayMax: worker.retryDelayMaxSeconds,
     expireInSeconds: worker.expireInSeconds,
+    // work() refreshes every active job of a batch every heartbeatSeconds / 2 while the handler
+    // runs; the supervisor fails (retry with backoff, one attempt spent) a job whose heartbeat went
+    // stale. Copied onto each job at insert, so jobs queued before a change keep their old value.
+    ...(worker.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: worker.heartbeatSeconds }),
     // Queued jobs must outlive the longest backoff chain; the sweeper re-enqueues anything older.
     retentionSeconds: 30 * 24 * 3600,
     deleteAfterSeconds: 7 * 24 * 3600,
@@ -50,10 +54,13 @@ export function webhookQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'> {
   };
 }
 
-/** Creates the queues, or brings an existing queue's retry settings up to date (policy is fixed). */
+/**
+ * Creates the queues, or brings an existing queue's retry settings up to date (policy is fixed).
+ * An absent heartbeat is written as null: updateQueue leaves an omitted setting as it was.
+ */
 export async function ensureQueues(boss: PgBoss, worker: WorkerConfig): Promise<void> {
   await boss.createQueue(WEBHOOKS_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
   const { policy, ...updatable } = webhookQueueOptions(worker);
   await boss.createQueue(WEBHOOKS_QUEUE, { policy, ...updatable });
-  await boss.updateQueue(WEBHOOKS_QUEUE, updatable);
+  await boss.updateQueue(WEBHOOKS_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });
 }

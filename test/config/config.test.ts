@@ -74,6 +74,23 @@ describe('loadConfig', () => {
     assert.match(problems.join('\n'), /WEBHOOK_SECRET_STRIPE_BR/);
   });
 
+  test('the worker heartbeat: 30 s by default, off when expiry is already as fast, explicit values from 10 s up to below the expiry', () => {
+    assert.equal(loadConfig({}, noFiles).worker.heartbeatSeconds, 30);
+    assert.equal(loadConfig({ WORKER_HEARTBEAT_SECONDS: '10' }, noFiles).worker.heartbeatSeconds, 10);
+    assert.equal(loadConfig({ WORKER_EXPIRE_IN_SECONDS: '31' }, noFiles).worker.heartbeatSeconds, 30);
+    // A configuration written before the setting existed still starts: the default steps aside.
+    assert.equal(loadConfig({ WORKER_EXPIRE_IN_SECONDS: '30' }, noFiles).worker.heartbeatSeconds, undefined);
+    assert.equal(loadConfig({ WORKER_EXPIRE_IN_SECONDS: '11', WORKER_HEARTBEAT_SECONDS: '10' }, noFiles).worker.heartbeatSeconds, 10);
+
+    assert.match(problemsOf(() => loadConfig({ WORKER_HEARTBEAT_SECONDS: '9' }, noFiles)).join('\n'), /WORKER_HEARTBEAT_SECONDS/);
+    assert.match(problemsOf(() => loadConfig({ WORKER_HEARTBEAT_SECONDS: '12.5' }, noFiles)).join('\n'), /WORKER_HEARTBEAT_SECONDS/);
+    assert.match(problemsOf(() => loadConfig({ WORKER_HEARTBEAT_SECONDS: 'often' }, noFiles)).join('\n'), /WORKER_HEARTBEAT_SECONDS/);
+    for (const heartbeat of ['60', '61']) {
+      const problems = problemsOf(() => loadConfig({ WORKER_EXPIRE_IN_SECONDS: '60', WORKER_HEARTBEAT_SECONDS: heartbeat }, noFiles));
+      assert.match(problems.join('\n'), /WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS \(60\)/);
+    }
+  });
+
   test('an unreadable INBOX_CONFIG is a readable problem, not a crash', () => {
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/missing.json' }, noFiles));
     assert.match(problems.join('\n'), /INBOX_CONFIG: cannot read \/missing.json/);

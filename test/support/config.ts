@@ -8,6 +8,7 @@ export const testWorkerConfig: WorkerConfig = {
   retryDelaySeconds: 1,
   retryDelayMaxSeconds: 1,
   expireInSeconds: 60,
+  heartbeatSeconds: 30,
   batchSize: 20,
   concurrency: 4,
   pollingIntervalSeconds: 0.5,
@@ -24,12 +25,14 @@ export function testConfig(env: Record<string, string>, files: Record<string, st
       return content;
     },
   );
-  return { ...config, worker: { ...testWorkerConfig, ...overridesFrom(env) } };
+  return { ...config, worker: { ...testWorkerConfig, ...overridesFrom(env, config.worker) } };
 }
 
-function overridesFrom(env: Record<string, string>): Partial<WorkerConfig> {
+function overridesFrom(env: Record<string, string>, loaded: WorkerConfig): Partial<WorkerConfig> {
   const overrides: Partial<WorkerConfig> = {};
   if (env.WORKER_MAX_ATTEMPTS) overrides.maxAttempts = Number(env.WORKER_MAX_ATTEMPTS);
   if (env.WORKER_EXPIRE_IN_SECONDS) overrides.expireInSeconds = Number(env.WORKER_EXPIRE_IN_SECONDS);
+  // The heartbeat's default depends on the expiry: take it as loadConfig resolved it.
+  if (env.WORKER_EXPIRE_IN_SECONDS || env.WORKER_HEARTBEAT_SECONDS) overrides.heartbeatSeconds = loaded.heartbeatSeconds;
   return overrides;
 }
