@@ -56,7 +56,7 @@ export async function runProcessing(options: {
   const loadStarted = Date.now();
   try {
     for (let i = 0; i < events.length; i += BATCH) {
-      await database.db.transaction(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH))));
+      await database.sql.begin(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH))));
     }
   } finally {
     await boss.stop({ graceful: false, close: true });

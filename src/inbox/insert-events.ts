@@ -1,5 +1,4 @@
-import type { Transaction } from '../db/client.ts';
-import { webhookInbox } from '../db/schema.ts';
+import type postgres from 'postgres';
 import type { NormalizedEvent } from '../providers/types.ts';
 
 export interface IncomingEvent {
@@ -15,33 +14,70 @@ export interface InsertedEvent {
   resourceId: string | null;
 }
 
+/** What a statement needs of a postgres.js client, pool or transaction: the caller picks the scope. */
+export type StatementRunner = Pick<postgres.ISql, 'unsafe'>;
+
+const COLUMNS_PER_ROW = 7;
+
 /**
- * One multi-row INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING: the rows that come
- * back are the new ones; anything absent was already in the inbox. The unique index decides, so
- * concurrent deliveries of one event can never both be "new".
+ * The statement for batches of up to `rows` events. Its text depends only on `rows`, a power of
+ * two, so a connection prepares at most a handful of them once and then each batch is a single
+ * Bind/Execute round trip with no parse or plan. Drizzle's builder sent a new text for every batch
+ * size, unprepared: describe, wait, execute (two round trips) and a fresh plan every time.
+ *
+ * Why VALUES and not one JSON parameter (`json_to_recordset`): measured per row on PostgreSQL
+ * 17, prepared VALUES costs the backend ~40–55 µs of CPU, json/jsonb_to_recordset ~100–145 µs
+ * (the ~1 KB body is parsed as JSON twice more and the base64 raw body decoded from a JSON string).
+ * Each value arrives in its column's own text form: payload is parsed once, into jsonb; raw_body
+ * travels as hex and is stored as the exact bytes. The JSON parameter only wins over *unprepared*
+ * VALUES, which pays parse and plan per batch.
+ *
+ * Unused slots are NULL rows that the WHERE drops (provider is NOT NULL in every real row).
  */
-export async function insertEventsIfAbsent(tx: Transaction, events: IncomingEvent[]): Promise<InsertedEvent[]> {
+function insertStatementFor(rows: number): string {
+  const tuples = Array.from({ length: rows }, (_, row) => {
+    const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
+    // text::jsonb, not a jsonb parameter: the serialised payload must reach PostgreSQL unchanged
+    // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz)`;
+  });
+  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
+    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
+    where batch.provider is not null
+    on conflict (provider, event_id) do nothing
+    returning id::text as id, provider, event_id, resource_id`;
+}
+
+const statements = new Map<number, string>();
+function statementFor(rows: number): string {
+  let text = statements.get(rows);
+  if (text === undefined) statements.set(rows, (text = insertStatementFor(rows)));
+  return text;
+}
+
+interface ReturnedRow {
+  id: string;
+  provider: string;
+  event_id: string;
+  resource_id: string | null;
+}
+
+/**
+ * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING: the rows that come back are the
+ * new ones; anything absent was already in the inbox. The unique index decides, so concurrent
+ * deliveries of one event can never both be "new".
+ */
+export async function insertEventsIfAbsent(tx: StatementRunner, events: IncomingEvent[]): Promise<InsertedEvent[]> {
   if (events.length === 0) return [];
-  return tx
-    .insert(webhookInbox)
-    .values(
-      events.map(({ provider, event, rawBody }) => ({
-        provider,
-        eventId: event.eventId,
-        eventType: event.eventType,
-        resourceId: event.resourceId,
-        payload: event.payload,
-        rawBody,
-        occurredAt: event.occurredAt,
-      })),
-    )
-    .onConflictDoNothing({ target: [webhookInbox.provider, webhookInbox.eventId] })
-    .returning({
-      id: webhookInbox.id,
-      provider: webhookInbox.provider,
-      eventId: webhookInbox.eventId,
-      resourceId: webhookInbox.resourceId,
-    });
+  const rows = 2 ** Math.ceil(Math.log2(events.length));
+  const parameters: (string | Buffer | null)[] = [];
+  for (const { provider, event, rawBody } of events) {
+    parameters.push(provider, event.eventId, event.eventType, event.resourceId, JSON.stringify(event.payload), rawBody, event.occurredAt.toISOString());
+  }
+  while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
+  const inserted = await tx.unsafe<ReturnedRow[]>(statementFor(rows), parameters, { prepare: true });
+  // bigserial ids come back as text (postgres.js leaves int8 as a string); they stay below 2^53.
+  return inserted.map((row) => ({ id: Number(row.id), provider: row.provider, eventId: row.event_id, resourceId: row.resource_id }));
 }
 
 export const eventKey = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;
