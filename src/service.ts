@@ -81,7 +81,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     db: database.db,
     boss,
     maxBatchSize: 100,
-    // Two transactions in flight beat one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
+    // One transaction in flight, not one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: Math.min(DEFAULT_CONCURRENT_BATCHES, Math.max(1, config.databasePoolSize - 2)),
     commitDeadlineMs: config.commitDeadlineMs,
   });

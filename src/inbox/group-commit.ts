@@ -25,11 +25,15 @@ export interface GroupCommitOptions {
 
 /**
  * Transactions in flight at once, whatever the pool size. Fewer, larger transactions win: each
- * costs four round trips and an fsync whatever it carries, so two in flight (one filling while
- * the other commits) beat eight small ones. Measured with `npm run bench` on 2 cores, same run,
- * 8 → 2: +50% deliveries/s at 16 and 64 connections, p99 ack at 1,000 req/s 250–1,100 ms → 100 ms.
+ * costs round trips, a COMMIT and an fsync whatever it carries, several milliseconds of CPU between
+ * the service and PostgreSQL, so the more deliveries share one the less each pays. Measured with
+ * `npm run bench` on 2 cores, alternating runs: 8 → 2 raised deliveries/s by ~50% at 16 and 64
+ * connections; once the batch's two statements were prepared, 2 → 1 grew batches at 64 connections
+ * from ~14 to ~32 events and cut CPU per delivery (service + PostgreSQL) by ~30%, for ~20% more
+ * deliveries/s; at 16 connections a delivery waits a little longer for the batch ahead (8–24% fewer
+ * deliveries/s there in those runs).
  */
-export const DEFAULT_CONCURRENT_BATCHES = 2;
+export const DEFAULT_CONCURRENT_BATCHES = 1;
 
 interface Waiter {
   event: IncomingEvent;
