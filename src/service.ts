@@ -78,11 +78,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   gaugeRefresher.start();
   let accepting = true;
   const groupCommit = createGroupCommitIngestor({
-    db: database.db,
+    sql: database.sql,
     boss,
     maxBatchSize: 100,
     // One transaction in flight, not one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
-    maxConcurrentBatches: Math.min(DEFAULT_CONCURRENT_BATCHES, Math.max(1, config.databasePoolSize - 2)),
+    maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,
     commitDeadlineMs: config.commitDeadlineMs,
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;

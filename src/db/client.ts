@@ -6,6 +6,8 @@ export type Database = PostgresJsDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 /** Either the pool or an open transaction: SQL functions take this so callers choose the scope. */
 export type Executor = Database | Transaction;
+/** What a raw statement needs of a postgres.js pool or transaction (the ingest hot path's prepared statements). */
+export type StatementRunner = Pick<postgres.ISql, 'unsafe'>;
 
 export interface DatabaseHandle {
   db: Database;

@@ -1,6 +1,5 @@
 import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import type { Database } from '../db/client.ts';
 import { StorageUnavailableError, describeError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
@@ -13,7 +12,8 @@ export interface Ingestor {
 }
 
 export interface GroupCommitOptions {
-  db: Database;
+  /** The postgres.js pool: both statements run on the driver as prepared statements (see insert-events.ts). */
+  sql: postgres.Sql;
   boss: PgBoss;
   /** Most events one transaction carries. */
   maxBatchSize: number;
@@ -50,9 +50,6 @@ interface Waiter {
 export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
   const queue: Waiter[] = [];
   let inFlight = 0;
-  // drizzle's documented handle on the postgres.js client beneath it (the Database alias omits it
-  // from its type): both statements run on the driver as prepared statements (see insert-events.ts).
-  const driver = (options.db as Database & { $client: postgres.Sql }).$client;
 
   async function commitBatch(batch: Waiter[]): Promise<void> {
     // Duplicates inside one batch: the first stands for all, the rest are duplicates of it.
@@ -61,7 +58,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const inserted = await driver.begin(async (tx) => {
+    const inserted = await options.sql.begin(async (tx) => {
       const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.event));
       await enqueueWebhookJobs(options.boss, tx, rows);
       return rows;

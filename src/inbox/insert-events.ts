@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type { StatementRunner } from '../db/client.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
 
 export interface IncomingEvent {
@@ -13,9 +13,6 @@ export interface InsertedEvent {
   eventId: string;
   resourceId: string | null;
 }
-
-/** What a statement needs of a postgres.js client, pool or transaction: the caller picks the scope. */
-export type StatementRunner = Pick<postgres.ISql, 'unsafe'>;
 
 const COLUMNS_PER_ROW = 7;
 

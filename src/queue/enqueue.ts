@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type Db, fromDrizzle, type PgBoss } from 'pg-boss';
-import type { Transaction } from '../db/client.ts';
-import type { StatementRunner } from '../inbox/insert-events.ts';
+import type { StatementRunner, Transaction } from '../db/client.ts';
 import { type EnqueueableEvent, WEBHOOKS_QUEUE, webhookJob } from './queues.ts';
 
 export class JobNotCreatedError extends Error {

@@ -39,7 +39,7 @@ async function newIngestor(options: { maxBatchSize: number; maxConcurrentBatches
   const boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
   pools.push(handle);
   bosses.push(boss);
-  return createGroupCommitIngestor({ db: handle.db, boss, commitDeadlineMs: 30_000, ...options });
+  return createGroupCommitIngestor({ sql: handle.sql, boss, commitDeadlineMs: 30_000, ...options });
 }
 
 function incoming(eventId: string): IncomingEvent {
