@@ -25,7 +25,7 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   const sameOrigin: Guard = async (c, next) => {
     if (!deps.access.canSignIn) return refuse(c, 'Read-only dashboard', 'INBOX_ADMIN_TOKEN is not set, so nothing can be changed from here.');
-    if (!isSameOriginRequest({ header: (name) => c.req.header(name) })) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
+    if (!isSameOriginRequest({ header: (name) => c.req.header(name) }, deps.allowedHosts)) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
     await next();
   };
   const signedIn: Guard = async (c, next) => {
