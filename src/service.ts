@@ -7,6 +7,7 @@ import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
+import { createAllowedHosts } from './http/allowed-hosts.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
@@ -100,9 +101,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     isAcceptingTraffic: () => accepting,
     receiveWebhooks: config.role !== 'worker',
     dashboard: config.dashboard.enabled
-      ? { db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(config.dashboard.adminToken), clock }
+      ? {
+          db: database.db,
+          boss,
+          providers: () => config.providers.keys(),
+          access: createAdminAccess(config.dashboard.adminToken),
+          allowedHosts: createAllowedHosts({ publicOrigin: config.dashboard.publicOrigin, hosts: config.dashboard.allowedHosts }),
+          clock,
+        }
       : undefined,
   });
+  if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
+import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
@@ -57,12 +58,7 @@ export interface OperationsConfig {
   archiveDir: string;
 }
 
-export interface DashboardConfig {
-  /** INBOX_DASHBOARD, or on by default only when an admin token is set. */
-  enabled: boolean;
-  /** Required for every state-changing dashboard action; without it the dashboard is read-only. */
-  adminToken: string | undefined;
-}
+export type { DashboardConfig } from './dashboard-config.ts';
 
 export interface WorkerConfig {
   /** Attempts in all (pg-boss retryLimit + 1). */
@@ -114,8 +110,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
-  INBOX_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
-  INBOX_DASHBOARD: z.enum(['on', 'off']).optional(),
+  ...dashboardEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -300,10 +295,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     },
     providers,
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
-    dashboard: {
-      enabled: e.INBOX_DASHBOARD === undefined ? e.INBOX_ADMIN_TOKEN !== undefined : e.INBOX_DASHBOARD === 'on',
-      adminToken: e.INBOX_ADMIN_TOKEN,
-    },
+    dashboard: dashboardConfig(e),
     operations: {
       sweepCron: e.SWEEP_CRON,
       sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,

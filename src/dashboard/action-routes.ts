@@ -1,4 +1,5 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { type ReplayFilter, replayEvents } from '../operations/replay-events.ts';
@@ -7,17 +8,32 @@ import { type DashboardDeps, type DashboardEnv, formFields } from './dashboard-e
 import { selectInboxEvent } from './sql/event-detail.ts';
 import { renderMessagePage } from './views/event-page.ts';
 import { renderReplayPreviewPage } from './views/replay-preview-page.ts';
+import { SIGN_IN_MAX_CLIENTS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from './sign-in-throttle.ts';
 
 type Guard = MiddlewareHandler<DashboardEnv>;
+
+/**
+ * The socket's peer, never X-Forwarded-For: any client can write that header. Behind a reverse
+ * proxy every client is the proxy's address and shares one budget (README, Dashboard).
+ */
+function remoteAddressOf(c: Context): string | undefined {
+  try {
+    return getConnInfo(c).remote.address;
+  } catch {
+    return undefined; // app.request() in a test: there is no socket
+  }
+}
 
 /**
  * The dashboard's state-changing POSTs. Each passes three independent checks before it acts:
  * the browser says the request comes from this origin, a valid admin session cookie
  * (SameSite=Strict, so another site cannot make the browser send it), and the session's CSRF token
- * in the form. Replays call `replayEvents`, the function behind `inboxctl replay`.
+ * in the form. Replays call `replayEvents`, the function behind `inboxctl replay`. Wrong sign-in
+ * tokens are throttled per client (sign-in-throttle.ts).
  */
 export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
+  const throttle = createSignInThrottle({ maxFailures: SIGN_IN_MAX_FAILURES, windowSeconds: SIGN_IN_WINDOW_SECONDS, maxClients: SIGN_IN_MAX_CLIENTS, clock: deps.clock });
   const refuse = (c: Parameters<Guard>[0], title: string, message: string) => {
     c.get('logger').warn({ path: c.req.path, reason: title }, 'dashboard action refused');
     return c.html(renderMessagePage({ title, message, access: c.get('viewer') }), 403);
@@ -25,7 +41,7 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   const sameOrigin: Guard = async (c, next) => {
     if (!deps.access.canSignIn) return refuse(c, 'Read-only dashboard', 'INBOX_ADMIN_TOKEN is not set, so nothing can be changed from here.');
-    if (!isSameOriginRequest({ header: (name) => c.req.header(name) })) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
+    if (!isSameOriginRequest({ header: (name) => c.req.header(name) }, deps.allowedHosts)) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
     await next();
   };
   const signedIn: Guard = async (c, next) => {
@@ -38,7 +54,18 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   routes.post('/dashboard/session', async (c) => {
     const { token } = await formFields(c.req);
-    if (token === undefined || !deps.access.checkToken(token)) return refuse(c, 'Wrong token', 'That is not the admin token.');
+    // From here to the answer nothing awaits: concurrent attempts cannot all pass the check first.
+    const client = clientKeyOf(remoteAddressOf(c));
+    const retryAfter = throttle.retryAfterSeconds(client);
+    if (retryAfter !== undefined) {
+      c.header('Retry-After', String(retryAfter));
+      return c.html(renderMessagePage({ title: 'Too many attempts', message: `Too many wrong tokens from this address. Try again in ${retryAfter} s.`, access: c.get('viewer') }), 429);
+    }
+    if (token === undefined || !deps.access.checkToken(token)) {
+      if (throttle.recordFailure(client)) c.get('logger').warn({ client, windowSeconds: SIGN_IN_WINDOW_SECONDS }, `dashboard sign-in throttled after ${SIGN_IN_MAX_FAILURES} wrong tokens`);
+      return refuse(c, 'Wrong token', 'That is not the admin token.');
+    }
+    throttle.recordSuccess(client);
     const secure = c.req.header('x-forwarded-proto') === 'https' || new URL(c.req.url).protocol === 'https:';
     setCookie(c, SESSION_COOKIE, deps.access.issueSession(deps.clock()), {
       httpOnly: true,

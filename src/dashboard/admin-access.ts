@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { AllowedHosts } from '../http/allowed-hosts.ts';
 
 /**
  * Who may change state from the dashboard. Signing in with INBOX_ADMIN_TOKEN issues a session
@@ -65,19 +66,13 @@ export interface RequestHeaders {
 }
 
 /**
- * The browser's own word on where a POST came from: `Origin` must name this host (a proxy's
- * X-Forwarded-Host counts; a cross-site page cannot set it). Without Origin, only
- * `Sec-Fetch-Site: same-origin` will do. Anything else — another site, `null`, no header — fails.
+ * The browser's own word on where a POST came from: `Origin` must be one of this service's own
+ * (INBOX_PUBLIC_URL's, or the request's allowed Host: allowed-hosts.ts, the names the host guard
+ * lets in). `X-Forwarded-Host` vouches for nothing: a rebinding page can set it. Without Origin,
+ * only `Sec-Fetch-Site: same-origin` will do. Anything else — another site, `null`, no header — fails.
  */
-export function isSameOriginRequest(request: RequestHeaders): boolean {
-  const hosts = [request.header('host'), request.header('x-forwarded-host')?.split(',')[0]?.trim()].filter(Boolean);
+export function isSameOriginRequest(request: RequestHeaders, allowedHosts: AllowedHosts): boolean {
   const origin = request.header('origin');
-  if (origin !== undefined) {
-    try {
-      return hosts.includes(new URL(origin).host);
-    } catch {
-      return false;
-    }
-  }
+  if (origin !== undefined) return allowedHosts.allowsOrigin(origin, request.header('host'));
   return request.header('sec-fetch-site') === 'same-origin';
 }

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Database } from '../db/client.ts';
+import type { AllowedHosts } from '../http/allowed-hosts.ts';
 import type { AppEnv } from '../http/env.ts';
 import type { AdminAccess, AdminSession } from './admin-access.ts';
 import type { ViewerAccess } from './views/layout.ts';
@@ -11,6 +12,8 @@ export interface DashboardDeps {
   /** Configured provider names: listed even before their first event. */
   providers: () => Iterable<string>;
   access: AdminAccess;
+  /** The names the dashboard answers to (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS): the host guard's and the Origin check's. */
+  allowedHosts: AllowedHosts;
   clock: () => Date;
 }
 

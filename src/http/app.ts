@@ -7,17 +7,23 @@ import { type Metrics, createMetrics } from '../observability/metrics.ts';
 import type { AppEnv } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { type HealthDeps, createHealthRoutes } from './health-routes.ts';
+import { createHostGuard } from './host-guard.ts';
 import { createMetricsRoute } from './metrics-route.ts';
 import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 
 /**
  * `metrics`: the service's registry; an app built without one (a test, a harness) gets its own.
- * `dashboard`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404.
+ * `dashboard`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404. Present,
+ * every operator route (OPERATOR_PATHS) answers only to the dashboard's own host names
+ * (host-guard.ts). /webhooks, /metrics and health never do: gateways and scrapers use any name.
  * `receiveWebhooks: false` (worker role): the same app still serves /metrics and health, so worker
  * instances can be scraped and probed, but /webhooks/* is a 404.
  */
 export type AppDeps = WebhookRouteDeps &
   HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps; receiveWebhooks?: boolean };
+
+/** Host-guarded routes. The operator API belongs under /api/v1, mounted after the guard (hono runs handlers in order). */
+export const OPERATOR_PATHS = ['/dashboard/*', '/api/v1/*'] as const;
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -36,6 +42,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', createHealthRoutes(deps));
   app.route('/', createMetricsRoute({ registry: metrics.registry }));
   if (receiveWebhooks) app.route('/', createWebhookRoute(deps));
-  if (deps.dashboard) app.route('/', createDashboardRoutes(deps.dashboard));
+  if (deps.dashboard) {
+    const hostGuard = createHostGuard({ allowedHosts: deps.dashboard.allowedHosts });
+    for (const path of OPERATOR_PATHS) app.use(path, hostGuard);
+    app.route('/', createDashboardRoutes(deps.dashboard));
+  }
   return app;
 }

@@ -91,6 +91,35 @@ describe('loadConfig', () => {
     }
   });
 
+  test('the dashboard’s names: INBOX_PUBLIC_URL becomes an origin, INBOX_ALLOWED_HOSTS a lower-cased list', () => {
+    const dashboard = loadConfig({ INBOX_PUBLIC_URL: 'HTTPS://Ops.Example.com:8443/dashboard', INBOX_ALLOWED_HOSTS: ' Inbox:3000, ,ops-2.internal ' }, noFiles).dashboard;
+    assert.equal(dashboard.publicOrigin, 'https://ops.example.com:8443');
+    assert.deepEqual(dashboard.allowedHosts, ['inbox:3000', 'ops-2.internal']);
+    const none = loadConfig({}, noFiles).dashboard;
+    assert.equal(none.publicOrigin, undefined);
+    assert.deepEqual(none.allowedHosts, []);
+  });
+
+  test('a public URL without http(s) and a host list with a wildcard or a path are refused', () => {
+    for (const env of [{ INBOX_PUBLIC_URL: 'ops.example.com' }, { INBOX_PUBLIC_URL: 'ftp://ops.example.com' }]) {
+      assert.match(problemsOf(() => loadConfig(env, noFiles)).join('\n'), /INBOX_PUBLIC_URL: must be the http:\/\/ or https:\/\/ URL/);
+    }
+    for (const hosts of ['ok.example,*.example.com', 'ok.example/dashboard', 'user@ok.example']) {
+      assert.match(problemsOf(() => loadConfig({ INBOX_ALLOWED_HOSTS: hosts }, noFiles)).join('\n'), /INBOX_ALLOWED_HOSTS: must be host names or host:port/, hosts);
+    }
+  });
+
+  test('a warning at start when the dashboard listens beyond loopback but answers only to loopback names', () => {
+    const warningOf = (env: Record<string, string>) => loadConfig({ INBOX_ADMIN_TOKEN: 'config-test-admin-token-0123', ...env }, noFiles).dashboard.startupWarning;
+    assert.match(warningOf({}) ?? '', /HOST=0\.0\.0\.0 .* set INBOX_PUBLIC_URL/);
+    assert.match(warningOf({ HOST: '::' }) ?? '', /HOST=::/);
+    assert.equal(warningOf({ HOST: '127.0.0.1' }), undefined);
+    assert.equal(warningOf({ HOST: '::1' }), undefined);
+    assert.equal(warningOf({ INBOX_PUBLIC_URL: 'https://ops.example.com' }), undefined);
+    assert.equal(warningOf({ INBOX_ALLOWED_HOSTS: 'inbox' }), undefined);
+    assert.equal(warningOf({ INBOX_DASHBOARD: 'off' }), undefined, 'no dashboard, nothing to warn about');
+  });
+
   test('an unreadable INBOX_CONFIG is a readable problem, not a crash', () => {
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/missing.json' }, noFiles));
     assert.match(problems.join('\n'), /INBOX_CONFIG: cannot read \/missing.json/);

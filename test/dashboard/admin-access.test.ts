@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SESSION_LIFETIME_SECONDS, createAdminAccess, isSameOriginRequest } from '../../src/dashboard/admin-access.ts';
+import { createAllowedHosts } from '../../src/http/allowed-hosts.ts';
 
 const TOKEN = 'admin-access-test-token-0123456789';
 const now = new Date('2026-06-01T12:00:00Z');
@@ -56,16 +57,24 @@ describe('admin sessions', () => {
 });
 
 describe('isSameOriginRequest', () => {
-  test('Origin must name this host (or the proxy-forwarded one)', () => {
-    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:3000' })), true);
-    assert.equal(isSameOriginRequest(headers({ host: 'inbox:3000', 'x-forwarded-host': 'ops.example.com', origin: 'https://ops.example.com' })), true);
-    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'https://evil.example' })), false);
-    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'null' })), false);
+  const hosts = createAllowedHosts({ publicOrigin: 'https://ops.example.com', hosts: ['inbox.internal'] });
+
+  test('Origin must be the request’s own allowed host, or INBOX_PUBLIC_URL’s origin', () => {
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:3000' }), hosts), true);
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox:3000', origin: 'https://ops.example.com' }), hosts), true, 'a proxy rewrote Host');
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:4000' }), hosts), false, 'another port is another origin');
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'https://evil.example' }), hosts), false);
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'null' }), hosts), false);
+  });
+
+  test('a Host the guard would refuse vouches for nothing, and neither does X-Forwarded-Host', () => {
+    assert.equal(isSameOriginRequest(headers({ host: 'evil.example', origin: 'http://evil.example' }), hosts), false);
+    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal', 'x-forwarded-host': 'evil.example', origin: 'https://evil.example' }), hosts), false);
   });
 
   test('without Origin only Sec-Fetch-Site: same-origin will do', () => {
-    assert.equal(isSameOriginRequest(headers({ host: 'a', 'sec-fetch-site': 'same-origin' })), true);
-    assert.equal(isSameOriginRequest(headers({ host: 'a', 'sec-fetch-site': 'cross-site' })), false);
-    assert.equal(isSameOriginRequest(headers({ host: 'a' })), false);
+    assert.equal(isSameOriginRequest(headers({ host: 'a', 'sec-fetch-site': 'same-origin' }), hosts), true);
+    assert.equal(isSameOriginRequest(headers({ host: 'a', 'sec-fetch-site': 'cross-site' }), hosts), false);
+    assert.equal(isSameOriginRequest(headers({ host: 'a' }), hosts), false);
   });
 });

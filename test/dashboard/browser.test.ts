@@ -20,7 +20,19 @@ import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+// REBOUND resolves to the service's own address, as an attacker's name does after DNS rebinding.
+const REBOUND = 'rebound.attacker.example';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  `--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`,
+];
 const SECRET = 'whsec_browser_test_secret';
 const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
 
@@ -116,6 +128,14 @@ describe('the dashboard in headless chromium', { skip }, () => {
     const fill = await page.locator('svg.chart rect.s-ignored').first().evaluate('(el) => getComputedStyle(el).fill');
     assert.notEqual(fill, 'rgb(0, 0, 0)');
     assert.equal(await page.getByRole('button', { name: 'Replay' }).count(), 0, 'signed out: no replay buttons');
+  });
+
+  test('through a rebound DNS name the dashboard answers 421 and shows no data', async () => {
+    const rebound = await browser.newPage();
+    const response = await rebound.goto(`http://${REBOUND}:${service.port}/dashboard/events/${failedId}`);
+    assert.equal(response?.status(), 421);
+    assert.ok(!(await rebound.content()).includes('evt_browser_paid'));
+    await rebound.close();
   });
 
   test('signed out, a replay POSTed from the page itself gets 403 and changes nothing', async () => {
