@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { logLineCapture } from '../support/log-lines.ts';
 import { sampleValue, scrape } from '../observability/prometheus-text.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 
 const SECRET = 'whsec_conflicting_duplicates_test';
 // Only the bodies carry this: a log line holding it would hold payload bytes.
 const PAYLOAD_MARKER = 'conflict-payload-marker-5d1e@example.com';
-const lines: string[] = [];
+const { lines, destination } = logLineCapture();
 let database: TestDatabase;
 let service: RunningService;
 let baseUrl: string;
@@ -19,17 +19,11 @@ let sequence = 0;
 
 before(async () => {
   database = await createTestDatabase();
-  const capture = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
   // Receiver only: the stored event stays pending, so the test sees exactly what ingest wrote.
   service = await startService({
     config: testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }),
     databaseUrl: database.url,
-    logger: createLogger('info', capture),
+    logger: createLogger('info', destination),
   });
   baseUrl = `http://127.0.0.1:${service.port}`;
 });
