@@ -5,6 +5,7 @@ import { type DatabaseHandle, connectDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
+import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createAllowedHosts } from './http/allowed-hosts.ts';
@@ -66,7 +67,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,
   });
-  const metrics = options.metrics ?? createMetrics();
+  const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys() });
   const gaugeRefresher = new GaugeRefresher({
     db: database.db,
     boss,
@@ -81,6 +82,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const groupCommit = createGroupCommitIngestor({
     sql: database.sql,
     boss,
+    conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
     maxBatchSize: 100,
     // One transaction in flight, not one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,

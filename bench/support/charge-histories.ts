@@ -1,4 +1,5 @@
 import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
+import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 
 /**
@@ -40,7 +41,7 @@ export function chargeHistories(prefix: string, charges: number, secret: string)
       const chargeId = `ch_${prefix}${charge}`;
       const rawBody = Buffer.from(stripeEventBody(`evt_${prefix}${charge}_${index}`, chargeId, step, start + charge % 600 + index));
       const event = driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
-      events.push({ provider: 'stripe', event, rawBody });
+      events.push({ provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, driver) });
     }
   });
   return events;

@@ -4,7 +4,8 @@ import { countBacklogByProvider } from '../observability/inbox-counts.ts';
 import { SESSION_COOKIE } from './admin-access.ts';
 import { createActionRoutes } from './action-routes.ts';
 import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
-import { activitySince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
+import { countConflictsByProvider, selectConflictsOfEvent } from '../operations/conflicts.ts';
+import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
 import { selectEventsOfResource, selectInboxEvent, selectPaymentOfEvent, selectPaymentTransitions } from './sql/event-detail.ts';
 import { selectFailedEvents } from './sql/failed-events.ts';
 import { selectProcessingLag } from './sql/processing-lag.ts';
@@ -62,12 +63,13 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const now = deps.clock();
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
-    const [activity, lag, backlog] = await Promise.all([
+    const [activity, lag, backlog, conflicts] = await Promise.all([
       countReceivedByBucket(deps.db, activitySince(now), HOUR_BUCKET_SECONDS),
       selectProcessingLag(deps.db, now),
       countBacklogByProvider(deps.db),
+      countConflictsByProvider(deps.db, { since: conflictsSince(now) }),
     ]);
-    const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog });
+    const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await selectFailedEvents(deps.db, { provider: failedProvider, limit: 100 });
     return c.html(renderOverviewPage({ now, providers, failed, failedProvider, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
@@ -76,12 +78,13 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
     const event = await selectInboxEvent(deps.db, Number(c.req.param('id')));
     if (!event) return c.html(renderMessagePage({ title: 'No such event', message: 'It may have been purged by retention.', access: c.get('viewer') }), 404);
-    const [payment, resourceEvents] = await Promise.all([
+    const [payment, resourceEvents, conflicts] = await Promise.all([
       selectPaymentOfEvent(deps.db, event),
       event.resourceId ? selectEventsOfResource(deps.db, event.provider, event.resourceId, 100) : [],
+      selectConflictsOfEvent(deps.db, event.id),
     ]);
     const transitions = payment ? await selectPaymentTransitions(deps.db, payment.id) : [];
-    return c.html(renderEventPage({ event, payment, transitions, resourceEvents, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(renderEventPage({ event, payment, transitions, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.route('/', createActionRoutes(deps));

@@ -1,4 +1,5 @@
 import type { BacklogCount } from '../observability/inbox-counts.ts';
+import type { ConflictCount } from '../operations/conflicts.ts';
 import type { ActivityRow } from './sql/provider-activity.ts';
 import type { LagPercentiles, ProviderLag } from './sql/processing-lag.ts';
 import { type ChartBucket, type StatusCounts, chartStatuses, totalOf } from './views/bar-chart.ts';
@@ -24,6 +25,8 @@ export interface ProviderSummary {
   failedNow: number;
   oldestPendingSeconds: number | undefined;
   lag: { lastHour: LagPercentiles; lastDay: LagPercentiles };
+  /** Duplicates received in the last 24 h that said something else than their stored event. */
+  conflictsLastDay: number;
 }
 
 const emptyCounts = (): StatusCounts => ({ processed: 0, ignored: 0, pending: 0, failed: 0 });
@@ -33,6 +36,11 @@ const noLag: LagPercentiles = { events: 0, p50Seconds: undefined, p99Seconds: un
 export function bucketStarts(now: Date, bucketSeconds: number, count: number): number[] {
   const current = Math.floor(now.getTime() / 1000 / bucketSeconds) * bucketSeconds;
   return Array.from({ length: count }, (_, i) => current - (count - 1 - i) * bucketSeconds);
+}
+
+/** The conflicting duplicates the overview counts: the last 24 hours. */
+export function conflictsSince(now: Date): Date {
+  return new Date(now.getTime() - 86_400_000);
 }
 
 /** Where the activity query must start so both charts are full. */
@@ -63,12 +71,14 @@ export interface OverviewInput {
   activity: ActivityRow[];
   lag: ProviderLag[];
   backlog: BacklogCount[];
+  /** Conflicting duplicates per provider since `conflictsSince(now)`. */
+  conflicts: ConflictCount[];
 }
 
 /** Per provider (configured ones first, then any other name found in the inbox): the overview's figures. */
 export function summarizeProviders(input: OverviewInput): ProviderSummary[] {
   const names = new Set(input.providers);
-  for (const row of [...input.activity, ...input.backlog]) names.add(row.provider);
+  for (const row of [...input.activity, ...input.backlog, ...input.conflicts]) names.add(row.provider);
   const hourStarts = bucketStarts(input.now, HOUR_BUCKET_SECONDS, HOUR_BUCKETS);
   const dayStarts = bucketStarts(input.now, DAY_BUCKET_SECONDS, DAY_BUCKETS);
   return [...names].map((provider) => {
@@ -84,6 +94,7 @@ export function summarizeProviders(input: OverviewInput): ProviderSummary[] {
       failedNow: backlog.find((r) => r.status === 'failed')?.events ?? 0,
       oldestPendingSeconds: pending?.oldestAgeSeconds,
       lag: { lastHour: lag?.lastHour ?? noLag, lastDay: lag?.lastDay ?? noLag },
+      conflictsLastDay: input.conflicts.find((r) => r.provider === provider)?.count ?? 0,
     };
   });
 }

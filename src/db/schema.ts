@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   check,
   index,
@@ -45,6 +46,11 @@ export const webhookInbox = pgTable(
     // refetch read (which the payload cannot give back), so later folds of the charge see the
     // same thing again. Null before processing and after a replay, which recomputes it.
     fact: jsonb('fact'),
+    // What the event says (type, resource, payment status, occurred_at, money): a hash a resend
+    // repeats exactly, so a duplicate that says something else is told apart without reading the
+    // payload (src/inbox/event-fingerprint.ts). Null on rows stored before it existed: those are
+    // never judged.
+    fingerprint: text('fingerprint'),
   },
   (table) => [
     uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
@@ -58,3 +64,31 @@ export const webhookInbox = pgTable(
 );
 
 export type InboxRow = typeof webhookInbox.$inferSelect;
+
+/**
+ * Duplicates that said something else: a delivery with the key of a stored event (provider,
+ * event_id) whose fingerprint differs. It got 200 like any duplicate (the stored event stays the
+ * truth the inbox processed); its exact bytes and what it said differently are kept here, one row
+ * per such delivery. They go with their event when retention deletes it.
+ */
+export const webhookInboxConflicts = pgTable(
+  'webhook_inbox_conflicts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    inboxId: bigint('inbox_id', { mode: 'number' })
+      .notNull()
+      .references(() => webhookInbox.id, { onDelete: 'cascade' }),
+    provider: varchar('provider', { length: 30 }).notNull(),
+    eventId: varchar('event_id', { length: 150 }).notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** The conflicting delivery's fingerprint (the stored event's is on its row). */
+    fingerprint: text('fingerprint').notNull(),
+    /** [{ field, stored, received }]: the fields of the meaning that differ (MeaningDifference). */
+    differences: jsonb('differences').notNull(),
+    rawBody: bytea('raw_body').notNull(),
+  },
+  (table) => [
+    index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId),
+    index('webhook_inbox_conflicts_received_at_idx').on(table.receivedAt),
+  ],
+);

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
+import type { IngestOutcome } from '../inbox/group-commit.ts';
 
 /**
  * Per-request values every route may read: the request-scoped logger carries the request id;
- * `deliveryOutcome` tells the delivery metrics whether a 200 stored a new event or a duplicate.
+ * `deliveryOutcome` tells the delivery metrics whether a 200 stored a new event, a duplicate, or
+ * a duplicate that contradicts the stored event.
  */
-export type AppEnv = { Variables: { logger: Logger; deliveryOutcome?: 'accepted' | 'duplicate' } };
+export type AppEnv = { Variables: { logger: Logger; deliveryOutcome?: IngestOutcome['kind'] } };

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { UnknownProviderError } from '../errors.ts';
 import type { Ingestor } from '../inbox/group-commit.ts';
+import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ConfiguredProvider } from '../config/config.ts';
 import type { WebhookRequest } from '../providers/types.ts';
@@ -41,12 +42,14 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const now = deps.clock();
     await driver.verify(request, now);
     const event = validateNormalizedEvent(driver.parse(request, now));
-    const outcome = await deps.ingestor.ingest({ provider, event, rawBody });
+    const fingerprint = eventFingerprint({ provider, ...event }, driver);
+    const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint });
     c.set('deliveryOutcome', outcome.kind);
-    c.get('logger').info(
-      { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'accepted' ? outcome.inboxId : undefined },
-      'delivery stored',
-    );
+    const logged = { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId };
+    // Still 200: the gateway must stop resending, and the stored event stays the one processed.
+    // The body is kept in webhook_inbox_conflicts, never in the log.
+    if (outcome.kind === 'conflicting_duplicate') c.get('logger').warn(logged, 'duplicate delivery says something else than the stored event; kept in webhook_inbox_conflicts');
+    else c.get('logger').info(logged, 'delivery stored');
     return c.json({ received: true }, 200);
   });
   return route;

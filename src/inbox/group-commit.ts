@@ -1,10 +1,13 @@
 import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
+import type { StatementRunner } from '../db/client.ts';
 import { StorageUnavailableError, describeError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
-import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
+import type { ConflictRecorder } from './conflicting-duplicates.ts';
+import { type IncomingEvent, type InsertedEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
 
-export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' };
+/** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
+export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' } | { kind: 'conflicting_duplicate'; inboxId: number };
 
 export interface Ingestor {
   /** Resolves only after the event's transaction has COMMITTED; rejects with StorageUnavailableError otherwise. */
@@ -15,6 +18,8 @@ export interface GroupCommitOptions {
   /** The postgres.js pool: both statements run on the driver as prepared statements (see insert-events.ts). */
   sql: postgres.Sql;
   boss: PgBoss;
+  /** Records the batch's duplicates that contradict their stored event (conflicting-duplicates.ts). */
+  conflicts: ConflictRecorder;
   /** Most events one transaction carries. */
   maxBatchSize: number;
   /** Transactions in flight at once; keep below the pool size so other queries still get a connection. */
@@ -52,23 +57,24 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
   let inFlight = 0;
 
   async function commitBatch(batch: Waiter[]): Promise<void> {
-    // Duplicates inside one batch: the first stands for all, the rest are duplicates of it.
+    // Duplicates inside one batch: the first is stored, the rest are duplicates of it (and are
+    // compared with it like any duplicate).
     const firstByKey = new Map<string, Waiter>();
     for (const waiter of batch) {
       const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const inserted = await options.sql.begin(async (tx) => {
+    const { inserted, conflicting } = await options.sql.begin(async (tx) => {
       const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.event));
       await enqueueWebhookJobs(options.boss, tx, rows);
-      return rows;
+      return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
     });
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     for (const waiter of batch) {
       const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
       const id = newIds.get(key);
       if (id !== undefined && firstByKey.get(key) === waiter) waiter.resolve({ kind: 'accepted', inboxId: id });
-      else waiter.resolve({ kind: 'duplicate' });
+      else waiter.resolve(conflicting.get(waiter) ?? { kind: 'duplicate' });
     }
   }
 
@@ -97,6 +103,34 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       return withDeadline(committed, options.commitDeadlineMs);
     },
   };
+}
+
+/**
+ * The batch's deliveries that stored nothing (duplicates of a stored row or of an earlier copy in
+ * the batch) whose meaning contradicts the stored event: recorded, and answered as such. A batch
+ * without duplicates pays nothing; one with duplicates, one statement (two if any conflicts).
+ */
+async function recordConflictingDuplicates(
+  conflicts: ConflictRecorder,
+  tx: StatementRunner,
+  batch: Waiter[],
+  firstByKey: Map<string, Waiter>,
+  inserted: InsertedEvent[],
+): Promise<Map<Waiter, IngestOutcome>> {
+  const outcomes = new Map<Waiter, IngestOutcome>();
+  // Every delivery stored a row: the common case costs one comparison.
+  if (inserted.length === batch.length) return outcomes;
+  const insertedKeys = new Set(inserted.map((row) => eventKey(row.provider, row.eventId)));
+  const duplicates = batch.filter((waiter) => {
+    const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+    return !(insertedKeys.has(key) && firstByKey.get(key) === waiter);
+  });
+  if (duplicates.length === 0) return outcomes;
+  const found = await conflicts.recordConflictingDuplicates(tx, duplicates.map((w) => w.event));
+  found.forEach((conflict, i) => {
+    if (conflict) outcomes.set(duplicates[i]!, { kind: 'conflicting_duplicate', inboxId: conflict.inboxId });
+  });
+  return outcomes;
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {

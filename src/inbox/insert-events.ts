@@ -5,6 +5,8 @@ export interface IncomingEvent {
   provider: string;
   event: NormalizedEvent;
   rawBody: Buffer;
+  /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
+  fingerprint: string;
 }
 
 export interface InsertedEvent {
@@ -14,7 +16,7 @@ export interface InsertedEvent {
   resourceId: string | null;
 }
 
-const COLUMNS_PER_ROW = 7;
+const COLUMNS_PER_ROW = 8;
 
 /**
  * The statement for batches of up to `rows` events. Its text depends only on `rows`, a power of
@@ -36,10 +38,10 @@ function insertStatementFor(rows: number): string {
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     // text::jsonb, not a jsonb parameter: the serialised payload must reach PostgreSQL unchanged
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz)`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::text)`;
   });
-  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
-    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
+  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, fingerprint)
+    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, fingerprint)
     where batch.provider is not null
     on conflict (provider, event_id) do nothing
     returning id::text as id, provider, event_id, resource_id`;
@@ -68,8 +70,8 @@ export async function insertEventsIfAbsent(tx: StatementRunner, events: Incoming
   if (events.length === 0) return [];
   const rows = 2 ** Math.ceil(Math.log2(events.length));
   const parameters: (string | Buffer | null)[] = [];
-  for (const { provider, event, rawBody } of events) {
-    parameters.push(provider, event.eventId, event.eventType, event.resourceId, JSON.stringify(event.payload), rawBody, event.occurredAt.toISOString());
+  for (const { provider, event, rawBody, fingerprint } of events) {
+    parameters.push(provider, event.eventId, event.eventType, event.resourceId, JSON.stringify(event.payload), rawBody, event.occurredAt.toISOString(), fingerprint ?? null);
   }
   while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
   const inserted = await tx.unsafe<ReturnedRow[]>(statementFor(rows), parameters, { prepare: true });

@@ -26,13 +26,16 @@ export function deliveryMetrics(options: DeliveryMetricsOptions): MiddlewareHand
     } finally {
       const name = c.req.param('provider') ?? '';
       const provider = options.isKnownProvider(name) ? name : 'unknown';
-      options.metrics.delivery(provider, outcomeOf(c.res.status, c.get('deliveryOutcome')), now() - started);
+      const stored = c.get('deliveryOutcome');
+      options.metrics.delivery(provider, outcomeOf(c.res.status, stored), now() - started);
+      if (c.res.status === 200 && stored === 'conflicting_duplicate') options.metrics.conflictingDuplicate(provider);
     }
   };
 }
 
-export function outcomeOf(status: number, stored: 'accepted' | 'duplicate' | undefined): DeliveryOutcome {
-  if (status === 200) return stored ?? 'accepted';
+/** A conflicting duplicate is a duplicate here (200, nothing new processed); it has a counter of its own too. */
+export function outcomeOf(status: number, stored: 'accepted' | 'duplicate' | 'conflicting_duplicate' | undefined): DeliveryOutcome {
+  if (status === 200) return stored === 'conflicting_duplicate' ? 'duplicate' : (stored ?? 'accepted');
   const code = String(status) as DeliveryOutcome;
   return REJECTIONS.has(code) ? code : status >= 500 ? '500' : '400';
 }

@@ -11,6 +11,8 @@ export type DeliveryOutcome = 'accepted' | 'duplicate' | '400' | '401' | '404' |
 
 export interface DeliveryMetrics {
   delivery(provider: string, outcome: DeliveryOutcome, ackSeconds: number): void;
+  /** A duplicate (also counted as one) whose meaning differs from the stored event: its body went to webhook_inbox_conflicts. */
+  conflictingDuplicate(provider: string): void;
 }
 
 /** The outcomes a handler commits. `failed` is set later by the dead-letter worker and is counted from the database (`inbox_events{status="failed"}`). */
@@ -66,7 +68,16 @@ const REFETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+export interface MetricsOptions {
+  defaultMetrics?: boolean;
+  /**
+   * The configured providers: their counters of rare events start at 0, so `increase()` sees the
+   * first one (a series born at 1 has no earlier sample to increase from).
+   */
+  providers?: Iterable<string>;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -84,6 +95,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     buckets: ACK_BUCKETS,
     registers,
   });
+  const conflictingDuplicates = new Counter({
+    name: 'webhook_conflicting_duplicates_total',
+    help: 'Duplicate deliveries (200, not processed) whose meaning differs from the stored event of their id, by provider; kept in webhook_inbox_conflicts.',
+    labelNames: ['provider'],
+    registers,
+  });
+  for (const provider of options.providers ?? []) conflictingDuplicates.inc({ provider }, 0);
   const attempts = new Counter({
     name: 'inbox_processing_attempts_total',
     help: 'Processing attempts (job runs against an inbox row) by provider.',
@@ -207,6 +225,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         deliveries.inc({ provider, outcome });
         ackDuration.observe({ provider, outcome }, ackSeconds);
       },
+      conflictingDuplicate: (provider) => conflictingDuplicates.inc({ provider }),
     },
     processing: {
       attempt: (provider) => attempts.inc({ provider }),

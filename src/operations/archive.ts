@@ -32,6 +32,8 @@ export const archivedEventSchema = z.object({
   raw_body_base64: z.string(),
   /** webhook_inbox.fact (what the event meant when processed), as jsonb text; absent in older files. */
   fact_json: z.string().nullable().optional(),
+  /** webhook_inbox.fingerprint (what the event says, hashed), so a restored row is judged again; absent in older files. */
+  fingerprint: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

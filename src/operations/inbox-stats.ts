@@ -1,6 +1,7 @@
 import { and, count, desc, eq, gte, inArray, lt, min, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
 import { type InboxStatus, inboxStatuses, webhookInbox } from '../db/schema.ts';
+import { type ConflictCount, countConflictsByProvider } from './conflicts.ts';
 
 export interface StatsFilter {
   provider?: string;
@@ -29,6 +30,8 @@ export interface ProviderStats {
   /** All time, whatever the window: a pending or failed row is owed attention until it is dealt with. */
   oldestPendingAt: Date | null;
   failedAllTime: number;
+  /** Duplicates received in the window that said something else than their stored event. */
+  conflictingDuplicates: number;
 }
 
 export interface LagPercentiles {
@@ -50,6 +53,8 @@ export interface InboxStats {
   /** All time. */
   failed: number;
   topErrors: Array<{ provider: string; error: string; count: number }>;
+  /** In the window, per provider, most first: duplicates that contradicted their stored event. */
+  conflictingDuplicates: ConflictCount[];
   /** Seconds; over the most recent processed events in the window, null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
 }
@@ -150,10 +155,11 @@ function providerStats(
   previous: CountRow[],
   pending: Awaited<ReturnType<typeof oldestPendingByProvider>>,
   failed: Awaited<ReturnType<typeof failedByError>>,
+  conflicts: ConflictCount[],
 ): ProviderStats[] {
   const byProvider = new Map<string, ProviderStats>();
   const entry = (provider: string) => {
-    const stats = byProvider.get(provider) ?? { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0 };
+    const stats = byProvider.get(provider) ?? { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0, conflictingDuplicates: 0 };
     byProvider.set(provider, stats);
     return stats;
   };
@@ -163,6 +169,7 @@ function providerStats(
   }
   for (const { provider, oldest } of pending) entry(provider).oldestPendingAt = oldest ? new Date(oldest) : null;
   for (const { provider, n } of failed) entry(provider).failedAllTime += n;
+  for (const { provider, count } of conflicts) entry(provider).conflictingDuplicates = count;
   const now = ignoredRatios(counts);
   const before = ignoredRatios(previous);
   for (const stats of byProvider.values()) {
@@ -175,14 +182,15 @@ function providerStats(
 export async function collectInboxStats(db: Executor, filter: StatsFilter, now: Date): Promise<InboxStats> {
   // The window of the same length just before this one, for the ignored ratio's trend.
   const before = filter.since ? { provider: filter.provider, since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
-  const [counts, previous, pending, failed, lag] = await Promise.all([
+  const [counts, previous, pending, failed, lag, conflicts] = await Promise.all([
     countByProviderAndStatus(db, filter),
     before ? countByProviderAndStatus(db, before) : Promise.resolve([]),
     oldestPendingByProvider(db, filter),
     failedByError(db, filter),
     lagPercentiles(db, filter, filter.lagSampleSize ?? 10_000),
+    countConflictsByProvider(db, filter),
   ]);
-  const providers = providerStats(counts, previous, pending, failed);
+  const providers = providerStats(counts, previous, pending, failed, conflicts);
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
@@ -195,6 +203,7 @@ export async function collectInboxStats(db: Executor, filter: StatsFilter, now: 
     oldestPendingAgeSeconds: oldestPendingAt ? Math.max(0, (now.getTime() - oldestPendingAt.getTime()) / 1000) : null,
     failed: failed.reduce((sum, f) => sum + f.n, 0),
     topErrors: failed.slice(0, filter.topErrors ?? 5).map(({ provider, error, n }) => ({ provider, error, count: n })),
+    conflictingDuplicates: conflicts,
     lag: { sampleSize: Number(lag.n), ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
   };
 }

@@ -42,6 +42,7 @@ export async function insertArchivedEventsIfAbsent(db: Executor, events: Archive
         payload: sql`${e.payload_json}::text::jsonb`,
         rawBody: Buffer.from(e.raw_body_base64, 'base64'),
         fact: e.fact_json == null ? null : sql`${e.fact_json}::text::jsonb`,
+        fingerprint: e.fingerprint ?? null,
       })),
     )
     .onConflictDoNothing()

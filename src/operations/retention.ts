@@ -92,6 +92,7 @@ function archivedColumns() {
     processedAt: isoMicros<string | null>(webhookInbox.processedAt),
     payloadJson: sql<string>`${webhookInbox.payload}::text`,
     factJson: sql<string | null>`${webhookInbox.fact}::text`,
+    fingerprint: webhookInbox.fingerprint,
     rawBody: webhookInbox.rawBody,
   };
 }
@@ -152,6 +153,7 @@ function toArchived(row: ArchivedRow): ArchivedEvent {
     payload_json: row.payloadJson,
     raw_body_base64: Buffer.from(row.rawBody).toString('base64'),
     fact_json: row.factJson,
+    fingerprint: row.fingerprint,
   };
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
 import { type InboxStatus, webhookInbox } from '../db/schema.ts';
+import { type ConflictDetails, selectConflictsOfEvent } from './conflicts.ts';
 import { selectEventsWithLiveJobs } from './sweep-pending-events.ts';
 
 export interface EventDetails {
@@ -21,6 +22,8 @@ export interface EventDetails {
   rawBody: Buffer;
   /** Whether a processing job is queued, retrying or running for it right now. */
   hasLiveJob: boolean;
+  /** Later deliveries with its id that said something else (kept, not processed). */
+  conflicts: ConflictDetails[];
 }
 
 /** One event by its natural key, on the (provider, event_id) unique index. */
@@ -44,6 +47,6 @@ export async function findEvent(db: Executor, provider: string, eventId: string)
     .from(webhookInbox)
     .where(and(eq(webhookInbox.provider, provider), eq(webhookInbox.eventId, eventId)));
   if (!row) return null;
-  const live = await selectEventsWithLiveJobs(db, [row]);
-  return { ...row, rawBody: Buffer.from(row.rawBody), hasLiveJob: live.has(row.id) };
+  const [live, conflicts] = await Promise.all([selectEventsWithLiveJobs(db, [row]), selectConflictsOfEvent(db, row.id)]);
+  return { ...row, rawBody: Buffer.from(row.rawBody), hasLiveJob: live.has(row.id), conflicts };
 }

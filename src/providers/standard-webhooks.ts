@@ -92,6 +92,8 @@ export function createStandardWebhooksDriver(settings: ProviderSettings): Provid
         eventType,
         resourceId: readIdentifier(json, options.resourcePath) ?? null,
         occurredAt,
+        // The webhook-timestamp header is the time of this attempt (it must be within 5 minutes).
+        occurredAtIsDeliveryTime: rawTime === undefined,
         payload: json,
       };
     },

@@ -16,6 +16,12 @@ export interface NormalizedEvent {
   resourceId: string | null;
   /** When it happened at the gateway; the receipt time when the gateway sends no timestamp. */
   occurredAt: Date;
+  /**
+   * True when occurredAt is the time of this delivery (the receipt time, or a sender's attempt
+   * timestamp), not of the event: it changes on every resend, so it says nothing about what the
+   * event means (the fingerprint leaves it out).
+   */
+  occurredAtIsDeliveryTime?: boolean;
   /** The body as JSON for the `payload` column (form-encoded bodies are decoded into an object). */
   payload: unknown;
 }

@@ -20,10 +20,15 @@ describe('summarizeProviders', () => {
     ],
     lag: [{ provider: 'stripe', lastHour: { events: 8, p50Seconds: 0.2, p99Seconds: 3 }, lastDay: { events: 18, p50Seconds: 0.3, p99Seconds: 9 } }],
     backlog: [{ provider: 'asaas', status: 'pending', events: 4, oldestAgeSeconds: 700 }],
+    conflicts: [{ provider: 'stripe', count: 2, latestEventId: 'evt_2' }],
   });
 
   test('configured providers first, then any other name found in the inbox', () => {
     assert.deepEqual(summary.map((p) => p.provider), ['stripe', 'asaas', 'github']);
+  });
+
+  test('conflicting duplicates of the last day per provider, 0 where there were none', () => {
+    assert.deepEqual(summary.map((p) => p.conflictsLastDay), [2, 0, 0]);
   });
 
   test('the hour and the day add up their buckets, with the ignored ratio of each', () => {

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { PgBoss } from 'pg-boss';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { StorageUnavailableError } from '../../src/errors.ts';
+import { createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { type IngestOutcome, type Ingestor, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
 import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -39,7 +40,8 @@ async function newIngestor(options: { maxBatchSize: number; maxConcurrentBatches
   const boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
   pools.push(handle);
   bosses.push(boss);
-  return createGroupCommitIngestor({ sql: handle.sql, boss, commitDeadlineMs: 30_000, ...options });
+  const conflicts = createConflictRecorder({ driverOf: () => undefined });
+  return createGroupCommitIngestor({ sql: handle.sql, boss, conflicts, commitDeadlineMs: 30_000, ...options });
 }
 
 function incoming(eventId: string): IncomingEvent {
@@ -48,6 +50,7 @@ function incoming(eventId: string): IncomingEvent {
     provider: 'stripe',
     event: { eventId, eventType: 'charge.succeeded', resourceId: `ch_${eventId}`, occurredAt: new Date(), payload },
     rawBody: Buffer.from(JSON.stringify(payload)),
+    fingerprint: eventId,
   };
 }
 

@@ -31,6 +31,7 @@ function incoming(eventId: string, rawBody: Buffer = Buffer.from(`{"id":"${event
       payload: { id: eventId, amount: 2000, nested: { text: 'ação "quoted" \\ ✓', big: '12345678901234567890' } },
     },
     rawBody,
+    fingerprint: `fingerprint of ${eventId}`,
   };
 }
 

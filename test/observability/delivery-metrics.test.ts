@@ -64,6 +64,7 @@ describe('GET /metrics after real signed deliveries', () => {
     for (const family of [
       'webhook_deliveries_total',
       'webhook_ack_duration_seconds',
+      'webhook_conflicting_duplicates_total',
       'inbox_events',
       'inbox_events_received_last_hour',
       'inbox_oldest_pending_age_seconds',

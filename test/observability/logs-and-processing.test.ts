@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { SWEEP_QUEUE } from '../../src/operations/cron.ts';
@@ -8,6 +7,7 @@ import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { logLineCapture } from '../support/log-lines.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 import { sampleValue, scrape } from './prometheus-text.ts';
@@ -15,7 +15,7 @@ import { sampleValue, scrape } from './prometheus-text.ts';
 const SECRET = 'whsec_log_test_secret_must_never_be_logged';
 // A value only the payload carries: if it shows up in a log line, a body was logged.
 const PAYLOAD_MARKER = 'customer-pii-7f3a9c@example.com';
-const lines: string[] = [];
+const { lines, destination } = logLineCapture();
 let database: TestDatabase;
 let service: RunningService;
 let baseUrl: string;
@@ -51,16 +51,10 @@ const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unkn
 
 before(async () => {
   database = await createTestDatabase();
-  const capture = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
   service = await startService({
     config: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' }),
     databaseUrl: database.url,
-    logger: createLogger('debug', capture),
+    logger: createLogger('debug', destination),
     handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]),
   });
   baseUrl = `http://127.0.0.1:${service.port}`;

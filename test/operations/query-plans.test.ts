@@ -7,6 +7,8 @@ import { countByProviderAndStatus, failedByError, lagPercentiles, oldestPendingB
 import { selectReplayCandidates } from '../../src/operations/replay-events.ts';
 import { lockExpiredBatch } from '../../src/operations/retention.ts';
 import { findEvent } from '../../src/operations/show-event.ts';
+import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/conflicts-sql.ts';
+import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
 import { listStoredProviders } from '../../src/operations/stored-providers.ts';
 import { selectStalePendingEvents } from '../../src/operations/sweep-pending-events.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -100,6 +102,17 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
 
   test('replay candidates: one provider, failed', async () => {
     assertIndexOnly(await inboxPlanOf(() => selectReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
+  });
+
+  test("ingest: a batch's duplicates are compared with their stored events by lookups on the unique index", async () => {
+    // The statement as group commit sends it, captured from the runner it is given.
+    const sent: Array<{ text: string; params: unknown[] }> = [];
+    const runner = { unsafe: (text: string, params: unknown[]) => (sent.push({ text, params }), Promise.resolve([])) } as never;
+    const duplicates = Array.from({ length: 32 }, (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent);
+    await selectStoredEventsOfOtherFingerprint(runner, duplicates);
+    const [row] = await database.sql.unsafe(`explain (format json) ${sent[0]!.text}`, sent[0]!.params as never[]);
+    const touched = nodes(row!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'webhook_inbox' || n['Index Name']?.startsWith('webhook_inbox_'));
+    assertIndexOnly(touched, 'webhook_inbox_provider_event_id_key');
   });
 
   test('show: one event by its natural key; the provider list hops along an index', async () => {

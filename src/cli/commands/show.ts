@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
@@ -25,6 +26,20 @@ function render(event: EventDetails, now: Date): string[] {
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
     '  payload',
     ...JSON.stringify(parseExactJson(event.payloadJson), null, 2).split('\n').map((l) => `    ${l}`),
+    ...conflictLines(event.conflicts, at),
+  ];
+}
+
+/** Later deliveries with this id that said something else: when, what differed, how many bytes (exact in --json). */
+function conflictLines(conflicts: ConflictDetails[], at: (d: Date) => string): string[] {
+  if (conflicts.length === 0) return ['  conflicting duplicates  none'];
+  const value = (v: string | number | null) => (v === null ? '-' : JSON.stringify(v));
+  return [
+    `  conflicting duplicates  ${conflicts.length} (answered 200, not processed; bodies exact in --json)`,
+    ...conflicts.flatMap((c) => [
+      `    #${c.id}  received ${at(c.receivedAt)}, ${c.rawBody.length} bytes`,
+      ...c.differences.map((d) => `      ${d.field.padEnd(14)} ${value(d.stored)} → ${value(d.received)}`),
+    ]),
   ];
 }
 
@@ -38,15 +53,16 @@ async function show(context: CommandContext, provider: string, eventId: string, 
   }
   if (flags.raw) context.runtime.stdout.write(event.rawBody);
   else if (flags.json) {
-    const { payloadJson, rawBody, ...rest } = event;
-    context.runtime.stdout.write(`${JSON.stringify({ ...rest, payload: parseExactJson(payloadJson), rawBodyBase64: rawBody.toString('base64') }, null, 2)}\n`);
+    const { payloadJson, rawBody, conflicts, ...rest } = event;
+    const conflictsJson = conflicts.map(({ rawBody: bytes, ...conflict }) => ({ ...conflict, rawBodyBase64: bytes.toString('base64') }));
+    context.runtime.stdout.write(`${JSON.stringify({ ...rest, payload: parseExactJson(payloadJson), rawBodyBase64: rawBody.toString('base64'), conflicts: conflictsJson }, null, 2)}\n`);
   } else for (const line of render(event, context.now)) context.print(line);
   return exitCodes.ok;
 }
 
 export const registerShow: Register = (cli: CAC, run) => {
   cli
-    .command('show <provider> <eventId>', 'One event: status, attempts, last error, timestamps and payload')
+    .command('show <provider> <eventId>', 'One event: status, attempts, last error, timestamps, payload and conflicting duplicates')
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')
     .example('inboxctl show stripe evt_3PqXyZ2eZvKYlo2C1a2b3c4d')

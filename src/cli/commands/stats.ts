@@ -19,6 +19,16 @@ function lagLine(label: string, lag: LagPercentiles | null): string {
   return `  ${label}: p50 ${formatSeconds(lag.p50)}  p95 ${formatSeconds(lag.p95)}  p99 ${formatSeconds(lag.p99)}  max ${formatSeconds(lag.max)}`;
 }
 
+/** Not an alert (exit 0): like the ignored ratio, a conflict needs a look, not a page. */
+function conflictLines(stats: InboxStats): string[] {
+  const total = stats.conflictingDuplicates.reduce((sum, c) => sum + c.count, 0);
+  if (total === 0) return ['Conflicting duplicates in the window: none.'];
+  return [
+    `Conflicting duplicates in the window: ${total} (same id, something else said; answered 200, not processed).`,
+    ...stats.conflictingDuplicates.map((c) => `  ${String(c.count).padStart(6)}× ${c.provider}: latest ${c.latestEventId} (inboxctl show ${c.provider} ${c.latestEventId})`),
+  ];
+}
+
 function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
   const inboxStatuses = Object.keys(stats.totals) as InboxStatus[];
@@ -41,6 +51,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   for (const p of stats.providers.filter((x) => x.oldestPendingAt)) lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
   lines.push(`Failed: ${stats.failed}.`);
   for (const e of stats.topErrors) lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${e.error.split('\n')[0]}`);
+  lines.push(...conflictLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} processed events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
   lines.push(lagLine('processing (processed − received)', stats.lag.processing));

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import { parseExactJson } from '../../cli/output.ts';
+import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
@@ -9,6 +10,8 @@ export interface EventPage {
   payment: { id: number; row: Record<string, unknown> } | undefined;
   transitions: PaymentTransition[];
   resourceEvents: ResourceEvent[];
+  /** Later deliveries with this event's id that said something else (kept, not processed). */
+  conflicts: ConflictDetails[];
   access: ViewerAccess;
   notice?: Notice;
 }
@@ -62,6 +65,21 @@ function resourceEventsSection(page: EventPage) {
   return html`<h2>All events of ${page.event.resourceId}</h2><table class="compact"><thead><tr><th>occurred</th><th>event</th><th>type</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+const shown = (value: string | number | null) => (value === null ? '—' : JSON.stringify(value));
+
+/** Each conflicting duplicate: when, what it said differently, and its body as sent (escaped like the payload). */
+function conflictsSection(page: EventPage) {
+  if (page.conflicts.length === 0) return '';
+  const rows = page.conflicts.map(
+    (c) => html`<tr data-conflict-id="${c.id}"><td class="time">${formatTime(c.receivedAt)}</td>
+<td><table class="compact"><tbody>${c.differences.map((d) => html`<tr><th>${d.field}</th><td><code>${shown(d.stored)}</code> → <code>${shown(d.received)}</code></td></tr>`)}</tbody></table></td>
+<td><details><summary>${c.rawBody.length} bytes</summary><pre>${prettyPayload({ rawBody: c.rawBody, payload: null })}</pre></details></td></tr>`,
+  );
+  return html`<h2 id="conflicts">Conflicting duplicates (${page.conflicts.length})</h2>
+<p class="muted">Deliveries with this event's id that said something else. Each got 200 and was not processed: the event above is the one the inbox applied.</p>
+<table id="conflicting-duplicates"><thead><tr><th>received</th><th>stored → received</th><th>body as sent</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 /**
  * The body as the gateway sent it, indented: parsed from the raw bytes so keys keep the sender's
  * order (jsonb reorders them) and numbers their digits (a 64-bit id is not rounded). A body that
@@ -84,6 +102,7 @@ export function renderEventPage(page: EventPage) {
 <h2>${event.provider} · ${event.eventId}</h2>
 <div class="two"><div>${facts(event)}${replayControl(page)}${event.fact === null || event.fact === undefined ? '' : html`<h3>What it meant when processed</h3><pre id="fact">${JSON.stringify(event.fact, null, 2)}</pre>`}</div>
 <div><h3>Payment</h3>${paymentSection(page)}<h3>Status history</h3>${historySection(page)}</div></div>
+${conflictsSection(page)}
 ${resourceEventsSection(page)}
 <h2>Payload</h2><pre id="payload">${prettyPayload(event)}</pre>`;
   return renderLayout({ title: `${event.provider} ${event.eventId}`, access: page.access, notice: page.notice, body });

@@ -25,6 +25,7 @@ function providerCard(p: ProviderSummary) {
 <div class="figure${p.failedNow > 0 ? ' alert' : ''}"><b data-figure="failed-now">${formatCount(p.failedNow)}</b><span>failed now</span></div>
 <div class="figure${stuck ? ' warn' : ''}"><b data-figure="pending-now">${formatCount(p.pendingNow)}</b><span>pending now${p.oldestPendingSeconds === undefined ? '' : `, oldest ${formatDuration(p.oldestPendingSeconds)}`}</span></div>
 <div class="figure"><b data-figure="ignored-ratio-hour">${formatRatio(p.lastHour.ignoredRatio)}</b><span>ignored, last hour (24 h: ${formatRatio(p.lastDay.ignoredRatio)})</span></div>
+<div class="figure${p.conflictsLastDay > 0 ? ' warn' : ''}"><b data-figure="conflicts-day">${formatCount(p.conflictsLastDay)}</b><span title="same id as a stored event, something else said: answered 200, not processed">conflicting duplicates, 24 h</span></div>
 </div>
 <table class="compact"><thead><tr><th></th><th class="num">received</th><th class="num">processed</th><th class="num">ignored</th><th class="num">ratio</th><th class="num">failed</th><th class="num">pending</th><th class="num" title="received → processed or ignored">lag p50</th><th class="num">lag p99</th></tr></thead>
 <tbody>${windowRow('1 h', p.lastHour, p.lag.lastHour)}${windowRow('24 h', p.lastDay, p.lag.lastDay)}</tbody></table>
@@ -71,9 +72,11 @@ export interface OverviewPage {
 export function renderOverviewPage(page: OverviewPage) {
   const failedNow = page.providers.reduce((sum, p) => sum + p.failedNow, 0);
   const oldest = Math.max(0, ...page.providers.map((p) => p.oldestPendingSeconds ?? 0));
+  const conflicts = page.providers.reduce((sum, p) => sum + p.conflictsLastDay, 0);
   const body = html`<div class="status-line">
 ${failedNow > 0 ? html`<span class="pill failed">${formatCount(failedNow)} failed</span>` : html`<span class="pill ok">no failed events</span>`}
 <span class="pill ${oldest > STUCK_PENDING_SECONDS ? 'pending' : 'ok'}">oldest pending ${oldest > 0 ? formatDuration(oldest) : 'none'}</span>
+${conflicts > 0 ? html`<span class="pill pending" data-figure="conflicts-total">${formatCount(conflicts)} conflicting duplicate(s), 24 h</span>` : ''}
 <span class="muted">as of ${formatTime(page.now)}</span><span class="spacer"></span>${legend}</div>
 <div class="providers">${page.providers.map(providerCard)}</div>
 <h2 id="failed">Failed events${page.failedProvider ? html` · ${page.failedProvider} <a href="/dashboard#failed">(all providers)</a>` : ''}</h2>

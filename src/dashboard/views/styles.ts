@@ -25,7 +25,7 @@ h2 { font-size: 15px; margin: 24px 0 8px; } h3 { font-size: 14px; margin: 0; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
 .card-head { display: flex; align-items: baseline; gap: 10px; margin-bottom: 8px; }
 .card-head .spacer { flex: 1; }
-.figures { display: grid; grid-template-columns: repeat(3, 1fr); gap: 8px; margin: 6px 0 10px; }
+.figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; margin: 6px 0 10px; }
 .figure { border-left: 3px solid var(--line); padding-left: 8px; }
 .figure b { display: block; font-size: 18px; } .figure span { color: var(--muted); font-size: 12px; }
 .figure.alert { border-color: var(--failed); } .figure.alert b { color: var(--failed); }

@@ -1,0 +1,80 @@
+import type { StatementRunner } from '../db/client.ts';
+import type { StoredEvent } from '../providers/types.ts';
+import type { MeaningDifference } from './event-fingerprint.ts';
+import type { IncomingEvent } from './insert-events.ts';
+
+/** A stored event whose fingerprint is not the one a duplicate delivery of it carries. */
+export interface StoredEventOfOtherFingerprint extends StoredEvent {
+  inboxId: number;
+  /** Index of the duplicate delivery (in the list passed in) that disagrees with it. */
+  delivery: number;
+}
+
+interface OtherFingerprintRow {
+  delivery: number;
+  inbox_id: string;
+  event_type: string;
+  resource_id: string | null;
+  occurred_at_ms: number;
+  payload: string;
+}
+
+// Constant text, so each connection prepares it once. One index lookup per delivery on the
+// (provider, event_id) unique index; payloads come back only for the rows that disagree. A stored
+// fingerprint of null (a row from before fingerprints) never compares unequal: not judged.
+const SELECT_OTHER_FINGERPRINTS = `
+  select d.delivery::int - 1 as delivery, s.id::text as inbox_id, s.event_type, s.resource_id,
+         (extract(epoch from s.occurred_at) * 1000)::float8 as occurred_at_ms, s.payload::text as payload
+  from unnest($1::text[], $2::text[], $3::text[]) with ordinality as d(provider, event_id, fingerprint, delivery)
+  join webhook_inbox s on s.provider = d.provider and s.event_id = d.event_id
+  where s.fingerprint <> d.fingerprint`;
+
+/**
+ * The stored events that duplicate deliveries disagree with. Runs in the batch's transaction after
+ * its insert: in READ COMMITTED this statement takes a new snapshot, so it sees both the rows the
+ * insert just wrote and the ones a concurrent transaction committed while the insert waited on
+ * them (ON CONFLICT waits for that transaction to end before it decides).
+ */
+export async function selectStoredEventsOfOtherFingerprint(tx: StatementRunner, duplicates: readonly IncomingEvent[]): Promise<StoredEventOfOtherFingerprint[]> {
+  const rows = await tx.unsafe<OtherFingerprintRow[]>(
+    SELECT_OTHER_FINGERPRINTS,
+    [duplicates.map((d) => d.provider), duplicates.map((d) => d.event.eventId), duplicates.map((d) => d.fingerprint)],
+    { prepare: true },
+  );
+  return rows.map((row) => ({
+    delivery: row.delivery,
+    inboxId: Number(row.inbox_id),
+    provider: duplicates[row.delivery]!.provider,
+    eventId: duplicates[row.delivery]!.event.eventId,
+    eventType: row.event_type,
+    resourceId: row.resource_id,
+    occurredAt: new Date(row.occurred_at_ms),
+    payload: JSON.parse(row.payload) as unknown,
+  }));
+}
+
+export interface ConflictToRecord {
+  inboxId: number;
+  fingerprint: string;
+  differences: MeaningDifference[];
+  rawBody: Buffer;
+}
+
+/**
+ * One statement for all of a batch's conflicts. Provider and event id are copied from the stored
+ * row, so nothing but the differences (sanitised) and the base64 bytes travel inside the JSON.
+ */
+export async function insertConflicts(tx: StatementRunner, conflicts: readonly ConflictToRecord[]): Promise<void> {
+  if (conflicts.length === 0) return;
+  const rows = JSON.stringify(
+    conflicts.map((c) => ({ inbox_id: c.inboxId, fingerprint: c.fingerprint, differences: c.differences, raw_body: c.rawBody.toString('base64') })),
+  );
+  await tx.unsafe(
+    `insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body)
+     select s.id, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
+     from jsonb_to_recordset($1::text::jsonb) as r(inbox_id bigint, fingerprint text, differences jsonb, raw_body text)
+     join webhook_inbox s on s.id = r.inbox_id`,
+    [rows],
+    { prepare: true },
+  );
+}
