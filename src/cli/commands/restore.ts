@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import type { CAC } from 'cac';
 import type { ArchivedEvent } from '../../operations/archive.ts';
 import type { RestoreResult } from '../../operations/restore.ts';
@@ -34,8 +35,31 @@ async function printArchives(context: CommandContext, files: string[]): Promise<
   return exitCodes.ok;
 }
 
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/** Every file is checked before the first is read, so a typo in the third leaves nothing half-restored. */
+async function checkArchiveFile(file: string): Promise<void> {
+  const problems: Record<string, string> = { ENOENT: 'no such file', EACCES: 'not readable (permission denied)', EISDIR: 'is a directory, not an archive file' };
+  let handle;
+  try {
+    handle = await open(file, 'r');
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await handle.read(head, 0, 2, 0);
+    if (bytesRead < 2 || head[0] !== GZIP_MAGIC[0] || head[1] !== GZIP_MAGIC[1]) {
+      throw usageError(`${file}: not a gzip file; inbox archives are the *.jsonl.gz files written by inboxctl purge and the retention job.`);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    throw usageError(`${file}: ${problems[code] ?? `cannot be read (${code})`}.`);
+  } finally {
+    await handle?.close();
+  }
+}
+
 async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {
   if (files.length === 0) throw usageError('Name at least one archive file (e.g. .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz).');
+  for (const file of files) await checkArchiveFile(file);
   if (flags.print) return printArchives(context, files);
   const { restoreArchive } = await import('../../operations/restore.ts');
   const results = await context.withDatabase({ boss: false }, async ({ handle }) => {

@@ -1,8 +1,9 @@
 import type { CAC } from 'cac';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
-import { exitCodes } from '../exit-codes.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatDuration, parseExactJson, toJson } from '../output.ts';
+import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface ShowFlags {
@@ -28,9 +29,15 @@ function render(event: EventDetails, now: Date): string[] {
   ];
 }
 
-async function show(context: CommandContext, provider: string, eventId: string, flags: ShowFlags): Promise<number> {
-  const { findEvent } = await import('../../operations/show-event.ts');
-  const event = await context.withDatabase({ boss: false }, ({ handle }) => findEvent(handle.db, provider, eventId));
+async function show(context: CommandContext, providerArg: unknown, eventIdArg: unknown, flags: ShowFlags): Promise<number> {
+  const provider = requiredText(providerArg, 'the provider');
+  const eventId = requiredText(eventIdArg, 'the event id');
+  if (flags.raw && flags.json) throw usageError('--raw and --json exclude each other: --raw prints the stored bytes alone.');
+  const [{ findEvent }, { requireKnownProvider }] = await Promise.all([import('../../operations/show-event.ts'), import('../known-provider.ts')]);
+  const event = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+    await requireKnownProvider(handle.db, config, provider);
+    return findEvent(handle.db, provider, eventId);
+  });
   if (!event) {
     if (flags.json) context.runtime.stdout.write(toJson(null));
     context.notice(`no event "${eventId}" from provider "${provider}" in the inbox (purged? check the archive with \`inboxctl restore FILE --print\`).`);
@@ -50,5 +57,5 @@ export const registerShow: Register = (cli: CAC, run) => {
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')
     .example('inboxctl show stripe evt_3PqXyZ2eZvKYlo2C1a2b3c4d')
-    .action((provider: string, eventId: string, flags: ShowFlags) => run((context) => show(context, String(provider), String(eventId), flags)));
+    .action((provider: unknown, eventId: unknown, flags: ShowFlags) => run((context) => show(context, provider, eventId, flags)));
 };

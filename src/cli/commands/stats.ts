@@ -4,7 +4,7 @@ import type { InboxStats, LagPercentiles } from '../../operations/inbox-stats.ts
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { formatDuration, formatPercent, formatSeconds, table, toJson } from '../output.ts';
-import { parseDuration, parseInstant } from '../parse.ts';
+import { parseDuration, parseInstant, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface StatsFlags {
@@ -50,12 +50,15 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
 }
 
 async function stats(context: CommandContext, flags: StatsFlags): Promise<number> {
-  const sinceText = flags.since === undefined ? '24h' : String(flags.since);
+  const sinceText = flags.since === undefined ? '24h' : singleValue(flags.since, '--since');
   const since = sinceText === 'all' ? undefined : parseInstant(sinceText, '--since', context.now);
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
-  const provider = flags.provider === undefined ? undefined : String(flags.provider);
-  const { alertsFor, collectInboxStats } = await import('../../operations/inbox-stats.ts');
-  const result = await context.withDatabase({ boss: false }, ({ handle }) => collectInboxStats(handle.db, { provider, since }, context.now));
+  const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
+  const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
+  const result = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+    if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
+    return collectInboxStats(handle.db, { provider, since }, context.now);
+  });
   const alerts = alertsFor(result, { maxPendingAgeSeconds });
   if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));
   else {
