@@ -4,7 +4,8 @@ import type { ArchivedEvent } from '../../operations/archive.ts';
 import type { RestoreResult } from '../../operations/restore.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
-import { parseExactJson, plural, toJson } from '../output.ts';
+import { formatJsonText, objectFromJsonMembers } from '../json-text.ts';
+import { plural, toJson } from '../output.ts';
 import type { Register } from './types.ts';
 
 interface RestoreFlags {
@@ -15,18 +16,21 @@ interface RestoreFlags {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** One archived event for a reader: payload as JSON, the raw body as text when it is UTF-8. */
+/** One archived event for a reader, one JSON line: payload and fact as JSON, the raw body as text when it is UTF-8. */
 function readable(event: ArchivedEvent): string {
   const { raw_body_base64, payload_json, fact_json, v: _v, ...rest } = event;
   const bytes = Buffer.from(raw_body_base64, 'base64');
-  let body: Record<string, string>;
+  let body: [string, string];
   try {
-    body = { raw_body: utf8.decode(bytes) };
+    body = ['raw_body', JSON.stringify(utf8.decode(bytes))];
   } catch {
-    body = { raw_body_base64 };
+    body = ['raw_body_base64', JSON.stringify(raw_body_base64)];
   }
-  const fact = fact_json == null ? null : parseExactJson(fact_json);
-  return JSON.stringify({ ...rest, payload: parseExactJson(payload_json), fact, ...body });
+  const compact = (json: string) => formatJsonText(json, { indent: 0 });
+  return objectFromJsonMembers(
+    [...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const), ['payload', compact(payload_json)], ['fact', fact_json == null ? 'null' : compact(fact_json)], body],
+    0,
+  );
 }
 
 async function printArchives(context: CommandContext, files: string[]): Promise<number> {

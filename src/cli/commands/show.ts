@@ -2,7 +2,8 @@ import type { CAC } from 'cac';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
-import { formatDuration, parseExactJson, toJson } from '../output.ts';
+import { formatJsonText, objectFromJsonMembers } from '../json-text.ts';
+import { formatDuration, toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
@@ -25,8 +26,19 @@ function render(event: EventDetails, now: Date): string[] {
     `  processed    ${at(event.processedAt)}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
     '  payload',
-    ...JSON.stringify(parseExactJson(event.payloadJson), null, 2).split('\n').map((l) => `    ${l}`),
+    ...formatJsonText(event.payloadJson, { indent: 2 }).split('\n').map((l) => `    ${l}`),
   ];
+}
+
+/** The event as JSON: the payload spliced in as PostgreSQL wrote it (exact numbers, any depth), the raw body base64. */
+function asJson(event: EventDetails): string {
+  const { payloadJson, rawBody, ...rest } = event;
+  const members = [
+    ...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const),
+    ['payload', formatJsonText(payloadJson, { indent: 2, baseDepth: 1 })] as const,
+    ['rawBodyBase64', JSON.stringify(rawBody.toString('base64'))] as const,
+  ];
+  return `${objectFromJsonMembers(members, 2)}\n`;
 }
 
 async function show(context: CommandContext, providerArg: unknown, eventIdArg: unknown, flags: ShowFlags): Promise<number> {
@@ -44,10 +56,8 @@ async function show(context: CommandContext, providerArg: unknown, eventIdArg: u
     return exitCodes.attention;
   }
   if (flags.raw) context.runtime.stdout.write(event.rawBody);
-  else if (flags.json) {
-    const { payloadJson, rawBody, ...rest } = event;
-    context.runtime.stdout.write(`${JSON.stringify({ ...rest, payload: parseExactJson(payloadJson), rawBodyBase64: rawBody.toString('base64') }, null, 2)}\n`);
-  } else for (const line of render(event, context.now)) context.print(line);
+  else if (flags.json) context.runtime.stdout.write(asJson(event));
+  else for (const line of render(event, context.now)) context.print(line);
   return exitCodes.ok;
 }
 
