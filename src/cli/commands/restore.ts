@@ -35,7 +35,13 @@ function readable(event: ArchivedEvent): string {
 
 async function printArchives(context: CommandContext, files: string[]): Promise<number> {
   const { readArchive } = await import('../../operations/archive.ts');
-  for (const file of files) for await (const event of readArchive(file)) context.print(readable(event));
+  for (const file of files) {
+    for await (const event of readArchive(file)) {
+      // The reader has gone (`| head`): the rest of the archive would be read for no one.
+      if (context.runtime.stdout.closed) return exitCodes.ok;
+      context.print(readable(event));
+    }
+  }
   return exitCodes.ok;
 }
 
