@@ -14,6 +14,12 @@ interface StatsFlags {
   json?: boolean;
 }
 
+/** An error's first line, at most 200 characters: one line of the report each. */
+function firstLine(text: string): string {
+  const line = text.split('\n')[0]!;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
 function lagLine(label: string, lag: LagPercentiles | null): string {
   if (!lag) return `  ${label}: no processed events in the window`;
   return `  ${label}: p50 ${formatSeconds(lag.p50)}  p95 ${formatSeconds(lag.p95)}  p99 ${formatSeconds(lag.p99)}  max ${formatSeconds(lag.max)}`;
@@ -40,7 +46,10 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   lines.push(stats.oldestPendingAt ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).` : 'Oldest pending: none.');
   for (const p of stats.providers.filter((x) => x.oldestPendingAt)) lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
   lines.push(`Failed: ${stats.failed}.`);
-  for (const e of stats.topErrors) lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${e.error.split('\n')[0]}`);
+  for (const e of stats.topErrors) {
+    lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${firstLine(e.error)}`);
+    lines.push(`          e.g. inbox id ${e.example.id} (${e.provider} ${e.example.eventId}): ${firstLine(e.example.error ?? '(no error recorded)')}`);
+  }
   lines.push(`Lag over the latest ${stats.lag.sampleSize} processed events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
   lines.push(lagLine('processing (processed − received)', stats.lag.processing));
