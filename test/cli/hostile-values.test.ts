@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { daysAgo, insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { repoRoot, runInboxctl } from './run-inboxctl.ts';
@@ -130,7 +131,10 @@ describe('every command answers a hostile value with one line and exit 2, changi
   });
 
   test('restore', async () => {
+    const notAnArchive = path.join(scratch, 'readme.jsonl.gz');
+    await writeFile(notAnArchive, gzipSync(await readFile(path.join(repoRoot, 'README.md'))));
     await assertAllRefused([
+      [['restore', notAnArchive], 'line 1: not JSON'],
       [['restore', '--print', '/nonexistent.gz'], '/nonexistent.gz: no such file'],
       [['restore', '--dry-run', scratch], 'is a directory'],
       [['restore', path.join(repoRoot, 'README.md')], 'not a gzip file'],

@@ -67,9 +67,26 @@ async function checkArchiveFile(file: string): Promise<void> {
   }
 }
 
+/** A gzip file that is not an archive (its first line is no archived event) is refused up front, not found part-way. */
+async function checkFirstEvent(file: string): Promise<void> {
+  const { ArchiveFormatError, readArchive } = await import('../../operations/archive.ts');
+  const events = readArchive(file);
+  try {
+    await events.next();
+  } catch (error) {
+    if (error instanceof ArchiveFormatError) throw usageError(error.message);
+    throw error;
+  } finally {
+    await events.return(undefined);
+  }
+}
+
 async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {
   if (files.length === 0) throw usageError('Name at least one archive file (e.g. .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz).');
-  for (const file of files) await checkArchiveFile(file);
+  for (const file of files) {
+    await checkArchiveFile(file);
+    await checkFirstEvent(file);
+  }
   if (flags.print) return printArchives(context, files);
   const { restoreArchive } = await import('../../operations/restore.ts');
   const results = await context.withDatabase({ boss: false }, async ({ handle }) => {
