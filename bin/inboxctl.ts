@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // The `inboxctl` bin (package.json). Node >= 22.18 / 24 runs this TypeScript directly.
 import { readFileSync } from 'node:fs';
+import { closedPipeSafe } from '../src/cli/closed-pipe.ts';
 import { runInboxctl } from '../src/cli/inboxctl.ts';
 
 const code = await runInboxctl(process.argv.slice(2), {
   env: process.env,
   readFile: (path) => readFileSync(path, 'utf8'),
-  stdout: process.stdout,
-  stderr: process.stderr,
+  stdout: closedPipeSafe(process.stdout),
+  stderr: closedPipeSafe(process.stderr),
   now: () => new Date(),
 });
 process.exitCode = code;

@@ -6,12 +6,19 @@ import { CliError, exitCodes } from './exit-codes.ts';
 // Configuration, database and operations modules are loaded when a command needs them, so
 // `--help` and usage errors answer without loading drizzle, pg-boss and every driver.
 
+/** Where answers and notices go. */
+export interface CliOutput {
+  write(chunk: string | Uint8Array): unknown;
+  /** True once the reader has gone (a closed pipe): nothing written reaches anyone. */
+  readonly closed?: boolean;
+}
+
 /** Everything a command touches of the outside world, so the entry point alone reads process.*. */
 export interface CliRuntime {
   env: Record<string, string | undefined>;
   readFile: (path: string) => string;
-  stdout: { write(chunk: string | Uint8Array): unknown };
-  stderr: { write(chunk: string | Uint8Array): unknown };
+  stdout: CliOutput;
+  stderr: CliOutput;
   now: () => Date;
 }
 

@@ -1,7 +1,9 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
+import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
+import { canonicalArgv, declaredOptions, unmarkOptionValues } from './argv.ts';
 import { registerPurge } from './commands/purge.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRestore } from './commands/restore.ts';
@@ -12,8 +14,9 @@ import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
 import { CliError, type ExitCode, exitCodes, isDatabaseUnreachable } from './exit-codes.ts';
 
-/** Turns whatever a command threw into one line on stderr and the documented exit code. */
-function exitCodeFor(error: unknown): { code: ExitCode; message: string } {
+/** Turns whatever a command threw into one line on stderr and the documented exit code; never the SQL of a failed statement. */
+function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {
+  const error = withoutQueryText(thrown);
   if (error instanceof CliError) return { code: error.exitCode, message: error.message };
   if (error instanceof OperationRefusedError) return { code: exitCodes.usage, message: `refused, nothing changed: ${error.message}` };
   if (isDatabaseUnreachable(error)) return { code: exitCodes.database, message: `database unreachable: ${describeError(error)}` };
@@ -45,8 +48,9 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
   cli.help();
   cli.version(packageJson.version);
   try {
-    cli.parse(['node', 'inboxctl', ...argv], { run: false });
+    cli.parse(['node', 'inboxctl', ...canonicalArgv(argv, declaredOptions(cli))], { run: false });
     if (cli.options.help || cli.options.version) return exitCodes.ok;
+    unmarkOptionValues(cli.options);
     if (!cli.matchedCommand) {
       if (cli.args[0] !== undefined) runtime.stderr.write(`inboxctl: unknown command "${cli.args[0]}"; run \`inboxctl --help\` for the list.\n`);
       else cli.outputHelp();

@@ -30,15 +30,3 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 export function toJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
-
-/**
- * Parses stored JSON so that printing it again is exact: a number JavaScript would round (a 64-bit
- * id, `1.10`) is kept as its source text (JSON.parse source access + JSON.rawJSON, Node >= 21;
- * TypeScript's ES2023 lib does not declare them yet).
- */
-export function parseExactJson(text: string): unknown {
-  const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
-  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && context.source !== String(value) ? rawJSON(context.source) : value;
-  return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
-}

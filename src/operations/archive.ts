@@ -3,7 +3,7 @@ import { mkdir, open, rename, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
+import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { ArchiveFormatError } from './errors.ts';
@@ -116,7 +116,10 @@ function discard(): Writable {
 
 /** Reads an archive file back, line by line; a torn tail surfaces as an error after the readable lines. */
 export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> {
-  const gunzip = createReadStream(file).pipe(createGunzip());
+  // pipeline, not .pipe(): a file that cannot be read (missing, a directory) must fail the
+  // iteration below, not emit an 'error' nobody listens to (which ended the process).
+  const gunzip = createGunzip();
+  pipelineWithCallback(createReadStream(file), gunzip, () => {});
   const lines = createInterface({ input: gunzip, crlfDelay: Number.POSITIVE_INFINITY });
   let number = 0;
   try {
@@ -134,7 +137,10 @@ export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> 
       yield event.data;
     }
   } catch (error) {
-    if (error instanceof ArchiveFormatError) throw error;
+    if (error instanceof ArchiveFormatError || (error as NodeJS.ErrnoException).syscall !== undefined) throw error;
     throw new ArchiveFormatError(file, number + 1, `cannot decompress (${error instanceof Error ? error.message : String(error)})`);
+  } finally {
+    // A reader that stopped early (restore --print | head) leaves no file open behind it.
+    gunzip.destroy();
   }
 }

@@ -1,3 +1,4 @@
+import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 
 /**
@@ -7,7 +8,7 @@ import { describeError } from '../errors.ts';
 export class OperationIncompleteError extends Error {
   readonly code = 'operation_incomplete';
   constructor(operation: string, progress: string, cause: unknown) {
-    super(`The ${operation} stopped part-way (${progress}): ${describeError(cause)}. Completed batches are committed; run it again to continue.`, { cause });
+    super(`The ${operation} stopped part-way (${progress}): ${describeError(withoutQueryText(cause))}. Completed batches are committed; run it again to continue.`, { cause });
     this.name = 'OperationIncompleteError';
   }
 }

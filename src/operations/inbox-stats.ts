@@ -2,6 +2,7 @@ import { and, count, desc, eq, gte, inArray, lt, min, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
 import { type InboxStatus, inboxStatuses, webhookInbox } from '../db/schema.ts';
 import { type ConflictCount, countConflictsByProvider } from './conflicts.ts';
+import { errorShapeSql } from './error-shape.ts';
 
 export interface StatsFilter {
   provider?: string;
@@ -9,7 +10,7 @@ export interface StatsFilter {
   since?: Date;
   /** How many of the most recent processed events the lag percentiles are computed over. Default 10,000. */
   lagSampleSize?: number;
-  /** How many distinct errors to list. Default 5. */
+  /** How many error shapes to list. Default 5. */
   topErrors?: number;
 }
 
@@ -52,11 +53,20 @@ export interface InboxStats {
   oldestPendingAgeSeconds: number | null;
   /** All time. */
   failed: number;
-  topErrors: Array<{ provider: string; error: string; count: number }>;
+  /** The most common error shapes (see error-shape.ts), each with its newest failed event. */
+  topErrors: TopError[];
   /** In the window, per provider, most first: duplicates that contradicted their stored event. */
   conflictingDuplicates: ConflictCount[];
   /** Seconds; over the most recent processed events in the window, null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
+}
+
+export interface TopError {
+  provider: string;
+  /** The error with ids, numbers, times and quoted values replaced (`<id>`, `<n>`, `<time>`, `"…"`). */
+  error: string;
+  count: number;
+  example: { id: number; eventId: string; error: string | null };
 }
 
 const zeroCounts = (): StatusCounts => Object.fromEntries(inboxStatuses.map((s) => [s, 0])) as StatusCounts;
@@ -90,15 +100,25 @@ export async function oldestPendingByProvider(db: Executor, filter: StatsFilter)
     .groupBy(webhookInbox.provider);
 }
 
-/** Failed rows by provider and error text (first 200 characters), all time, most common first. */
-export async function failedByError(db: Executor, filter: StatsFilter) {
-  const error = sql<string>`coalesce(left(${webhookInbox.lastError}, 200), '(no error recorded)')`;
-  return db
-    .select({ provider: webhookInbox.provider, error, n: count() })
-    .from(webhookInbox)
-    .where(and(eq(webhookInbox.status, 'failed'), filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined))
-    .groupBy(webhookInbox.provider, error)
-    .orderBy(desc(count()));
+/**
+ * Failed rows by provider and error shape, all time, most common first, each group with its
+ * newest row as the example: the failed rows come off the (status, received_at) index, each
+ * group's example by primary key.
+ */
+export async function failedByErrorShape(db: Executor, filter: StatsFilter) {
+  const shape = sql`left(${errorShapeSql(sql`coalesce(${webhookInbox.lastError}, '(no error recorded)')`)}, 300)`;
+  const rows = await db.execute<{ provider: string; shape: string; n: number; id: string; event_id: string; last_error: string | null }>(sql`
+    with failed as (
+      select ${webhookInbox.id} as id, ${webhookInbox.provider} as provider, ${shape} as shape
+      from ${webhookInbox}
+      where ${and(eq(webhookInbox.status, 'failed'), filter.provider ? eq(webhookInbox.provider, filter.provider) : undefined)}
+    ), shapes as (
+      select provider, shape, count(*)::int as n, max(id) as example_id from failed group by provider, shape
+    )
+    select s.provider, s.shape, s.n, w.id, w.event_id, w.last_error
+    from shapes s join ${webhookInbox} w on w.id = s.example_id
+    order by s.n desc, s.provider, s.shape`);
+  return rows.map((r) => ({ provider: r.provider, shape: r.shape, n: r.n, example: { id: Number(r.id), eventId: r.event_id, error: r.last_error } }));
 }
 
 /**
@@ -154,7 +174,7 @@ function providerStats(
   counts: CountRow[],
   previous: CountRow[],
   pending: Awaited<ReturnType<typeof oldestPendingByProvider>>,
-  failed: Awaited<ReturnType<typeof failedByError>>,
+  failed: Awaited<ReturnType<typeof failedByErrorShape>>,
   conflicts: ConflictCount[],
 ): ProviderStats[] {
   const byProvider = new Map<string, ProviderStats>();
@@ -186,7 +206,7 @@ export async function collectInboxStats(db: Executor, filter: StatsFilter, now: 
     countByProviderAndStatus(db, filter),
     before ? countByProviderAndStatus(db, before) : Promise.resolve([]),
     oldestPendingByProvider(db, filter),
-    failedByError(db, filter),
+    failedByErrorShape(db, filter),
     lagPercentiles(db, filter, filter.lagSampleSize ?? 10_000),
     countConflictsByProvider(db, filter),
   ]);
@@ -202,7 +222,7 @@ export async function collectInboxStats(db: Executor, filter: StatsFilter, now: 
     oldestPendingAt,
     oldestPendingAgeSeconds: oldestPendingAt ? Math.max(0, (now.getTime() - oldestPendingAt.getTime()) / 1000) : null,
     failed: failed.reduce((sum, f) => sum + f.n, 0),
-    topErrors: failed.slice(0, filter.topErrors ?? 5).map(({ provider, error, n }) => ({ provider, error, count: n })),
+    topErrors: failed.slice(0, filter.topErrors ?? 5).map(({ provider, shape, n, example }) => ({ provider, error: shape, count: n, example })),
     conflictingDuplicates: conflicts,
     lag: { sampleSize: Number(lag.n), ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
   };

@@ -83,9 +83,15 @@ describe('inboxctl purge and restore', () => {
     assert.equal(run.code, 2);
     assert.match(run.stderr, /inside stripe's 30-day dedupe window/);
     assert.deepEqual(await snapshot(), before);
+    // Rows of a provider this configuration does not know: its dedupe window is unknown.
+    const unconfigured = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'stripe'], { DATABASE_URL: database.url, WEBHOOK_SECRET_ASAAS: 'asaas_token' });
+    assert.equal(unconfigured.code, 2);
+    assert.match(unconfigured.stderr, /provider "stripe" is not configured here, so its dedupe window is unknown/);
+    // A provider neither configured nor in the inbox is a typo.
     const unknown = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'zoop'], env);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /not configured here/);
+    assert.match(unknown.stderr, /no provider "zoop" is configured here \(stripe\) or has events in the inbox \(stripe\)/);
+    assert.deepEqual(await snapshot(), before);
   });
 
   test('--dry-run lists files and counts and changes nothing; the purge archives, deletes, and restore brings the bytes back', async () => {
@@ -119,7 +125,16 @@ describe('inboxctl purge and restore', () => {
     assert.equal(JSON.parse(line).raw_body, rawBody.toString('utf8'));
     assert.match(line, /"amount":12345678901234567890/, 'the payload prints exactly');
 
-    const restore = await runInboxctl(['restore', ...['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz'].map((f) => path.join(archiveDir, 'stripe', f))], env);
+    const files = ['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz'].map((f) => path.join(archiveDir, 'stripe', f));
+    // A flag written before the files is a flag: cac alone took "--dry-run FILE1" as the flag's
+    // value, so FILE2 was restored for real.
+    const purged = await snapshot();
+    const dryRestore = await runInboxctl(['restore', '--dry-run', ...files, '--json'], env);
+    assert.equal(dryRestore.code, 0, dryRestore.stderr);
+    assert.deepEqual(dryRestore.json().map((r: any) => [r.dryRun, r.inserted]), [[true, 1], [true, 1]]);
+    assert.deepEqual(await snapshot(), purged, 'a dry run restores nothing');
+
+    const restore = await runInboxctl(['restore', ...files], env);
     assert.equal(restore.code, 0, restore.stderr);
     assert.match(restore.out, /1 event read, 1 inserted, 0 already in the inbox/);
     assert.deepEqual(await snapshot(), before, 'every row back, raw bytes and exact payload included');

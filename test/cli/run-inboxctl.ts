@@ -12,11 +12,19 @@ export interface InboxctlRun {
   json<T = any>(): T;
 }
 
+export interface RunOptions {
+  /**
+   * Close the reading end of stdout before the child writes anything, as `| head` does once it
+   * has its lines: every write the child makes then fails with EPIPE.
+   */
+  closeStdout?: boolean;
+}
+
 /**
  * The real binary in a child process (`node bin/inboxctl.ts …`), with only the environment given:
  * the same variables the service reads.
  */
-export function runInboxctl(args: string[], env: Record<string, string>): Promise<InboxctlRun> {
+export function runInboxctl(args: string[], env: Record<string, string>, options: RunOptions = {}): Promise<InboxctlRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/inboxctl.ts', ...args], {
       cwd: repoRoot,
@@ -25,7 +33,9 @@ export function runInboxctl(args: string[], env: Record<string, string>): Promis
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    // Closed in the same tick as the spawn: the child is still starting, so it has written nothing yet.
+    if (options.closeStdout) child.stdout.destroy();
+    else child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
     child.on('close', (code) => {

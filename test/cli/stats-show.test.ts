@@ -56,7 +56,10 @@ describe('inboxctl stats', () => {
     assert.equal(byName.asaas.ignoredRatioBefore, null);
     assert.deepEqual(stats.totals, { pending: 2, processed: 5, ignored: 3, failed: 1 });
     assert.equal(stats.failed, 1);
-    assert.deepEqual(stats.topErrors, [{ provider: 'stripe', error: 'TypeError: amount is undefined\n    at handler', count: 1 }]);
+    const [failedRow] = await database.sql`select id from webhook_inbox where event_id = 's_f1'`;
+    assert.deepEqual(stats.topErrors, [
+      { provider: 'stripe', error: 'TypeError: amount is undefined\n    at handler', count: 1, example: { id: Number(failedRow!.id), eventId: 's_f1', error: 'TypeError: amount is undefined\n    at handler' } },
+    ]);
     assert.ok(Math.abs(stats.oldestPendingAgeSeconds - 1200) < 120, `oldest pending about 20 minutes old, got ${stats.oldestPendingAgeSeconds}`);
     // Processing lags 1, 1, 2, 4, 6 s and ingest lags 0, 0, 1, 1, 3 s (percentile_cont interpolates).
     assert.equal(stats.lag.sampleSize, 5);

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type { Database } from '../../src/db/client.ts';
 import * as schema from '../../src/db/schema.ts';
-import { countByProviderAndStatus, failedByError, lagPercentiles, oldestPendingByProvider } from '../../src/operations/inbox-stats.ts';
+import { countByProviderAndStatus, failedByErrorShape, lagPercentiles, oldestPendingByProvider } from '../../src/operations/inbox-stats.ts';
 import { selectReplayCandidates } from '../../src/operations/replay-events.ts';
 import { lockExpiredBatch } from '../../src/operations/retention.ts';
 import { findEvent } from '../../src/operations/show-event.ts';
@@ -93,7 +93,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     for (const work of [
       () => countByProviderAndStatus(db, filter),
       () => oldestPendingByProvider(db, filter),
-      () => failedByError(db, filter),
+      () => failedByErrorShape(db, filter),
       () => lagPercentiles(db, filter, 10_000),
     ]) {
       assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');

@@ -1,10 +1,11 @@
+import { access, constants, mkdir } from 'node:fs/promises';
 import type { CAC } from 'cac';
 import type { PurgeResult } from '../../operations/retention.ts';
 import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
-import { parseDuration, parsePositiveInt } from '../parse.ts';
+import { MAX_BATCH_SIZE, parseCount, parseDuration, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface PurgeFlags {
@@ -26,27 +27,42 @@ function describe(result: PurgeResult): string[] {
   return lines;
 }
 
+/** The archive folder must be writable before the first batch, not found unusable half-way. */
+async function ensureWritableFolder(dir: string, setting: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    throw usageError(`${setting}: cannot write archive files to "${dir}" (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+  }
+}
+
 async function purge(context: CommandContext, flags: PurgeFlags): Promise<number> {
   if (flags.olderThan === undefined) throw usageError('--older-than is required (e.g. --older-than 30d).');
   const cutoff = new Date(context.now.getTime() - parseDuration(flags.olderThan, '--older-than'));
   const statuses: PurgeableStatus[] = flags.includeFailed ? [...retentionStatuses, 'failed'] : [...retentionStatuses];
-  const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
-  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }] = await Promise.all([
+  const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
+  const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
+  const archiveOption = flags.archive === undefined ? undefined : requiredText(flags.archive, '--archive');
+  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { requireKnownProvider }] = await Promise.all([
     import('../../operations/archive.ts'),
     import('../../operations/retention.ts'),
     import('../../operations/stored-providers.ts'),
+    import('../known-provider.ts'),
   ]);
   const results = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
-    const providers = flags.provider === undefined ? await listStoredProviders(handle.db) : [String(flags.provider)];
+    if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
+    const providers = provider === undefined ? await listStoredProviders(handle.db) : [provider];
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
-    for (const provider of providers) {
-      for (const warning of checkPurgeCutoff(provider, cutoff, context.now, config.providers, flags.force === true)) context.notice(`warning: ${warning}`);
+    for (const name of providers) {
+      for (const warning of checkPurgeCutoff(name, cutoff, context.now, config.providers, flags.force === true)) context.notice(`warning: ${warning}`);
     }
-    const archiveDir = flags.archive === undefined ? config.operations.archiveDir : String(flags.archive);
+    const archiveDir = archiveOption ?? config.operations.archiveDir;
+    if (flags.dryRun !== true) await ensureWritableFolder(archiveDir, archiveOption === undefined ? 'INBOX_ARCHIVE_DIR' : '--archive');
     const archive = createArchiveWriter({ clock: context.runtime.now, onSetAside: (file, aside) => context.notice(`${file} was damaged; kept as ${aside}, a fresh file started`) });
     const done: PurgeResult[] = [];
-    for (const provider of providers) {
-      done.push(await purgeEvents({ db: handle.db, archive }, { provider, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));
+    for (const name of providers) {
+      done.push(await purgeEvents({ db: handle.db, archive }, { provider: name, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));
     }
     return done;
   });

@@ -4,7 +4,7 @@ import { replayableStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
-import { listOption, oneOf, parseInstant, parsePositiveInt } from '../parse.ts';
+import { listOption, MAX_BATCH_SIZE, oneOf, parseCount, parseInstant, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface ReplayFlags {
@@ -31,9 +31,10 @@ function describe(result: ReplayResult): string[] {
   return lines;
 }
 
-async function replay(context: CommandContext, provider: string, flags: ReplayFlags): Promise<number> {
-  const statuses = oneOf(listOption(flags.status), replayableStatuses, '--status');
-  const eventIds = listOption(flags.eventId);
+async function replay(context: CommandContext, providerArg: unknown, flags: ReplayFlags): Promise<number> {
+  const provider = requiredText(providerArg, 'the provider');
+  const statuses = oneOf(listOption(flags.status, '--status'), replayableStatuses, '--status');
+  const eventIds = listOption(flags.eventId, '--event-id');
   const filter = {
     provider,
     statuses: statuses.length > 0 ? statuses : undefined,
@@ -42,11 +43,12 @@ async function replay(context: CommandContext, provider: string, flags: ReplayFl
     eventIds: eventIds.length > 0 ? eventIds : undefined,
   };
   if (filter.since && filter.until && filter.since >= filter.until) throw usageError('--since must be before --until.');
-  const batchSize = flags.batchSize === undefined ? undefined : parsePositiveInt(flags.batchSize, '--batch-size');
-  const { replayEvents } = await import('../../operations/replay-events.ts');
-  const result = await context.withDatabase({ boss: true }, ({ handle, boss }) =>
-    replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize }),
-  );
+  const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
+  const [{ replayEvents }, { requireKnownProvider }] = await Promise.all([import('../../operations/replay-events.ts'), import('../known-provider.ts')]);
+  const result = await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
+    await requireKnownProvider(handle.db, config, provider);
+    return replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize });
+  });
   if (flags.json) context.runtime.stdout.write(toJson(result));
   else for (const line of describe(result)) context.print(line);
   return exitCodes.ok;
@@ -63,5 +65,5 @@ export const registerReplay: Register = (cli: CAC, run) => {
     .option('--dry-run', 'Show what would be replayed; change nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl replay stripe --status failed --since 2026-12-01T14:00:00Z --dry-run')
-    .action((provider: string, flags: ReplayFlags) => run((context) => replay(context, String(provider), flags)));
+    .action((provider: unknown, flags: ReplayFlags) => run((context) => replay(context, provider, flags)));
 };

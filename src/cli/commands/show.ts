@@ -2,8 +2,10 @@ import type { CAC } from 'cac';
 import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
-import { exitCodes } from '../exit-codes.ts';
-import { formatDuration, parseExactJson, toJson } from '../output.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
+import { formatJsonText, objectFromJsonMembers } from '../json-text.ts';
+import { formatDuration, toJson } from '../output.ts';
+import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface ShowFlags {
@@ -25,7 +27,7 @@ function render(event: EventDetails, now: Date): string[] {
     `  processed    ${at(event.processedAt)}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
     '  payload',
-    ...JSON.stringify(parseExactJson(event.payloadJson), null, 2).split('\n').map((l) => `    ${l}`),
+    ...formatJsonText(event.payloadJson, { indent: 2 }).split('\n').map((l) => `    ${l}`),
     ...conflictLines(event.conflicts, at),
   ];
 }
@@ -43,20 +45,36 @@ function conflictLines(conflicts: ConflictDetails[], at: (d: Date) => string): s
   ];
 }
 
-async function show(context: CommandContext, provider: string, eventId: string, flags: ShowFlags): Promise<number> {
-  const { findEvent } = await import('../../operations/show-event.ts');
-  const event = await context.withDatabase({ boss: false }, ({ handle }) => findEvent(handle.db, provider, eventId));
+/** The event as JSON: the payload spliced in as PostgreSQL wrote it (exact numbers, any depth), the raw body base64. */
+function asJson(event: EventDetails): string {
+  const { payloadJson, rawBody, conflicts, ...rest } = event;
+  const conflictsJson = conflicts.map(({ rawBody: bytes, ...conflict }) => ({ ...conflict, rawBodyBase64: bytes.toString('base64') }));
+  const members = [
+    ...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const),
+    ['payload', formatJsonText(payloadJson, { indent: 2, baseDepth: 1 })] as const,
+    ['rawBodyBase64', JSON.stringify(rawBody.toString('base64'))] as const,
+    ['conflicts', JSON.stringify(conflictsJson)] as const,
+  ];
+  return `${objectFromJsonMembers(members, 2)}\n`;
+}
+
+async function show(context: CommandContext, providerArg: unknown, eventIdArg: unknown, flags: ShowFlags): Promise<number> {
+  const provider = requiredText(providerArg, 'the provider');
+  const eventId = requiredText(eventIdArg, 'the event id');
+  if (flags.raw && flags.json) throw usageError('--raw and --json exclude each other: --raw prints the stored bytes alone.');
+  const [{ findEvent }, { requireKnownProvider }] = await Promise.all([import('../../operations/show-event.ts'), import('../known-provider.ts')]);
+  const event = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+    await requireKnownProvider(handle.db, config, provider);
+    return findEvent(handle.db, provider, eventId);
+  });
   if (!event) {
     if (flags.json) context.runtime.stdout.write(toJson(null));
     context.notice(`no event "${eventId}" from provider "${provider}" in the inbox (purged? check the archive with \`inboxctl restore FILE --print\`).`);
     return exitCodes.attention;
   }
   if (flags.raw) context.runtime.stdout.write(event.rawBody);
-  else if (flags.json) {
-    const { payloadJson, rawBody, conflicts, ...rest } = event;
-    const conflictsJson = conflicts.map(({ rawBody: bytes, ...conflict }) => ({ ...conflict, rawBodyBase64: bytes.toString('base64') }));
-    context.runtime.stdout.write(`${JSON.stringify({ ...rest, payload: parseExactJson(payloadJson), rawBodyBase64: rawBody.toString('base64'), conflicts: conflictsJson }, null, 2)}\n`);
-  } else for (const line of render(event, context.now)) context.print(line);
+  else if (flags.json) context.runtime.stdout.write(asJson(event));
+  else for (const line of render(event, context.now)) context.print(line);
   return exitCodes.ok;
 }
 
@@ -66,5 +84,5 @@ export const registerShow: Register = (cli: CAC, run) => {
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')
     .example('inboxctl show stripe evt_3PqXyZ2eZvKYlo2C1a2b3c4d')
-    .action((provider: string, eventId: string, flags: ShowFlags) => run((context) => show(context, String(provider), String(eventId), flags)));
+    .action((provider: unknown, eventId: unknown, flags: ShowFlags) => run((context) => show(context, provider, eventId, flags)));
 };

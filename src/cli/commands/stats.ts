@@ -4,7 +4,7 @@ import type { InboxStats, LagPercentiles } from '../../operations/inbox-stats.ts
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { formatDuration, formatPercent, formatSeconds, table, toJson } from '../output.ts';
-import { parseDuration, parseInstant } from '../parse.ts';
+import { parseDuration, parseInstant, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface StatsFlags {
@@ -12,6 +12,12 @@ interface StatsFlags {
   since?: unknown;
   maxPendingAge?: unknown;
   json?: boolean;
+}
+
+/** An error's first line, at most 200 characters: one line of the report each. */
+function firstLine(text: string): string {
+  const line = text.split('\n')[0]!;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 function lagLine(label: string, lag: LagPercentiles | null): string {
@@ -50,7 +56,10 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   lines.push(stats.oldestPendingAt ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).` : 'Oldest pending: none.');
   for (const p of stats.providers.filter((x) => x.oldestPendingAt)) lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
   lines.push(`Failed: ${stats.failed}.`);
-  for (const e of stats.topErrors) lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${e.error.split('\n')[0]}`);
+  for (const e of stats.topErrors) {
+    lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${firstLine(e.error)}`);
+    lines.push(`          e.g. inbox id ${e.example.id} (${e.provider} ${e.example.eventId}): ${firstLine(e.example.error ?? '(no error recorded)')}`);
+  }
   lines.push(...conflictLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} processed events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
@@ -61,12 +70,15 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
 }
 
 async function stats(context: CommandContext, flags: StatsFlags): Promise<number> {
-  const sinceText = flags.since === undefined ? '24h' : String(flags.since);
+  const sinceText = flags.since === undefined ? '24h' : singleValue(flags.since, '--since');
   const since = sinceText === 'all' ? undefined : parseInstant(sinceText, '--since', context.now);
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
-  const provider = flags.provider === undefined ? undefined : String(flags.provider);
-  const { alertsFor, collectInboxStats } = await import('../../operations/inbox-stats.ts');
-  const result = await context.withDatabase({ boss: false }, ({ handle }) => collectInboxStats(handle.db, { provider, since }, context.now));
+  const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
+  const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
+  const result = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+    if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
+    return collectInboxStats(handle.db, { provider, since }, context.now);
+  });
   const alerts = alertsFor(result, { maxPendingAgeSeconds });
   if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));
   else {

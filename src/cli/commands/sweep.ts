@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
-import { parseDuration, parsePositiveInt } from '../parse.ts';
+import { MAX_BATCH_SIZE, parseCount, parseDuration } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface SweepFlags {
@@ -12,14 +12,13 @@ interface SweepFlags {
 }
 
 async function sweep(context: CommandContext, flags: SweepFlags): Promise<number> {
+  const olderThanSeconds = flags.olderThan === undefined ? undefined : parseDuration(flags.olderThan, '--older-than') / 1000;
+  const limit = flags.limit === undefined ? undefined : parseCount(flags.limit, '--limit', MAX_BATCH_SIZE);
   const { sweepPendingEvents } = await import('../../operations/sweep-pending-events.ts');
   const result = await context.withDatabase({ boss: true }, ({ handle, boss }, config) =>
     sweepPendingEvents(
       { db: handle.db, boss: boss!, clock: context.runtime.now },
-      {
-        olderThanSeconds: flags.olderThan === undefined ? config.operations.sweepPendingOlderThanSeconds : parseDuration(flags.olderThan, '--older-than') / 1000,
-        limit: flags.limit === undefined ? config.operations.sweepBatchSize : parsePositiveInt(flags.limit, '--limit'),
-      },
+      { olderThanSeconds: olderThanSeconds ?? config.operations.sweepPendingOlderThanSeconds, limit: limit ?? config.operations.sweepBatchSize },
     ),
   );
   if (flags.json) context.runtime.stdout.write(toJson(result));

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { parseExactJson } from '../../cli/output.ts';
+import { formatJsonText } from '../../cli/json-text.ts';
 import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';
@@ -81,14 +81,14 @@ function conflictsSection(page: EventPage) {
 }
 
 /**
- * The body as the gateway sent it, indented: parsed from the raw bytes so keys keep the sender's
- * order (jsonb reorders them) and numbers their digits (a 64-bit id is not rounded). A body that
- * is not JSON (a form-encoded postback) shows verbatim.
+ * The body as the gateway sent it, indented: laid out from the raw bytes' text so keys keep the
+ * sender's order (jsonb reorders them), numbers their digits (a 64-bit id is not rounded) and any
+ * nesting depth shows. A body that is not JSON (a form-encoded postback) shows verbatim.
  */
 export function prettyPayload(event: Pick<InboxEventDetail, 'rawBody' | 'payload'>): string {
   const text = Buffer.from(event.rawBody).toString('utf8');
   try {
-    return JSON.stringify(parseExactJson(text), null, 2);
+    return formatJsonText(text, { indent: 2 });
   } catch {
     return text.length > 0 ? text : JSON.stringify(event.payload, null, 2);
   }

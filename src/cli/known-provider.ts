@@ -1,0 +1,18 @@
+import type { AppConfig } from '../config/config.ts';
+import type { Executor } from '../db/client.ts';
+import { listStoredProviders } from '../operations/stored-providers.ts';
+import { usageError } from './exit-codes.ts';
+
+/**
+ * A provider name an operator typed must be one this configuration knows or one the inbox holds
+ * events of (a provider removed from the configuration still has rows to look at): a typo is a
+ * usage error naming the known ones, not an empty answer that looks like "nothing failed".
+ */
+export async function requireKnownProvider(db: Executor, config: AppConfig, provider: string, option?: string): Promise<void> {
+  if (config.providers.has(provider)) return;
+  const stored = await listStoredProviders(db);
+  if (stored.includes(provider)) return;
+  const configured = [...config.providers.keys()];
+  const list = (names: string[]) => (names.length === 0 ? 'none' : names.join(', '));
+  throw usageError(`${option ? `${option}: ` : ''}no provider "${provider}" is configured here (${list(configured)}) or has events in the inbox (${list(stored)}).`);
+}
