@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, operations; all by default, or those
+ * processing, container (INBOX_ROLE=all under a backlog), operations; all by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
@@ -16,8 +16,9 @@ import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
+import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
 
-const SECTIONS = ['ingest', 'processing', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'operations'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
 const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
 for (const section of sections) if (!SECTIONS.includes(section)) throw new Error(`unknown bench section ${section}: choose from ${SECTIONS.join(', ')}`);
@@ -70,6 +71,10 @@ try {
     }
     report.processing = runs;
   }
+  if (sections.has('container')) {
+    log('## single container (INBOX_ROLE=all) under a backlog');
+    report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
+  }
   if (sections.has('operations')) {
     log('## operations');
     const { url, sql } = await server.createDatabase('operations');
@@ -81,6 +86,7 @@ try {
 const summary = summarize({
   ingest: report.ingest as IngestRun[] | undefined,
   processing: report.processing as ProcessingRun[] | undefined,
+  container: report.container as SingleContainerRun | undefined,
   operations: report.operations as OperationsRun[] | undefined,
 });
 report.summary = summary;

@@ -1,6 +1,7 @@
 import type { IngestRun } from '../scenarios/ingest.ts';
 import type { OperationsRun } from '../scenarios/operations.ts';
 import type { ProcessingRun } from '../scenarios/processing.ts';
+import type { ContainerPhase, SingleContainerRun } from '../scenarios/single-container.ts';
 import type { CpuSplit } from './cpu.ts';
 import type { DurableRun } from './durable-run.ts';
 
@@ -75,6 +76,29 @@ function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): voi
   targets.push({ target: 'inbox p99 below the peer’s at every load (issue 15)', measured: p99s.join(', '), met: p99Lower });
 }
 
+function drained(phase: ContainerPhase): string {
+  const { backlog } = phase;
+  return `backlog ${fixed(backlog.pendingAtStart)} → ${fixed(backlog.pendingAtEnd)} pending (${fixed(backlog.eventsPerSecond)} events/s drained${backlog.ranOut ? ', **ran out**' : ''})`;
+}
+
+/** The single-container rows (INBOX_ROLE=all under a backlog) and their two targets from issue 15. */
+function containerRows(run: SingleContainerRun | undefined, lines: string[], targets: Targets): void {
+  const p99Target = 'single container: p99 ack ≤ 25 ms at 1,000 req/s while a 50,000-event backlog drains (issue 15)';
+  const ratioTarget = 'single container: all role ≥ 80% of the receiver role at 64 connections, same backlog (issue 15)';
+  if (!run) {
+    targets.push({ target: p99Target, measured: 'not measured in this run', met: null }, { target: ratioTarget, measured: 'not measured in this run', met: null });
+    return;
+  }
+  const backlog = `${fixed(run.backlogEvents)}-event backlog`;
+  lines.push(durableRow('single container (all)', `1,000 req/s paced, ≤ 64 conns, ${backlog} draining`, [run.paced], drained(run.paced), true));
+  lines.push(durableRow('receiver', `64 conns, same ${backlog} (no workers)`, [run.receiver], drained(run.receiver), false));
+  lines.push(durableRow('single container (all)', `64 conns, same ${backlog} draining`, [run.all], `**${percent(run.ratio)}** of receiver; ${drained(run.all)}`, true));
+  const ranOut = run.paced.backlog.ranOut ? ' (the backlog ran out during the run)' : '';
+  const { pendingAtStart, pendingAtEnd } = run.paced.backlog;
+  targets.push({ target: p99Target, measured: `${run.paced.latencyMs.p99} ms (p50 ${run.paced.latencyMs.p50} ms; backlog ${fixed(pendingAtStart)} → ${fixed(pendingAtEnd)} pending)${ranOut}`, met: run.paced.latencyMs.p99 <= 25 });
+  targets.push({ target: ratioTarget, measured: `${percent(run.ratio)} (${fixed(run.all.requestsPerSecond)} vs ${fixed(run.receiver.requestsPerSecond)} deliveries/s)`, met: run.ratio >= 0.8 });
+}
+
 function processingRows(processing: ProcessingRun[] | undefined, lines: string[], targets: Targets): void {
   for (const run of processing ?? []) {
     const settings = Object.keys(run.env).length === 0 ? 'default worker settings' : Object.entries(run.env).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -102,12 +126,14 @@ function operationsRows(operations: OperationsRun[] | undefined, lines: string[]
 export function summarize(sections: {
   ingest?: IngestRun[];
   processing?: ProcessingRun[];
+  container?: SingleContainerRun;
   operations?: OperationsRun[];
 }): Summary {
   const lines = [...HEADER];
   const targets: Targets = [];
   if (sections.ingest) ingestRows(sections.ingest, lines, targets);
   processingRows(sections.processing, lines, targets);
+  containerRows(sections.container, lines, targets);
   operationsRows(sections.operations, lines);
   return { table: lines.join('\n'), targets };
 }
