@@ -46,17 +46,28 @@ log(`# ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.o
 
 const server = await openDatabaseServer();
 log(`# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings).filter(([k]) => k !== 'server_version').map(([k, v]) => `${k}=${v}`).join(', ')}`);
-const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings } };
+const sectionSeconds: Record<string, number> = {};
+const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings }, sectionSeconds };
+/** Logs the section's title now and, when the returned function is called, how long it took. */
+const section = (name: string, title: string) => {
+  log(`## ${title}`);
+  const started = Date.now();
+  return () => {
+    sectionSeconds[name] = Math.round((Date.now() - started) / 1000);
+    log(`  (${name}: ${sectionSeconds[name]} s)`);
+  };
+};
 try {
   if (sections.has('ingest')) {
-    log('## ingest');
+    const done = section('ingest', 'ingest');
     const inboxDatabase = await server.createDatabase('ingest');
     const peerDatabase = await server.createDatabase('peer');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
     report.ingest = await runIngest({ inboxDatabase, peerDatabase, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
+    done();
   }
   if (sections.has('processing')) {
-    log('## processing');
+    const done = section('processing', 'processing');
     const runs = [];
     for (const env of workerVariants) {
       const { url, sql } = await server.createDatabase('processing');
@@ -70,15 +81,18 @@ try {
       runs.push(run);
     }
     report.processing = runs;
+    done();
   }
   if (sections.has('container')) {
-    log('## single container (INBOX_ROLE=all) under a backlog');
+    const done = section('container', 'single container (INBOX_ROLE=all) under a backlog');
     report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
+    done();
   }
   if (sections.has('operations')) {
-    log('## operations');
+    const done = section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
     report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
+    done();
   }
 } finally {
   await server.close();
