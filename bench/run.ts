@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
- * See README "Benchmarks" for what each row means. Sections: BENCH_ONLY=ingest,processing,operations
- * (default all); BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
+ * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
+ * processing, container (INBOX_ROLE=all under a backlog), operations; all by default, or those
+ * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
  * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data.
@@ -15,8 +16,12 @@ import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
+import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
 
-const sections = new Set((process.env.BENCH_ONLY ?? 'ingest,processing,operations').split(','));
+const SECTIONS = ['ingest', 'processing', 'container', 'operations'];
+const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
+const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
+for (const section of sections) if (!SECTIONS.includes(section)) throw new Error(`unknown bench section ${section}: choose from ${SECTIONS.join(', ')}`);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const charges = Number(process.env.BENCH_CHARGES ?? 5_000);
 const parseEnv = (text: string): Record<string, string> =>
@@ -41,16 +46,28 @@ log(`# ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.o
 
 const server = await openDatabaseServer();
 log(`# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings).filter(([k]) => k !== 'server_version').map(([k, v]) => `${k}=${v}`).join(', ')}`);
-const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings } };
+const sectionSeconds: Record<string, number> = {};
+const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings }, sectionSeconds };
+/** Logs the section's title now and, when the returned function is called, how long it took. */
+const section = (name: string, title: string) => {
+  log(`## ${title}`);
+  const started = Date.now();
+  return () => {
+    sectionSeconds[name] = Math.round((Date.now() - started) / 1000);
+    log(`  (${name}: ${sectionSeconds[name]} s)`);
+  };
+};
 try {
   if (sections.has('ingest')) {
-    log('## ingest');
-    const { url, sql } = await server.createDatabase('ingest');
+    const done = section('ingest', 'ingest');
+    const inboxDatabase = await server.createDatabase('ingest');
+    const peerDatabase = await server.createDatabase('peer');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
-    report.ingest = await runIngest({ databaseUrl: url, sql, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
+    report.ingest = await runIngest({ inboxDatabase, peerDatabase, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
+    done();
   }
   if (sections.has('processing')) {
-    log('## processing');
+    const done = section('processing', 'processing');
     const runs = [];
     for (const env of workerVariants) {
       const { url, sql } = await server.createDatabase('processing');
@@ -64,22 +81,36 @@ try {
       runs.push(run);
     }
     report.processing = runs;
+    done();
+  }
+  if (sections.has('container')) {
+    const done = section('container', 'single container (INBOX_ROLE=all) under a backlog');
+    report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
+    done();
   }
   if (sections.has('operations')) {
-    log('## operations');
+    const done = section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
     report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
+    done();
   }
 } finally {
   await server.close();
 }
-const summary = summarize(report.ingest as IngestRun[] | undefined, report.processing as ProcessingRun[] | undefined, report.operations as OperationsRun[] | undefined);
+const summary = summarize({
+  ingest: report.ingest as IngestRun[] | undefined,
+  processing: report.processing as ProcessingRun[] | undefined,
+  container: report.container as SingleContainerRun | undefined,
+  operations: report.operations as OperationsRun[] | undefined,
+});
 report.summary = summary;
 report.finishedAt = new Date();
 log('');
 log(summary.table);
 log('');
 for (const t of summary.targets) log(`${t.met === null ? '·' : t.met ? '✓' : '✗'} ${t.target}: ${t.measured}`);
+const elapsedSeconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
+log(`# took ${Math.floor(elapsedSeconds / 60)} min ${elapsedSeconds % 60} s`);
 log(`# load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure; ratios less so)`);
 report.loadAverageAtEnd = os.loadavg();
 mkdirSync(RESULTS_DIR, { recursive: true });

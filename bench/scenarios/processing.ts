@@ -1,14 +1,8 @@
 import type postgres from 'postgres';
-import { loadConfig } from '../../src/config/config.ts';
-import { connectDatabase } from '../../src/db/client.ts';
-import { applyMigrations } from '../../src/db/migrate.ts';
-import { insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
-import { createLogger } from '../../src/logger.ts';
-import { startBoss } from '../../src/queue/boss.ts';
-import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
-import { EVENTS_PER_CHARGE, chargeHistories } from '../support/charge-histories.ts';
+import { loadBacklog } from '../support/backlog.ts';
+import { EVENTS_PER_CHARGE } from '../support/charge-histories.ts';
 import { type CpuSplit, measureCpu } from '../support/cpu.ts';
-import { BENCH_SECRET, startInbox } from '../support/services.ts';
+import { startInbox } from '../support/services.ts';
 import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';
 
 export interface ProcessingRun {
@@ -32,12 +26,9 @@ export interface ProcessingRun {
   cpu: CpuSplit;
 }
 
-const BATCH = 1_000;
-
 /**
- * Loads a backlog straight into the inbox with the product's own insert and enqueue (as the
- * receiver would have left it after an outage of the workers), then starts one worker-role
- * service (`node src/main.ts`, INBOX_ROLE=worker) and times pending → processed/ignored.
+ * Loads a backlog (bench/support/backlog.ts), then starts one worker-role service
+ * (`node src/main.ts`, INBOX_ROLE=worker) and times pending → processed/ignored.
  */
 export async function runProcessing(options: {
   databaseUrl: string;
@@ -48,26 +39,8 @@ export async function runProcessing(options: {
   log: (line: string) => void;
 }): Promise<ProcessingRun> {
   const { sql } = options;
-  await applyMigrations(options.databaseUrl);
-  const config = loadConfig({ WEBHOOK_SECRET_STRIPE: BENCH_SECRET, ...options.env }, () => '');
-  const database = connectDatabase({ url: options.databaseUrl, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'bench-backlog' });
-  const boss = await startBoss({ url: options.databaseUrl, role: 'receiver', worker: config.worker, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
-  const events = chargeHistories('bench_', options.charges, BENCH_SECRET);
-  const loadStarted = Date.now();
-  try {
-    for (let i = 0; i < events.length; i += BATCH) {
-      await database.sql.begin(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH))));
-    }
-  } finally {
-    await boss.stop({ graceful: false, close: true });
-    await database.close();
-  }
-  options.log(`  backlog: ${events.length} events over ${options.charges} charges stored with their jobs in ${((Date.now() - loadStarted) / 1000).toFixed(1)} s`);
-  // Statistics as autovacuum leaves them within a round (src/queue/queues.ts asks it to re-analyze
-  // the job table every 5,000 changed rows); planned from an empty table, pg-boss's fetch sorts the
-  // whole backlog each time (175 ms vs 2.9 ms per fetch of 100, README "Benchmarks").
-  await sql`analyze webhook_inbox`;
-  await sql`analyze pgboss.job_common`;
+  const backlog = await loadBacklog({ databaseUrl: options.databaseUrl, sql, charges: options.charges, prefix: 'bench_', env: options.env });
+  options.log(`  backlog: ${backlog.events} events over ${options.charges} charges stored with their jobs in ${backlog.seconds.toFixed(1)} s`);
   await resetStatements(sql);
 
   const worker = await startInbox(options.databaseUrl, { INBOX_ROLE: 'worker', ...options.env }, 'worker');
@@ -80,7 +53,7 @@ export async function runProcessing(options: {
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox where status = 'pending'`;
       if (row!.n === 0) {
         done = Date.now();
-        cpu = workerCpu(events.length);
+        cpu = workerCpu(backlog.events);
         break;
       }
       if (Date.now() - ready > 600_000) throw new Error(`processing did not finish in 10 minutes (${row!.n} pending)`);
@@ -98,10 +71,10 @@ export async function runProcessing(options: {
   const wallSeconds = (done - ready) / 1000;
   return {
     env: options.env,
-    events: events.length,
+    events: backlog.events,
     charges: options.charges,
     wallSeconds,
-    eventsPerSecond: events.length / span!.seconds,
+    eventsPerSecond: backlog.events / span!.seconds,
     databaseSeconds: span!.seconds,
     statuses: Object.fromEntries(statusRows.map((r) => [r.status, r.n])),
     paymentsRefunded: payments!.refunded,

@@ -4,6 +4,12 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { type PrivateCluster, startPrivateCluster } from '../../test/fault/support/private-cluster.ts';
 
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  sql: postgres.Sql;
+}
+
 export interface BenchDatabaseServer {
   /** Where it came from: the bench's own cluster, or BENCH_DATABASE_URL. */
   origin: string;
@@ -11,8 +17,11 @@ export interface BenchDatabaseServer {
   version: string;
   /** The postmaster's pid when the cluster is the bench's own (its CPU use can then be counted). */
   postmasterPid: number | undefined;
-  /** A fresh, empty database on that server. */
-  createDatabase(label: string): Promise<{ url: string; sql: postgres.Sql }>;
+  /**
+   * A fresh database on that server: empty, or a copy of `template` (a database made here whose
+   * clients have all ended: PostgreSQL copies only a database nobody is connected to).
+   */
+  createDatabase(label: string, options?: { template?: string }): Promise<BenchDatabase>;
   close(): Promise<void>;
 }
 
@@ -51,14 +60,14 @@ export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
     settings,
     version: settings.server_version ?? 'unknown',
     postmasterPid: cluster ? Number(readFileSync(path.join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined,
-    async createDatabase(label) {
+    async createDatabase(label, options = {}) {
       const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
-      await admin.unsafe(`create database "${name}"`);
+      await admin.unsafe(`create database "${name}"${options.template ? ` template "${options.template}"` : ''}`);
       created.push(name);
       const url = withDatabase(adminUrl, name);
       const sql = postgres(url, { max: 4, onnotice: () => {} });
       clients.push(sql);
-      return { url, sql };
+      return { name, url, sql };
     },
     async close() {
       for (const sql of clients) await sql.end({ timeout: 5 });

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { applyMigrations } from '../../src/db/migrate.ts';
 import { freePort } from '../../test/fault/support/private-cluster.ts';
 import { type ServiceProcess, spawnService } from '../../test/fault/support/service-process.ts';
 
@@ -30,6 +31,24 @@ function profileArgs(name: string): string[] {
 export async function startBaseline(): Promise<Started> {
   const logFile = logFileFor('baseline');
   const process = await spawnService({ entry: 'bench/baseline-server.ts', port: await freePort(), env: { WEBHOOK_SECRET_STRIPE: BENCH_SECRET }, outputFile: logFile, nodeArgs: profileArgs('baseline') });
+  return { process, baseUrl: process.baseUrl, logFile };
+}
+
+/**
+ * The peer of bench/peer/peer-server.ts on a database of its own. Its table is the inbox's own
+ * migration (same columns, same four indexes), applied here as the peer's deploy step would.
+ */
+export async function startPeer(databaseUrl: string): Promise<Started> {
+  await applyMigrations(databaseUrl);
+  const logFile = logFileFor('peer');
+  const process = await spawnService({
+    entry: 'bench/peer/peer-server.ts',
+    port: await freePort(),
+    env: { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_STRIPE: BENCH_SECRET },
+    outputFile: logFile,
+    nodeArgs: profileArgs('peer'),
+    readyTimeoutMs: 120_000,
+  });
   return { process, baseUrl: process.baseUrl, logFile };
 }
 

@@ -1,6 +1,9 @@
 import type { IngestRun } from '../scenarios/ingest.ts';
 import type { OperationsRun } from '../scenarios/operations.ts';
 import type { ProcessingRun } from '../scenarios/processing.ts';
+import type { ContainerPhase, SingleContainerRun } from '../scenarios/single-container.ts';
+import type { CpuSplit } from './cpu.ts';
+import type { DurableRun } from './durable-run.ts';
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -9,44 +12,94 @@ const median = (values: number[]) => {
 };
 const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percent = (n: number) => `${Math.round(n * 100)}%`;
+const times = (n: number) => `${n.toFixed(2)}×`;
+/** The median, and the spread (min–max) that survives a noisy host. */
+const withRange = (values: number[], format: (n: number) => string) => `**${format(median(values))}** (${format(Math.min(...values))}–${format(Math.max(...values))})`;
 
 export interface Summary {
   table: string;
   targets: Array<{ target: string; measured: string; met: boolean | null }>;
 }
 
-/** Medians over the repeats; the ratio also shows its spread (min–max), which is what survives a noisy host. */
-export function summarize(ingest: IngestRun[] | undefined, processing: ProcessingRun[] | undefined, operations: OperationsRun[] | undefined): Summary {
-  const lines = [
-    '| Row | Load | req/s or events/s | p50 ms | p99 ms | 200s / rows / jobs | inbox ÷ baseline | CPU µs per request: server + PostgreSQL + load generator |',
-    '|---|---|---:|---:|---:|---|---|---|',
-  ];
-  const cpu = (splits: Array<{ serverUs: number; postgresUs: number | null; loadGeneratorUs: number }>, withPostgres: boolean) =>
-    `${fixed(median(splits.map((c) => c.serverUs)))} + ${withPostgres && splits.every((c) => c.postgresUs !== null) ? fixed(median(splits.map((c) => c.postgresUs!))) : '–'} + ${fixed(median(splits.map((c) => c.loadGeneratorUs)))}`;
-  const targets: Summary['targets'] = [];
-  const levels = [...new Map((ingest ?? []).map((r) => [r.level.name, r.level])).values()];
+type Targets = Summary['targets'];
+
+const HEADER = [
+  '| Row | Load | req/s or events/s | p50 ms | p99 ms | 200s / rows / jobs | ratios | CPU µs per request: server + PostgreSQL + load generator |',
+  '|---|---|---:|---:|---:|---|---|---|',
+];
+
+function cpu(splits: CpuSplit[], withPostgres: boolean): string {
+  const postgres = withPostgres && splits.every((c) => c.postgresUs !== null) ? fixed(median(splits.map((c) => c.postgresUs!))) : '–';
+  return `${fixed(median(splits.map((c) => c.serverUs)))} + ${postgres} + ${fixed(median(splits.map((c) => c.loadGeneratorUs)))}`;
+}
+
+function committed(runs: DurableRun[]): string {
+  const sum = (f: (r: DurableRun) => number) => fixed(runs.reduce((a, r) => a + f(r), 0));
+  return `${sum((r) => r.ok)} / ${sum((r) => r.committed.rows)} / ${sum((r) => r.committed.jobs)} ${runs.every((r) => r.committed.matches) ? '✓' : '**MISMATCH**'}`;
+}
+
+/** One durable row (peer, inbox, a single-container phase): medians of req/s, p50 and p99. */
+function durableRow(label: string, load: string, runs: DurableRun[], ratios: string, bold: boolean): string {
+  const b = (text: string) => (bold ? `**${text}**` : text);
+  const rps = fixed(median(runs.map((r) => r.requestsPerSecond)));
+  return `| ${label} | ${load} | ${b(rps)} | ${median(runs.map((r) => r.latencyMs.p50))} | ${b(String(median(runs.map((r) => r.latencyMs.p99))))} | ${committed(runs)} | ${ratios} | ${cpu(runs.map((r) => r.cpu), true)} |`;
+}
+
+/** Baseline, peer and inbox rows per ingest level, and the ingest targets. */
+function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): void {
+  const levels = [...new Map(ingest.map((r) => [r.level.name, r.level])).values()];
+  const p99s: string[] = [];
+  let p99Lower = true;
   for (const level of levels) {
-    const runs = ingest!.filter((r) => r.level.name === level.name);
+    const runs = ingest.filter((r) => r.level.name === level.name);
     const load = level.rate ? `${fixed(level.rate)} req/s paced, ≤ ${level.connections} conns` : `${level.connections} conn${level.connections > 1 ? 's' : ''}`;
     const base = runs.map((r) => r.baseline);
-    const inbox = runs.map((r) => r.inbox);
-    const ratios = runs.map((r) => r.ratio);
-    const ok = inbox.reduce((a, r) => a + r.ok, 0);
-    const rows = inbox.reduce((a, r) => a + r.committed.rows, 0);
-    const jobs = inbox.reduce((a, r) => a + r.committed.jobs, 0);
-    const matches = inbox.every((r) => r.committed.matches);
     lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(base.map((r) => r.cpu), false)} |`);
-    lines.push(
-      `| **inbox** | ${load} | **${fixed(median(inbox.map((r) => r.requestsPerSecond)))}** | ${median(inbox.map((r) => r.latencyMs.p50))} | **${median(inbox.map((r) => r.latencyMs.p99))}** | ${fixed(ok)} / ${fixed(rows)} / ${fixed(jobs)} ${matches ? '✓' : '**MISMATCH**'} | **${percent(median(ratios))}** (${percent(Math.min(...ratios))}–${percent(Math.max(...ratios))}) | ${cpu(inbox.map((r) => r.cpu), true)} |`,
-    );
+    lines.push(durableRow('peer', load, runs.map((r) => r.peer), `${percent(median(runs.map((r) => r.peer.requestsPerSecond / r.baseline.requestsPerSecond)))} of baseline`, false));
+    const ratios = `${withRange(runs.map((r) => r.ratio), percent)} of baseline; ${withRange(runs.map((r) => r.peerRatio), times)} the peer`;
+    lines.push(durableRow('**inbox**', load, runs.map((r) => r.inbox), ratios, true));
+    const inboxP99 = median(runs.map((r) => r.inbox.latencyMs.p99));
+    const peerP99 = median(runs.map((r) => r.peer.latencyMs.p99));
+    p99s.push(`${level.name} ${inboxP99} vs ${peerP99} ms`);
+    p99Lower &&= inboxP99 < peerP99;
     if (level.name === 'c64') {
-      targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: `${percent(median(ratios))} (${percent(Math.min(...ratios))}–${percent(Math.max(...ratios))})`, met: median(ratios) >= 0.5 });
+      const ratio = median(runs.map((r) => r.ratio));
+      const peerRatio = median(runs.map((r) => r.peerRatio));
+      targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: withRange(runs.map((r) => r.ratio), percent).replaceAll('**', ''), met: ratio >= 0.5 });
+      targets.push({ target: 'inbox ≥ 4× the peer at 64 connections (issue 15)', measured: withRange(runs.map((r) => r.peerRatio), times).replaceAll('**', ''), met: peerRatio >= 4 });
     }
     if (level.rate) {
-      const p99 = median(inbox.map((r) => r.latencyMs.p99));
+      const p99 = median(runs.map((r) => r.inbox.latencyMs.p99));
       targets.push({ target: 'p99 ack ≤ 25 ms at 1,000 req/s', measured: `${p99} ms`, met: p99 <= 25 });
     }
   }
+  targets.push({ target: 'inbox p99 below the peer’s at every load (issue 15)', measured: p99s.join(', '), met: p99Lower });
+}
+
+function drained(phase: ContainerPhase): string {
+  const { backlog } = phase;
+  return `backlog ${fixed(backlog.pendingAtStart)} → ${fixed(backlog.pendingAtEnd)} pending (${fixed(backlog.eventsPerSecond)} events/s drained${backlog.ranOut ? ', **ran out**' : ''})`;
+}
+
+/** The single-container rows (INBOX_ROLE=all under a backlog) and their two targets from issue 15. */
+function containerRows(run: SingleContainerRun | undefined, lines: string[], targets: Targets): void {
+  const p99Target = 'single container: p99 ack ≤ 25 ms at 1,000 req/s while a 50,000-event backlog drains (issue 15)';
+  const ratioTarget = 'single container: all role ≥ 80% of the receiver role at 64 connections, same backlog (issue 15)';
+  if (!run) {
+    targets.push({ target: p99Target, measured: 'not measured in this run', met: null }, { target: ratioTarget, measured: 'not measured in this run', met: null });
+    return;
+  }
+  const backlog = `${fixed(run.backlogEvents)}-event backlog`;
+  lines.push(durableRow('single container (all)', `1,000 req/s paced, ≤ 64 conns, ${backlog} draining`, [run.paced], drained(run.paced), true));
+  lines.push(durableRow('receiver', `64 conns, same ${backlog} (no workers)`, [run.receiver], drained(run.receiver), false));
+  lines.push(durableRow('single container (all)', `64 conns, same ${backlog} draining`, [run.all], `**${percent(run.ratio)}** of receiver; ${drained(run.all)}`, true));
+  const ranOut = run.paced.backlog.ranOut ? ' (the backlog ran out during the run)' : '';
+  const { pendingAtStart, pendingAtEnd } = run.paced.backlog;
+  targets.push({ target: p99Target, measured: `${run.paced.latencyMs.p99} ms (p50 ${run.paced.latencyMs.p50} ms; backlog ${fixed(pendingAtStart)} → ${fixed(pendingAtEnd)} pending)${ranOut}`, met: run.paced.latencyMs.p99 <= 25 });
+  targets.push({ target: ratioTarget, measured: `${percent(run.ratio)} (${fixed(run.all.requestsPerSecond)} vs ${fixed(run.receiver.requestsPerSecond)} deliveries/s)`, met: run.ratio >= 0.8 });
+}
+
+function processingRows(processing: ProcessingRun[] | undefined, lines: string[], targets: Targets): void {
   for (const run of processing ?? []) {
     const settings = Object.keys(run.env).length === 0 ? 'default worker settings' : Object.entries(run.env).map(([k, v]) => `${k}=${v}`).join(' ');
     lines.push(`| processing | ${fixed(run.events)} events / ${fixed(run.charges)} charges backlog, ${settings} | **${fixed(run.eventsPerSecond)}** events/s | | | ${JSON.stringify(run.statuses).replaceAll('"', '')}, ${fixed(run.paymentsRefunded)}/${fixed(run.charges)} payments correct | | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (worker + PostgreSQL, per event) |`);
@@ -57,6 +110,9 @@ export function summarize(ingest: IngestRun[] | undefined, processing: Processin
       ? { target: 'processing ≥ 2,000 events/s', measured: `${fixed(defaults.eventsPerSecond)} events/s (defaults)`, met: defaults.eventsPerSecond >= 2000 }
       : { target: 'processing ≥ 2,000 events/s', measured: 'not measured in this run', met: null },
   );
+}
+
+function operationsRows(operations: OperationsRun[] | undefined, lines: string[]): void {
   for (const run of operations ?? []) {
     for (const timing of run.timings) {
       const indexes = [...new Set(timing.plans.flatMap((p) => p.scans).filter((s) => s.includes(' using ')).map((s) => s.replace(/.* using (\S+).*/, '$1')))];
@@ -64,5 +120,20 @@ export function summarize(ingest: IngestRun[] | undefined, processing: Processin
       lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | | |`);
     }
   }
+}
+
+/** Medians over the repeats; each ratio also shows its spread (min–max), which is what survives a noisy host. */
+export function summarize(sections: {
+  ingest?: IngestRun[];
+  processing?: ProcessingRun[];
+  container?: SingleContainerRun;
+  operations?: OperationsRun[];
+}): Summary {
+  const lines = [...HEADER];
+  const targets: Targets = [];
+  if (sections.ingest) ingestRows(sections.ingest, lines, targets);
+  processingRows(sections.processing, lines, targets);
+  containerRows(sections.container, lines, targets);
+  operationsRows(sections.operations, lines);
   return { table: lines.join('\n'), targets };
 }

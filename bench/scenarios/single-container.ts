@@ -1,0 +1,119 @@
+import type { BenchDatabaseServer } from '../support/database.ts';
+import { loadBacklog, pendingBacklog } from '../support/backlog.ts';
+import { type DurableRun, describeDurableRun, measureDurableRun } from '../support/durable-run.ts';
+import { type IngestLevel, levelNamed } from '../support/levels.ts';
+import { runLoad } from '../support/load.ts';
+import { BENCH_SECRET, startInbox } from '../support/services.ts';
+import { signedDeliveries } from '../support/signed-events.ts';
+
+/** Event ids of the backlog are `evt_backlog_…`; the deliveries sent during a phase are `evt_bench_container_…`. */
+const BACKLOG_PREFIX = 'backlog_';
+
+export interface BacklogDrain {
+  /** Backlog events still pending right before and right after the load. */
+  pendingAtStart: number;
+  pendingAtEnd: number;
+  /** Backlog events processed during the load, per second of it. */
+  eventsPerSecond: number;
+  /** The backlog was gone before the load ended: the run's tail was not measured under a backlog. */
+  ranOut: boolean;
+}
+
+export interface ContainerPhase extends DurableRun {
+  role: 'all' | 'receiver';
+  level: IngestLevel;
+  backlog: BacklogDrain;
+}
+
+export interface SingleContainerRun {
+  backlogEvents: number;
+  charges: number;
+  /** INBOX_ROLE=all (receiver and workers in one process) at a paced 1,000 req/s while the backlog drains. */
+  paced: ContainerPhase;
+  /** 64 connections on the same backlog: the receiver role (its workers would be elsewhere), then the all role. */
+  receiver: ContainerPhase;
+  all: ContainerPhase;
+  /** all req/s ÷ receiver req/s at 64 connections, from adjacent runs. */
+  ratio: number;
+}
+
+/**
+ * Enough to get the service's hot paths compiled; kept short because the all role's workers drain
+ * the backlog meanwhile (~3,000 events/s on a quiet 2-core machine), and the run should start with
+ * most of it left. Both roles get the same warm-up, so their ratio compares like with like.
+ */
+const WARM_UP_REQUESTS = 1_000;
+
+/**
+ * One phase on its own copy of the backlog database: start the service in `role`, warm it up,
+ * then at once one ingest run at `level`, counting the backlog's pending events right before and
+ * right after it.
+ */
+async function runPhase(options: {
+  server: BenchDatabaseServer;
+  template: string;
+  role: 'all' | 'receiver';
+  level: IngestLevel;
+  phase: number;
+  postmasterPid?: number;
+}): Promise<ContainerPhase> {
+  const { role, level } = options;
+  const database = await options.server.createDatabase(`container_${role}`, { template: options.template });
+  const service = await startInbox(database.url, { INBOX_ROLE: role }, `container-${role}`);
+  const deliveries = (amount: number, purpose: string) => {
+    const prefix = `evt_bench_container_${options.phase}_${purpose}_`;
+    return { prefix, requests: signedDeliveries(prefix, amount + 2 * level.connections, BENCH_SECRET) };
+  };
+  try {
+    await runLoad({ baseUrl: service.baseUrl, requests: deliveries(WARM_UP_REQUESTS, 'warmup').requests, connections: 16, amount: WARM_UP_REQUESTS, maxSeconds: 120 });
+    const { probe, ...run } = await measureDurableRun({
+      target: { baseUrl: service.baseUrl, pid: service.process.pid, sql: database.sql },
+      level,
+      amount: level.amount,
+      deliveries: deliveries(level.amount, level.name),
+      postmasterPid: options.postmasterPid,
+      probe: () => pendingBacklog(database.sql, BACKLOG_PREFIX),
+      settleFirst: false,
+    });
+    const drain = { pendingAtStart: probe!.before, pendingAtEnd: probe!.after, eventsPerSecond: (probe!.before - probe!.after) / run.seconds, ranOut: probe!.after === 0 };
+    return { ...run, role, level, backlog: drain };
+  } finally {
+    await service.process.stop();
+  }
+}
+
+function describePhase(phase: ContainerPhase): string {
+  const { backlog } = phase;
+  return (
+    `  single container: ${phase.role.padEnd(8)} ${phase.level.name.padEnd(8)} ${describeDurableRun(phase)} | ` +
+    `backlog pending ${backlog.pendingAtStart} → ${backlog.pendingAtEnd} (${backlog.eventsPerSecond.toFixed(0)} events/s drained${backlog.ranOut ? ', RAN OUT before the load ended' : ''}) | ` +
+    `CPU µs/request: service ${phase.cpu.serverUs} + PostgreSQL ${phase.cpu.postgresUs ?? '?'} + load ${phase.cpu.loadGeneratorUs}`
+  );
+}
+
+/**
+ * The default deployment, one container running receiver and workers (`INBOX_ROLE=all`), while a
+ * backlog drains: a backlog is loaded once as the processing row does (and analyzed), and every
+ * phase gets an identical copy of it (CREATE DATABASE … TEMPLATE), so the receiver and all roles
+ * at 64 connections are compared on the same state, one right after the other.
+ */
+export async function runSingleContainer(options: {
+  server: BenchDatabaseServer;
+  charges: number;
+  postmasterPid?: number;
+  log: (line: string) => void;
+}): Promise<SingleContainerRun> {
+  const template = await options.server.createDatabase('backlog');
+  const loaded = await loadBacklog({ databaseUrl: template.url, sql: template.sql, charges: options.charges, prefix: BACKLOG_PREFIX, env: {} });
+  await template.sql.end({ timeout: 5 });
+  options.log(`  backlog: ${loaded.events} events over ${options.charges} charges stored with their jobs in ${loaded.seconds.toFixed(1)} s; each phase runs on a copy`);
+  const phase = async (number: number, role: 'all' | 'receiver', level: string) => {
+    const result = await runPhase({ server: options.server, template: template.name, role, level: levelNamed(level), phase: number, postmasterPid: options.postmasterPid });
+    options.log(describePhase(result));
+    return result;
+  };
+  const paced = await phase(1, 'all', 'rate1000');
+  const receiver = await phase(2, 'receiver', 'c64');
+  const all = await phase(3, 'all', 'c64');
+  return { backlogEvents: loaded.events, charges: options.charges, paced, receiver, all, ratio: all.requestsPerSecond / receiver.requestsPerSecond };
+}
