@@ -40,7 +40,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     };
     const now = deps.clock();
     await driver.verify(request, now);
-    const event = validateNormalizedEvent(driver.parse(request, now));
+    const event = validateNormalizedEvent(driver.parse(request, now), rawBody);
     const outcome = await deps.ingestor.ingest({ provider, event, rawBody });
     c.set('deliveryOutcome', outcome.kind);
     c.get('logger').info(

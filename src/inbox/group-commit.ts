@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
 import { StorageUnavailableError, describeError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
+import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
 
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' };
@@ -36,7 +37,8 @@ export interface GroupCommitOptions {
 export const DEFAULT_CONCURRENT_BATCHES = 1;
 
 interface Waiter {
-  event: IncomingEvent;
+  /** Serialised at ingest(), outside the transaction (see event-row.ts). */
+  row: EventRow;
   resolve(outcome: IngestOutcome): void;
   reject(error: unknown): void;
 }
@@ -55,17 +57,17 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
     // Duplicates inside one batch: the first stands for all, the rest are duplicates of it.
     const firstByKey = new Map<string, Waiter>();
     for (const waiter of batch) {
-      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
     const inserted = await options.sql.begin(async (tx) => {
-      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.event));
+      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.row));
       await enqueueWebhookJobs(options.boss, tx, rows);
       return rows;
     });
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     for (const waiter of batch) {
-      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      const key = eventKey(waiter.row.provider, waiter.row.eventId);
       const id = newIds.get(key);
       if (id !== undefined && firstByKey.get(key) === waiter) waiter.resolve({ kind: 'accepted', inboxId: id });
       else waiter.resolve({ kind: 'duplicate' });
@@ -90,8 +92,14 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 
   return {
     ingest(event: IncomingEvent): Promise<IngestOutcome> {
+      let row: EventRow;
+      try {
+        row = toEventRow(event);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       const committed = new Promise<IngestOutcome>((resolve, reject) => {
-        queue.push({ event, resolve, reject });
+        queue.push({ row, resolve, reject });
         flush();
       });
       return withDeadline(committed, options.commitDeadlineMs);

@@ -101,7 +101,8 @@ export function expectedPayload(text: string): unknown {
   return clean(parsed);
 }
 
-const cleanString = (s: string) => s.toWellFormed().replaceAll('\u0000', '\uFFFD');
+// Under the u flag the class matches lone surrogates only (a pair is one code point).
+const cleanString = (s: string) => s.replace(/[\u0000\ud800-\udfff]/gu, '\uFFFD');
 
 function clean(value: unknown): unknown {
   if (typeof value === 'string') return cleanString(value);
