@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import { StorageUnavailableError, describeError } from '../errors.ts';
+import { classifyDatabaseError } from '../db/database-errors.ts';
+import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
@@ -8,7 +9,10 @@ import { type IncomingEvent, eventKey, insertEventsIfAbsent } from './insert-eve
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' };
 
 export interface Ingestor {
-  /** Resolves only after the event's transaction has COMMITTED; rejects with StorageUnavailableError otherwise. */
+  /**
+   * Resolves only after the event's transaction has COMMITTED. Rejects with EventUnstorableError
+   * (400) when the event itself cannot be stored, StorageUnavailableError (503) otherwise.
+   */
   ingest(event: IncomingEvent): Promise<IngestOutcome>;
 }
 
@@ -39,6 +43,8 @@ export const DEFAULT_CONCURRENT_BATCHES = 1;
 interface Waiter {
   /** Serialised at ingest(), outside the transaction (see event-row.ts). */
   row: EventRow;
+  /** Answered already: committed, refused, or past the commit deadline. */
+  settled: boolean;
   resolve(outcome: IngestOutcome): void;
   reject(error: unknown): void;
 }
@@ -47,13 +53,19 @@ interface Waiter {
  * Group commit: deliveries that arrive while transactions are in flight share the next one (one
  * multi-row INSERT, one multi-job pg-boss insert, one COMMIT, one fsync). A delivery that finds a
  * free slot commits at once, so an idle server adds no latency; under load the batches grow and
- * the fsync cost is shared. A failed batch fails only its own deliveries.
+ * the fsync cost is shared.
+ *
+ * One delivery never fails another. What an event holds is checked before it joins a batch (the
+ * gate in normalized-event.ts, toEventRow); if a batch still fails for anything but the
+ * database's availability, it is split in halves, each committed on its own, down to the guilty
+ * deliveries: every other delivery commits and gets its 200. Halves run one after the other in
+ * the batch's own slot, so the number of transactions in flight never grows.
  */
 export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
   const queue: Waiter[] = [];
   let inFlight = 0;
 
-  async function commitBatch(batch: Waiter[]): Promise<void> {
+  async function commitOnce(batch: Waiter[]): Promise<void> {
     // Duplicates inside one batch: the first stands for all, the rest are duplicates of it.
     const firstByKey = new Map<string, Waiter>();
     for (const waiter of batch) {
@@ -74,14 +86,38 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
     }
   }
 
+  /**
+   * A database outage fails the whole batch (503) at once: splitting it would only knock on a
+   * closed door 2n times. Otherwise the batch is split until the failure has one delivery to
+   * blame: a data error refuses it (400, resending cannot help); an error of no known class
+   * answers it 503 (it may pass later). Deliveries already past their deadline are left out.
+   */
+  async function commitBatch(batch: Waiter[]): Promise<void> {
+    try {
+      await commitOnce(batch);
+    } catch (error) {
+      const failure = classifyDatabaseError(error);
+      if (failure === 'availability' || batch.length === 1) {
+        const answer = failure === 'data' ? new EventUnstorableError({ cause: error }) : new StorageUnavailableError(undefined, { cause: error });
+        for (const waiter of batch) waiter.reject(answer);
+        return;
+      }
+      const middle = Math.ceil(batch.length / 2);
+      for (const half of [batch.slice(0, middle), batch.slice(middle)]) {
+        const waiting = half.filter((w) => !w.settled);
+        if (waiting.length > 0) await commitBatch(waiting);
+      }
+    }
+  }
+
   function flush(): void {
     while (inFlight < options.maxConcurrentBatches && queue.length > 0) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight += 1;
       commitBatch(batch)
+        // Unreachable unless a resolve/reject throws; never leave a delivery unanswered.
         .catch((error: unknown) => {
-          const failure = new StorageUnavailableError(`The event could not be stored: ${describeError(error)}`, { cause: error });
-          for (const waiter of batch) waiter.reject(failure);
+          for (const waiter of batch) waiter.reject(new StorageUnavailableError(undefined, { cause: error }));
         })
         .finally(() => {
           inFlight -= 1;
@@ -98,22 +134,27 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       } catch (error) {
         return Promise.reject(error);
       }
-      const committed = new Promise<IngestOutcome>((resolve, reject) => {
-        queue.push({ row, resolve, reject });
+      return new Promise<IngestOutcome>((resolve, reject) => {
+        // Past the deadline the delivery gets 503; its batch may still commit (then the resend is a duplicate).
+        const timer = setTimeout(
+          () => waiter.reject(new StorageUnavailableError(`The database did not commit the event within ${options.commitDeadlineMs} ms; send it again.`)),
+          options.commitDeadlineMs,
+        );
+        const settle = (answer: () => void) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          clearTimeout(timer);
+          answer();
+        };
+        const waiter: Waiter = {
+          row,
+          settled: false,
+          resolve: (outcome) => settle(() => resolve(outcome)),
+          reject: (error) => settle(() => reject(error)),
+        };
+        queue.push(waiter);
         flush();
       });
-      return withDeadline(committed, options.commitDeadlineMs);
     },
   };
-}
-
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StorageUnavailableError(`The database did not commit the event within ${ms} ms.`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
