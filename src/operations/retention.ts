@@ -91,6 +91,7 @@ function archivedColumns() {
     receivedAt: isoMicros<string>(webhookInbox.receivedAt),
     processedAt: isoMicros<string | null>(webhookInbox.processedAt),
     payloadJson: sql<string>`${webhookInbox.payload}::text`,
+    payloadLossy: webhookInbox.payloadLossy,
     factJson: sql<string | null>`${webhookInbox.fact}::text`,
     rawBody: webhookInbox.rawBody,
   };
@@ -150,6 +151,7 @@ function toArchived(row: ArchivedRow): ArchivedEvent {
     received_at: row.receivedAt,
     processed_at: row.processedAt,
     payload_json: row.payloadJson,
+    payload_lossy: row.payloadLossy,
     raw_body_base64: Buffer.from(row.rawBody).toString('base64'),
     fact_json: row.factJson,
   };

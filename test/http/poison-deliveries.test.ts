@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
+import { runInboxctl } from '../cli/run-inboxctl.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe, stripeSignatureOfBytes } from '../support/stripe.ts';
@@ -121,6 +122,11 @@ describe('a genuine event PostgreSQL cannot hold exactly is stored, its payload 
     const body = stripeBody('evt_nul_string', { object: { description: 'a\u0000b' } });
     const row = await assertStored(await send(body), Buffer.from(body), true);
     assert.equal((row.payload as { data: { object: { description: string } } }).data.object.description, 'a\uFFFDb');
+    // inboxctl shows the mark, and --raw still gives the exact bytes.
+    const env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
+    assert.match((await runInboxctl(['show', 'stripe', 'evt_nul_string'], env)).out, /payload\s+LOSSY: jsonb could not hold the body as sent/);
+    assert.equal((await runInboxctl(['show', 'stripe', 'evt_nul_string', '--json'], env)).json().payloadLossy, true);
+    assert.ok((await runInboxctl(['show', 'stripe', 'evt_nul_string', '--raw'], env)).stdout.equals(Buffer.from(body)));
   });
 
   test('\\u0000 in a GitHub comment among 50 Stripe deliveries', async () => {
