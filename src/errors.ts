@@ -51,10 +51,48 @@ export class PayloadTooLargeError extends InboxError {
   }
 }
 
+export type EventIdentifierField = 'eventId' | 'eventType' | 'resourceId';
+
+/**
+ * An id, type or resource id that holds U+0000 or is not valid UTF-8. PostgreSQL text cannot hold
+ * the first; the second would be stored lossily, so two different ids could become one and the
+ * second be answered as a duplicate of the first. No gateway sends either.
+ */
+export class EventIdentifierError extends InboxError {
+  constructor(field: EventIdentifierField) {
+    super('event_identifier_invalid', 400, `The event's ${field} contains U+0000 or is not valid UTF-8; the inbox cannot store it as sent. Nothing was stored.`);
+  }
+}
+
+/** A time the inbox cannot store: outside years 1–9999 UTC (see OCCURRED_AT_RANGE). */
+export class OccurredAtOutOfRangeError extends InboxError {
+  constructor() {
+    super('occurred_at_out_of_range', 400, "The event's time is outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999Z, the range the inbox stores. Nothing was stored.");
+  }
+}
+
+/** JSON nested deeper than any gateway sends; refused before it is parsed. */
+export class PayloadTooDeepError extends InboxError {
+  constructor(limit: number) {
+    super('payload_too_deep', 400, `The JSON nests deeper than ${limit} levels. Nothing was stored.`);
+  }
+}
+
+/**
+ * The database refused the event for what it contains (a data error, SQLSTATE class 22, 23 or
+ * 54, or a value that could not become a statement parameter). Resending the same bytes will not
+ * help, so it is not a 503. The cause is for the log, never for the answer.
+ */
+export class EventUnstorableError extends InboxError {
+  constructor(options?: { cause?: unknown }) {
+    super('event_unstorable', 400, 'The database cannot store this event as sent; sending it again will not help. Nothing was stored.', options);
+  }
+}
+
 /** The event could not be committed: the sender must retry; nothing was acknowledged. */
 export class StorageUnavailableError extends InboxError {
   readonly retryAfterSeconds: number;
-  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(message = 'The event could not be stored right now; send it again. Nothing was acknowledged.', options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super('storage_unavailable', 503, message, options);
     this.retryAfterSeconds = options?.retryAfterSeconds ?? 5;
   }

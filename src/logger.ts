@@ -2,15 +2,40 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
+// The fields of a PostgreSQL error report that quote the input: `where` carries ~50 bytes of
+// JSON around a jsonb parse error, `detail` the offending token or row, `hint` and
+// `internal_query` whatever a function put there; postgres.js adds the statement and its
+// parameters (`query`, `parameters`, `args`, `types`) in debug mode. None of it reaches a log line.
+const INPUT_QUOTING_FIELDS = ['where', 'detail', 'hint', 'internal_query', 'query', 'parameters', 'args', 'types'];
+
+function stripInput(serialized: unknown, depth = 0): void {
+  if (serialized === null || typeof serialized !== 'object' || depth > 4) return;
+  const fields = serialized as Record<string, unknown>;
+  for (const field of INPUT_QUOTING_FIELDS) delete fields[field];
+  for (const value of Object.values(fields)) {
+    if (Array.isArray(value)) for (const item of value) stripInput(item, depth + 1);
+    else stripInput(value, depth + 1);
+  }
+}
+
+/** pino's own error serializer, then the input-quoting fields removed (from aggregated and nested errors too). */
+function errorWithoutInput(error: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(error as Error);
+  stripInput(serialized);
+  return serialized;
+}
+
 /**
  * JSON logs on stdout. Secrets and signature headers are redacted wherever they appear; payload
- * bodies are never passed to the logger in the first place.
+ * bodies are never passed to the logger in the first place, and an error's `err` is serialized
+ * without the fields in which PostgreSQL quotes its input (see INPUT_QUOTING_FIELDS).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'webhook-inbox' },
+      serializers: { err: errorWithoutInput },
       redact: {
         paths: [
           'secret',

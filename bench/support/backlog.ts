@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import { loadConfig } from '../../src/config/config.ts';
 import { connectDatabase } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
+import { toEventRow } from '../../src/inbox/event-row.ts';
 import { insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
@@ -32,7 +33,7 @@ export async function loadBacklog(options: {
   const started = Date.now();
   try {
     for (let i = 0; i < events.length; i += BATCH) {
-      await database.sql.begin(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH))));
+      await database.sql.begin(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH).map(toEventRow))));
     }
   } finally {
     await boss.stop({ graceful: false, close: true });

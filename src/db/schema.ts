@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
+  boolean,
   check,
   index,
   jsonb,
@@ -32,6 +33,10 @@ export const webhookInbox = pgTable(
     eventType: varchar('event_type', { length: 80 }).notNull(),
     resourceId: varchar('resource_id', { length: 150 }),
     payload: jsonb('payload').notNull(),
+    // True when jsonb could not hold the JSON as sent and the payload holds a replacement: U+0000
+    // and lone surrogates as U+FFFD, invalid UTF-8 decoded as U+FFFD, numbers beyond a double as
+    // their source text (src/inbox/event-row.ts). raw_body is exact either way.
+    payloadLossy: boolean('payload_lossy').notNull().default(false),
     // The exact bytes the gateway signed: payload (jsonb) normalises whitespace and key order, so
     // audits, archives and re-verification need the original. Non-JSON bodies (form-encoded
     // postbacks) only exist faithfully here.

@@ -1,20 +1,30 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { InboxError, StorageUnavailableError } from '../errors.ts';
+import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
+import type { AppEnv } from './env.ts';
 
-/** One error body for every failure: `{ "error": { "code", "message" } }`, never a secret or a computed signature. */
-export function errorResponse(error: unknown, c: Context, logger: Logger): Response {
+/**
+ * One error body for every failure: `{ "error": { "code", "message" } }` with the error's own
+ * generic message, never a driver's text, a secret or a computed signature. The log line names
+ * the delivery (provider, eventId when known) and carries the cause; the logger's serializer
+ * strips whatever of a PostgreSQL error can quote the payload (src/logger.ts).
+ */
+export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger): Response {
+  const delivery = c.get('delivery');
   if (error instanceof InboxError) {
     if (error.status === 503) {
       // Every 503 is "not stored, send it again": tell the gateway when.
       const retryAfter = error instanceof StorageUnavailableError ? error.retryAfterSeconds : 5;
       c.header('Retry-After', String(retryAfter));
-      logger.error({ err: error.cause ?? error, code: error.code }, 'delivery not stored');
+      logger.error({ ...delivery, err: error.cause ?? error, code: error.code }, 'delivery not stored');
+    } else if (error instanceof EventUnstorableError) {
+      // Signed, so a gateway's event, and refused for good: worth an operator's look.
+      logger.warn({ ...delivery, err: error.cause ?? error, code: error.code, status: error.status }, 'delivery rejected');
     } else {
-      logger.info({ code: error.code, status: error.status }, 'delivery rejected');
+      logger.info({ ...delivery, code: error.code, status: error.status }, 'delivery rejected');
     }
     return c.json({ error: { code: error.code, message: error.message } }, error.status as 400);
   }
-  logger.error({ err: error }, 'unexpected error');
+  logger.error({ ...delivery, err: error }, 'unexpected error');
   return c.json({ error: { code: 'internal_error', message: 'Unexpected error; the event was not acknowledged.' } }, 500);
 }

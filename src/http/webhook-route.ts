@@ -29,6 +29,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     // Before the body is read: an unknown provider costs nothing.
     const driver = deps.providers.get(provider)?.driver;
     if (!driver) throw new UnknownProviderError(provider);
+    c.set('delivery', { provider });
     const rawBody = await readBodyWithin(c.req.raw, deps.maxBodyBytes);
     let query: URLSearchParams | undefined;
     const request: WebhookRequest = {
@@ -41,7 +42,10 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     };
     const now = deps.clock();
     await driver.verify(request, now);
-    const event = validateNormalizedEvent(driver.parse(request, now));
+    const parsed = driver.parse(request, now);
+    // From here on a failure's log line names the event it was about.
+    c.set('delivery', { provider, eventId: parsed.eventId });
+    const event = validateNormalizedEvent(parsed, rawBody);
     const fingerprint = eventFingerprint({ provider, ...event }, driver);
     const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint });
     c.set('deliveryOutcome', outcome.kind);

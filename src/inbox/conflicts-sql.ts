@@ -17,6 +17,7 @@ interface OtherFingerprintRow {
   resource_id: string | null;
   occurred_at_ms: number;
   payload: string;
+  payload_lossy: boolean;
 }
 
 // Constant text, so each connection prepares it once. One index lookup per delivery on the
@@ -24,7 +25,7 @@ interface OtherFingerprintRow {
 // fingerprint of null (a row from before fingerprints) never compares unequal: not judged.
 const SELECT_OTHER_FINGERPRINTS = `
   select d.delivery::int - 1 as delivery, s.id::text as inbox_id, s.event_type, s.resource_id,
-         (extract(epoch from s.occurred_at) * 1000)::float8 as occurred_at_ms, s.payload::text as payload
+         (extract(epoch from s.occurred_at) * 1000)::float8 as occurred_at_ms, s.payload::text as payload, s.payload_lossy
   from unnest($1::text[], $2::text[], $3::text[]) with ordinality as d(provider, event_id, fingerprint, delivery)
   join webhook_inbox s on s.provider = d.provider and s.event_id = d.event_id
   where s.fingerprint <> d.fingerprint`;
@@ -50,6 +51,7 @@ export async function selectStoredEventsOfOtherFingerprint(tx: StatementRunner, 
     resourceId: row.resource_id,
     occurredAt: new Date(row.occurred_at_ms),
     payload: JSON.parse(row.payload) as unknown,
+    payloadLossy: row.payload_lossy,
   }));
 }
 

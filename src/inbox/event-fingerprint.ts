@@ -34,13 +34,15 @@ export interface MeaningDifference {
 /** The part of a driver the meaning needs (pure: no I/O). */
 export type PaymentFactReader = Pick<ProviderDriver, 'toPaymentFact'>;
 
-export interface MeaningInput extends StoredEvent {
+/** A stored event or a delivery not yet serialised (whose payload_lossy mark is not known yet: meaning never reads it). */
+export interface MeaningInput extends Omit<StoredEvent, 'payloadLossy'> {
+  payloadLossy?: boolean;
   occurredAtIsDeliveryTime?: boolean;
 }
 
-function paymentFactOf(event: StoredEvent, driver: PaymentFactReader | undefined): PaymentFact | null {
+function paymentFactOf(event: MeaningInput, driver: PaymentFactReader | undefined): PaymentFact | null {
   try {
-    return driver?.toPaymentFact(event) ?? null;
+    return driver?.toPaymentFact({ ...event, payloadLossy: event.payloadLossy ?? false }) ?? null;
   } catch {
     // A body the driver cannot map fails later, in processing, where it is reported; at ingest it
     // simply has no payment meaning. The same body always lands here, so resends still match.

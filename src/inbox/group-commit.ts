@@ -1,16 +1,21 @@
 import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
 import type { StatementRunner } from '../db/client.ts';
-import { StorageUnavailableError, describeError } from '../errors.ts';
+import { classifyDatabaseError } from '../db/database-errors.ts';
+import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import type { ConflictRecorder } from './conflicting-duplicates.ts';
+import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, type InsertedEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
 
 /** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' } | { kind: 'conflicting_duplicate'; inboxId: number };
 
 export interface Ingestor {
-  /** Resolves only after the event's transaction has COMMITTED; rejects with StorageUnavailableError otherwise. */
+  /**
+   * Resolves only after the event's transaction has COMMITTED. Rejects with EventUnstorableError
+   * (400) when the event itself cannot be stored, StorageUnavailableError (503) otherwise.
+   */
   ingest(event: IncomingEvent): Promise<IngestOutcome>;
 }
 
@@ -41,7 +46,12 @@ export interface GroupCommitOptions {
 export const DEFAULT_CONCURRENT_BATCHES = 1;
 
 interface Waiter {
+  /** The delivery as received: a duplicate's meaning is compared with the stored event's. */
   event: IncomingEvent;
+  /** Serialised at ingest(), outside the transaction (see event-row.ts). */
+  row: EventRow;
+  /** Answered already: committed, refused, or past the commit deadline. */
+  settled: boolean;
   resolve(outcome: IngestOutcome): void;
   reject(error: unknown): void;
 }
@@ -50,31 +60,61 @@ interface Waiter {
  * Group commit: deliveries that arrive while transactions are in flight share the next one (one
  * multi-row INSERT, one multi-job pg-boss insert, one COMMIT, one fsync). A delivery that finds a
  * free slot commits at once, so an idle server adds no latency; under load the batches grow and
- * the fsync cost is shared. A failed batch fails only its own deliveries.
+ * the fsync cost is shared.
+ *
+ * One delivery never fails another. What an event holds is checked before it joins a batch (the
+ * gate in normalized-event.ts, toEventRow); if a batch still fails for anything but the
+ * database's availability, it is split in halves, each committed on its own, down to the guilty
+ * deliveries: every other delivery commits and gets its 200. Halves run one after the other in
+ * the batch's own slot, so the number of transactions in flight never grows.
  */
 export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
   const queue: Waiter[] = [];
   let inFlight = 0;
 
-  async function commitBatch(batch: Waiter[]): Promise<void> {
+  async function commitOnce(batch: Waiter[]): Promise<void> {
     // Duplicates inside one batch: the first is stored, the rest are duplicates of it (and are
     // compared with it like any duplicate).
     const firstByKey = new Map<string, Waiter>();
     for (const waiter of batch) {
-      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
     const { inserted, conflicting } = await options.sql.begin(async (tx) => {
-      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.event));
+      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.row));
       await enqueueWebhookJobs(options.boss, tx, rows);
       return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
     });
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     for (const waiter of batch) {
-      const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+      const key = eventKey(waiter.row.provider, waiter.row.eventId);
       const id = newIds.get(key);
       if (id !== undefined && firstByKey.get(key) === waiter) waiter.resolve({ kind: 'accepted', inboxId: id });
       else waiter.resolve(conflicting.get(waiter) ?? { kind: 'duplicate' });
+    }
+  }
+
+  /**
+   * A database outage fails the whole batch (503) at once: splitting it would only knock on a
+   * closed door 2n times. Otherwise the batch is split until the failure has one delivery to
+   * blame: a data error refuses it (400, resending cannot help); an error of no known class
+   * answers it 503 (it may pass later). Deliveries already past their deadline are left out.
+   */
+  async function commitBatch(batch: Waiter[]): Promise<void> {
+    try {
+      await commitOnce(batch);
+    } catch (error) {
+      const failure = classifyDatabaseError(error);
+      if (failure === 'availability' || batch.length === 1) {
+        const answer = failure === 'data' ? new EventUnstorableError({ cause: error }) : new StorageUnavailableError(undefined, { cause: error });
+        for (const waiter of batch) waiter.reject(answer);
+        return;
+      }
+      const middle = Math.ceil(batch.length / 2);
+      for (const half of [batch.slice(0, middle), batch.slice(middle)]) {
+        const waiting = half.filter((w) => !w.settled);
+        if (waiting.length > 0) await commitBatch(waiting);
+      }
     }
   }
 
@@ -83,9 +123,9 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight += 1;
       commitBatch(batch)
+        // Unreachable unless a resolve/reject throws; never leave a delivery unanswered.
         .catch((error: unknown) => {
-          const failure = new StorageUnavailableError(`The event could not be stored: ${describeError(error)}`, { cause: error });
-          for (const waiter of batch) waiter.reject(failure);
+          for (const waiter of batch) waiter.reject(new StorageUnavailableError(undefined, { cause: error }));
         })
         .finally(() => {
           inFlight -= 1;
@@ -96,11 +136,34 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 
   return {
     ingest(event: IncomingEvent): Promise<IngestOutcome> {
-      const committed = new Promise<IngestOutcome>((resolve, reject) => {
-        queue.push({ event, resolve, reject });
+      let row: EventRow;
+      try {
+        row = toEventRow(event);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return new Promise<IngestOutcome>((resolve, reject) => {
+        // Past the deadline the delivery gets 503; its batch may still commit (then the resend is a duplicate).
+        const timer = setTimeout(
+          () => waiter.reject(new StorageUnavailableError(`The database did not commit the event within ${options.commitDeadlineMs} ms; send it again.`)),
+          options.commitDeadlineMs,
+        );
+        const settle = (answer: () => void) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          clearTimeout(timer);
+          answer();
+        };
+        const waiter: Waiter = {
+          event,
+          row,
+          settled: false,
+          resolve: (outcome) => settle(() => resolve(outcome)),
+          reject: (error) => settle(() => reject(error)),
+        };
+        queue.push(waiter);
         flush();
       });
-      return withDeadline(committed, options.commitDeadlineMs);
     },
   };
 }
@@ -109,6 +172,8 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
  * The batch's deliveries that stored nothing (duplicates of a stored row or of an earlier copy in
  * the batch) whose meaning contradicts the stored event: recorded, and answered as such. A batch
  * without duplicates pays nothing; one with duplicates, one statement (two if any conflicts).
+ * Recorded in the batch's own transaction: a batch that fails and is split records nothing, and
+ * each half that commits records its own duplicates once.
  */
 async function recordConflictingDuplicates(
   conflicts: ConflictRecorder,
@@ -122,7 +187,7 @@ async function recordConflictingDuplicates(
   if (inserted.length === batch.length) return outcomes;
   const insertedKeys = new Set(inserted.map((row) => eventKey(row.provider, row.eventId)));
   const duplicates = batch.filter((waiter) => {
-    const key = eventKey(waiter.event.provider, waiter.event.event.eventId);
+    const key = eventKey(waiter.row.provider, waiter.row.eventId);
     return !(insertedKeys.has(key) && firstByKey.get(key) === waiter);
   });
   if (duplicates.length === 0) return outcomes;
@@ -131,15 +196,4 @@ async function recordConflictingDuplicates(
     if (conflict) outcomes.set(duplicates[i]!, { kind: 'conflicting_duplicate', inboxId: conflict.inboxId });
   });
   return outcomes;
-}
-
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StorageUnavailableError(`The database did not commit the event within ${ms} ms.`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,6 @@
 import type { StatementRunner } from '../db/client.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
+import type { EventRow } from './event-row.ts';
 
 export interface IncomingEvent {
   provider: string;
@@ -16,7 +17,7 @@ export interface InsertedEvent {
   resourceId: string | null;
 }
 
-const COLUMNS_PER_ROW = 8;
+const COLUMNS_PER_ROW = 9;
 
 /**
  * The statement for batches of up to `rows` events. Its text depends only on `rows`, a power of
@@ -38,10 +39,10 @@ function insertStatementFor(rows: number): string {
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     // text::jsonb, not a jsonb parameter: the serialised payload must reach PostgreSQL unchanged
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::text)`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text)`;
   });
-  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, fingerprint)
-    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, fingerprint)
+  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
+    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
     where batch.provider is not null
     on conflict (provider, event_id) do nothing
     returning id::text as id, provider, event_id, resource_id`;
@@ -64,14 +65,15 @@ interface ReturnedRow {
 /**
  * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING: the rows that come back are the
  * new ones; anything absent was already in the inbox. The unique index decides, so concurrent
- * deliveries of one event can never both be "new".
+ * deliveries of one event can never both be "new". The rows arrive serialised (toEventRow), so
+ * nothing here can throw for what an event contains before the statement is sent.
  */
-export async function insertEventsIfAbsent(tx: StatementRunner, events: IncomingEvent[]): Promise<InsertedEvent[]> {
+export async function insertEventsIfAbsent(tx: StatementRunner, events: readonly EventRow[]): Promise<InsertedEvent[]> {
   if (events.length === 0) return [];
   const rows = 2 ** Math.ceil(Math.log2(events.length));
-  const parameters: (string | Buffer | null)[] = [];
-  for (const { provider, event, rawBody, fingerprint } of events) {
-    parameters.push(provider, event.eventId, event.eventType, event.resourceId, JSON.stringify(event.payload), rawBody, event.occurredAt.toISOString(), fingerprint ?? null);
+  const parameters: (string | Buffer | boolean | null)[] = [];
+  for (const e of events) {
+    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint);
   }
   while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
   const inserted = await tx.unsafe<ReturnedRow[]>(statementFor(rows), parameters, { prepare: true });

@@ -29,6 +29,8 @@ export const archivedEventSchema = z.object({
   received_at: z.string(),
   processed_at: z.string().nullable(),
   payload_json: z.string(),
+  /** webhook_inbox.payload_lossy; absent in older files (written before the column existed: false). */
+  payload_lossy: z.boolean().optional(),
   raw_body_base64: z.string(),
   /** webhook_inbox.fact (what the event meant when processed), as jsonb text; absent in older files. */
   fact_json: z.string().nullable().optional(),

@@ -40,6 +40,7 @@ export async function insertArchivedEventsIfAbsent(db: Executor, events: Archive
         receivedAt: sql`${e.received_at}::timestamptz`,
         processedAt: e.processed_at === null ? null : sql`${e.processed_at}::timestamptz`,
         payload: sql`${e.payload_json}::text::jsonb`,
+        payloadLossy: e.payload_lossy ?? false,
         rawBody: Buffer.from(e.raw_body_base64, 'base64'),
         fact: e.fact_json == null ? null : sql`${e.fact_json}::text::jsonb`,
         fingerprint: e.fingerprint ?? null,

@@ -18,6 +18,8 @@ export interface EventDetails {
   processedAt: Date | null;
   /** The stored jsonb as PostgreSQL renders it (exact: a JS round trip would round 64-bit ids). */
   payloadJson: string;
+  /** The payload holds replacements for what jsonb could not hold (webhook_inbox.payload_lossy); rawBody is exact. */
+  payloadLossy: boolean;
   /** The bytes the gateway signed. */
   rawBody: Buffer;
   /** Whether a processing job is queued, retrying or running for it right now. */
@@ -42,6 +44,7 @@ export async function findEvent(db: Executor, provider: string, eventId: string)
       receivedAt: webhookInbox.receivedAt,
       processedAt: webhookInbox.processedAt,
       payloadJson: sql<string>`${webhookInbox.payload}::text`,
+      payloadLossy: webhookInbox.payloadLossy,
       rawBody: webhookInbox.rawBody,
     })
     .from(webhookInbox)

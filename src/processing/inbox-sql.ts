@@ -26,6 +26,7 @@ const storedEventColumns = {
   resourceId: webhookInbox.resourceId,
   occurredAt: webhookInbox.occurredAt,
   payload: webhookInbox.payload,
+  payloadLossy: webhookInbox.payloadLossy,
   receivedAt: webhookInbox.receivedAt,
 };
 

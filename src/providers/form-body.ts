@@ -5,6 +5,9 @@
  * arrays. Keys that would reach Object.prototype (`__proto__`, `constructor`, `prototype`) and
  * keys that clash with an earlier scalar are dropped; the raw bytes stay in raw_body regardless.
  */
+import { PayloadTooDeepError } from '../errors.ts';
+import { MAX_JSON_DEPTH } from './json-body.ts';
+
 type FormObject = { [key: string]: FormValue };
 type FormValue = string | FormObject;
 
@@ -14,6 +17,8 @@ function segmentsOf(key: string): string[] | undefined {
   const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
   if (!match) return undefined;
   const rest = [...match[2]!.matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1]!);
+  // Each segment is one level of the decoded object (the root is level 1): the same limit as JSON.
+  if (rest.length + 1 > MAX_JSON_DEPTH) throw new PayloadTooDeepError(MAX_JSON_DEPTH);
   return [match[1]!, ...rest];
 }
 

@@ -34,6 +34,13 @@ export interface StoredEvent {
   resourceId: string | null;
   occurredAt: Date;
   payload: unknown;
+  /**
+   * True when the payload is not exactly the body: jsonb could not hold something in it (U+0000,
+   * a lone surrogate, bytes that are not UTF-8: each now U+FFFD; a number beyond a double: now
+   * its source text, a string). The exact bytes are in raw_body. A handler that must see every
+   * value as sent checks this first.
+   */
+  payloadLossy: boolean;
 }
 
 /**

@@ -18,6 +18,7 @@ function factOf(body: string, inboxId: number): KnownFact {
     resourceId: object.object === 'dispute' ? object.charge : object.id,
     occurredAt: new Date(payload.created * 1000),
     payload,
+    payloadLossy: false,
   });
   assert.ok(fact, `${payload.type} maps to a payment fact`);
   return { inboxId, fact };

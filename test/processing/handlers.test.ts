@@ -44,10 +44,21 @@ const preparing: EventHandler<string> = {
   },
 };
 
+// A handler that notes what it was told about each payload: exact, or altered to be stored.
+const lossySeen = new Map<string, boolean>();
+const noting: EventHandler = {
+  name: 'noting',
+  kinds: ['stripe:customer.deleted'],
+  async apply(_tx, events) {
+    for (const { event } of events) lossySeen.set(event.stored.eventId, event.stored.payloadLossy);
+    return events.map(() => ({ outcome: 'processed' as const }));
+  },
+};
+
 before(async () => {
   database = await createTestDatabase();
   probe = postgres(database.url, { max: 1, onnotice: () => {} });
-  service = await startInbox(database.url, { handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler]) });
+  service = await startInbox(database.url, { handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler, noting]) });
 });
 
 after(async () => {
@@ -84,6 +95,15 @@ describe('handlers', () => {
     const [row] = await waitUntilSettled(database.sql, ['evt_prepared']);
     assert.equal(lockedDuringPrepare, false);
     assert.equal(row!.status, 'processed');
+  });
+
+  test('a handler sees whether the payload was altered to be stored (payloadLossy), beside the exact one', async () => {
+    const lossy = JSON.parse(chargeEvent({ id: 'evt_lossy_payload', type: 'customer.deleted', chargeId: 'cus_lossy', created: now }));
+    lossy.data.object.description = 'a\u0000b';
+    assert.equal((await postStripe(service.baseUrl, JSON.stringify(lossy), SECRET)).status, 200);
+    await post('evt_exact_payload', 'customer.deleted', 'cus_exact');
+    await waitUntilSettled(database.sql, ['evt_lossy_payload', 'evt_exact_payload']);
+    assert.deepEqual(Object.fromEntries(lossySeen), { evt_lossy_payload: true, evt_exact_payload: false });
   });
 
   test('registering two handlers for one kind is refused at start', () => {

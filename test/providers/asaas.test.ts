@@ -21,7 +21,7 @@ const received = JSON.stringify({
 });
 
 function stored(body: string): StoredEvent {
-  return { provider: 'asaas', ...driver.parse(webhookRequest(body), now) };
+  return { provider: 'asaas', ...driver.parse(webhookRequest(body), now), payloadLossy: false };
 }
 
 function paymentEvent(event: string, payment: Record<string, unknown> = {}) {

@@ -90,7 +90,7 @@ describe('mercadopago: parsing', () => {
   test('notification id, action, the signed data.id, date_created with an offset', () => {
     const event = driver.parse(webhookRequest(paymentBody, {}, 'data.id=123456&type=payment'), now);
     assert.deepEqual([event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()], ['115029489371', 'payment.updated', '123456', '2026-06-27T13:04:58.396Z']);
-    assert.equal(driver.toPaymentFact({ provider: 'mercadopago', ...event }), null, 'thin: the status comes from refetch');
+    assert.equal(driver.toPaymentFact({ provider: 'mercadopago', ...event, payloadLossy: false }), null, 'thin: the status comes from refetch');
   });
   test('nanosecond date_created', () => {
     const body = paymentBody.replace('2026-06-27T10:04:58.396-03:00', '2025-05-12T22:47:05.813331521Z');

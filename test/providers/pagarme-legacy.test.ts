@@ -33,7 +33,7 @@ function postback(fields: Record<string, string> = {}): string {
   }).toString();
 }
 const sha1 = (body: string, key = API_KEY) => createHmac('sha1', key).update(body).digest('hex');
-const stored = (body: string): StoredEvent => ({ provider: 'pagarme-legacy', ...driver.parse(webhookRequest(body), now) });
+const stored = (body: string): StoredEvent => ({ provider: 'pagarme-legacy', ...driver.parse(webhookRequest(body), now), payloadLossy: false });
 
 describe('pagarme-legacy: published vectors', () => {
   test('V8 (pagarme-php): "sha1=<hex>" header', async () => {

@@ -150,7 +150,7 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
 describe('pagarme v5: parsing and facts', () => {
   const now = new Date('2026-01-01T00:00:00Z');
   const driver = createDriver(pagarmeDriver, { options: { jwksUrl: 'https://127.0.0.1/unused' } });
-  const stored = (body: string): StoredEvent => ({ provider: 'pagarme', ...driver.parse(webhookRequest(body), now) });
+  const stored = (body: string): StoredEvent => ({ provider: 'pagarme', ...driver.parse(webhookRequest(body), now), payloadLossy: false });
 
   test('hook id, type, data.id, created_at', () => {
     const event = driver.parse(webhookRequest(hook()), now);

@@ -25,7 +25,7 @@ function zoopEvent(type: string, object: Record<string, unknown> = {}, envelope:
   });
 }
 
-const stored = (body: string): StoredEvent => ({ provider: 'zoop', ...driver.parse(webhookRequest(body), now) });
+const stored = (body: string): StoredEvent => ({ provider: 'zoop', ...driver.parse(webhookRequest(body), now), payloadLossy: false });
 
 describe('zoop: the optional Authorization header', () => {
   test('the configured value verifies', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 
 // The official SDK is the independent signer: the code under test never signs its own fixtures.
@@ -50,4 +51,14 @@ export async function postStripe(baseUrl: string, body: string, secret: string, 
     headers: { 'content-type': 'application/json', 'stripe-signature': init.signature ?? stripeSignature(body, secret) },
     body,
   });
+}
+
+/**
+ * A Stripe-Signature over exact bytes, by node:crypto following Stripe's documented scheme
+ * (HMAC-SHA256 of `${t}.${body}`): the SDK's test signer takes a string, which cannot carry
+ * bytes that are not valid UTF-8.
+ */
+export function stripeSignatureOfBytes(body: Buffer, secret: string, timestampSeconds = Math.floor(Date.now() / 1000)): string {
+  const digest = createHmac('sha256', secret).update(`${timestampSeconds}.`).update(body).digest('hex');
+  return `t=${timestampSeconds},v1=${digest}`;
 }

@@ -26,7 +26,7 @@ function render(event: EventDetails, now: Date): string[] {
     `  received     ${at(event.receivedAt)}`,
     `  processed    ${at(event.processedAt)}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
-    '  payload',
+    event.payloadLossy ? '  payload      LOSSY: jsonb could not hold the body as sent (U+0000, lone surrogates, invalid UTF-8 → U+FFFD; numbers beyond a double → text); the raw body is exact' : '  payload',
     ...formatJsonText(event.payloadJson, { indent: 2 }).split('\n').map((l) => `    ${l}`),
     ...conflictLines(event.conflicts, at),
   ];

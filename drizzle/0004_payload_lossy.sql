@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_inbox" ADD COLUMN "payload_lossy" boolean DEFAULT false NOT NULL;
