@@ -138,7 +138,9 @@ test(
         result = await run('bash', [script], { cwd: app, env, timeoutMs: 5 * 60_000 });
       }
       const output = `${result.stdout}\n${result.stderr}`;
-      t.diagnostic(result.stdout.split('\n').filter((line) => /^HTTP\/|exited with|"status"/.test(line)).join(' | '));
+      t.diagnostic(result.stdout.split('\n').filter((line) => /^HTTP\/|exited with/.test(line)).join(' | '));
+      assert.match(result.stdout, /\{"status":"ready"\}/, `the snippet waited for /readyz:\n${output}`);
+      assert.doesNotMatch(result.stderr, /curl: \(7\)/, output);
       assert.match(result.stdout, /^HTTP\/1\.1 200 OK/m, output);
       assert.match(result.stdout, /\{"received":true\}/, output);
       assert.match(result.stdout, /inboxctl exited with 0/, output);
