@@ -2,9 +2,8 @@ import { PgBoss } from 'pg-boss';
 import type { AppConfig } from '../config/config.ts';
 import { type DatabaseHandle, connectDatabase } from '../db/client.ts';
 import { embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from '../db/embedded-address.ts';
-import { isInitialised } from '../db/embedded-cluster.ts';
 import { EmbeddedDatabaseError } from '../db/embedded-error.ts';
-import { findEmbeddedLocation } from '../db/embedded-location.ts';
+import { findEmbeddedLocation, isInitialised } from '../db/embedded-location.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
 
 

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -11,10 +10,6 @@ import { type ClusterUser, runAsClusterUser, runClusterCommand } from './embedde
 /** The server's log, in the data directory: the one folder the cluster's user surely owns. */
 export function clusterLogFile(dataDir: string): string {
   return path.join(dataDir, 'postgres.log');
-}
-
-export function isInitialised(dataDir: string): boolean {
-  return existsSync(path.join(dataDir, 'PG_VERSION'));
 }
 
 export async function initialiseCluster(location: EmbeddedLocation, user: ClusterUser | undefined): Promise<void> {

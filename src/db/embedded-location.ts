@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type PostgresBinaries, binariesCopiedInto, copyBinaries, packagedBinaries } from './embedded-binaries.ts';
+import { type PostgresBinaries, binariesCopiedInto, binariesReachableBy, copyBinaries, packagedBinaries } from './embedded-binaries.ts';
 import { EmbeddedDatabaseError } from './embedded-error.ts';
 import { type ClusterUser, userCanReach } from './embedded-process.ts';
 
@@ -47,6 +47,11 @@ export async function findEmbeddedLocation(baseDir: string): Promise<EmbeddedLoc
   return { dataDir: path.join(record.home, 'pg'), binaries: binariesCopiedInto(record.home, packaged), relocatedTo: record.home };
 }
 
+/** initdb has run there. */
+export function isInitialised(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
 /** `<checkout folder name>-<random>`: readable in `ls`, and a fresh clone (or a deleted .inbox) never inherits old data. */
 function checkoutId(base: string): string {
   const name = path.basename(path.dirname(base)).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'checkout';
@@ -76,10 +81,11 @@ async function relocate(base: string, relocationDir: string, user: ClusterUser):
 }
 
 /**
- * Where the service's cluster runs, made ready. As root the cluster runs as `postgres`; when that
- * user cannot reach the checkout (a checkout under /root, or in a `mktemp -d` folder), the binaries
- * are copied and the data kept in `<relocationDir>/<id>/`, recorded in the checkout's data folder.
- * The checkout's own permissions are never changed.
+ * Where the service's cluster runs, made ready. As root the cluster runs as `postgres`. When that
+ * user can enter the data folder but not node_modules, the binaries are copied into the data folder.
+ * When it cannot enter the data folder either (a checkout under /root, or in a `mktemp -d` folder),
+ * binaries and data go to `<relocationDir>/<id>/`, recorded in the data folder. The checkout's own
+ * permissions are never changed.
  */
 export async function prepareEmbeddedLocation(baseDir: string, user: ClusterUser | undefined, relocationDir = DEFAULT_RELOCATION_DIR): Promise<EmbeddedLocation> {
   const base = path.resolve(baseDir);
@@ -87,11 +93,11 @@ export async function prepareEmbeddedLocation(baseDir: string, user: ClusterUser
   const location = await findEmbeddedLocation(base);
   if (!user) return location;
   if (location.relocatedTo) return { ...location, binaries: await copyBinaries(await packagedBinaries(), location.relocatedTo) };
-  if (await userCanReach(user, [location.binaries.postgres, location.binaries.initdb, location.binaries.pgCtl, base])) return location;
-  if (existsSync(path.join(location.dataDir, 'PG_VERSION'))) {
+  if (await userCanReach(user, [base])) return { ...location, binaries: await binariesReachableBy(user, base) };
+  if (isInitialised(location.dataDir)) {
     throw new EmbeddedDatabaseError(
       'embedded_unreachable',
-      `The embedded PostgreSQL in ${location.dataDir} runs as the \`${user.name}\` OS user, who cannot reach it or its binaries. Move the checkout somewhere that user can enter, or set DATABASE_URL.`,
+      `The embedded PostgreSQL in ${location.dataDir} runs as the \`${user.name}\` OS user, who cannot enter ${base}. Move the checkout (or INBOX_DATA_DIR) somewhere that user can enter, or set DATABASE_URL.`,
     );
   }
   return relocate(base, relocationDir, user);

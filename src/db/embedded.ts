@@ -1,6 +1,6 @@
 import { PREFERRED_EMBEDDED_PORT, embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from './embedded-address.ts';
-import { clusterLogFile, initialiseCluster, isInitialised, startCluster, stopCluster } from './embedded-cluster.ts';
-import { DEFAULT_RELOCATION_DIR, prepareEmbeddedLocation } from './embedded-location.ts';
+import { clusterLogFile, initialiseCluster, startCluster, stopCluster } from './embedded-cluster.ts';
+import { DEFAULT_RELOCATION_DIR, isInitialised, prepareEmbeddedLocation } from './embedded-location.ts';
 import { clusterUser } from './embedded-process.ts';
 
 export interface EmbeddedDatabase {
