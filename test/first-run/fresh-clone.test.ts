@@ -159,6 +159,7 @@ test(
       assert.equal(tests.code, 0, `npm test:\n${tests.stdout}\n${tests.stderr}`);
       assert.match(tests.stdout, /ℹ fail 0/);
       assert.match(tests.stdout, /ℹ skipped 0/);
+      assert.match(tests.stdout, /✔ as root, a checkout the postgres user cannot enter/);
     } finally {
       await stopLeftoverCluster(app).catch((error: unknown) => t.diagnostic(`cleanup: ${String(error)}`));
       await rm(dir, { recursive: true, force: true });
