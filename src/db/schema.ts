@@ -15,7 +15,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
 
-export { payments, paymentTransitions } from '../domain/payments/schema.ts';
+export { paymentEvents, payments, paymentTransitions } from '../domain/payments/schema.ts';
 
 export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];

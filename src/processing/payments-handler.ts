@@ -96,7 +96,13 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
           return;
         }
         applied[position] = { outcome: 'ignored', fact: toStoredFact(fact) };
-        paymentEvents.push({ provider: event.stored.provider, unknownPayment: event.provider.unknownPayment, inboxId: event.inboxId, fact });
+        paymentEvents.push({
+          provider: event.stored.provider,
+          unknownPayment: event.provider.unknownPayment,
+          inboxId: event.inboxId,
+          fact,
+          cause: { eventId: event.stored.eventId, eventType: event.stored.eventType },
+        });
         positions.push(position);
       });
       const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch));

@@ -8,7 +8,19 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
 import { postStripe } from '../support/stripe.ts';
 import { type Scenario, referenceOutcome, scenarioWithArrivalArb, stripeEvents } from '../domain/charge-scenarios.ts';
-import { type InboxService, SECRET, inboxRows, isChain, paymentOf, startInbox, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
+import {
+  type InboxService,
+  SECRET,
+  inboxRows,
+  isChain,
+  outboundEventsOf,
+  outboxMatchesTransitions,
+  paymentOf,
+  startInbox,
+  storeEvent,
+  transitionsOf,
+  waitUntilSettled,
+} from './harness.ts';
 
 const BASE = 1_760_000_000;
 let database: TestDatabase;
@@ -49,6 +61,8 @@ async function assertMatchesReference(scenario: Scenario, chargeId: string, even
   const transitions = await transitionsOf(database.sql, chargeId);
   assert.ok(isChain(transitions, expected.status), `${context}: ${JSON.stringify(transitions)}`);
   assert.equal(new Set(transitions.map((t) => t.inboxId)).size, transitions.length, `${context}: an event took effect twice`);
+  const outbound = await outboundEventsOf(database.sql, chargeId);
+  assert.ok(outboxMatchesTransitions(outbound, transitions), `${context}: outbox ${JSON.stringify(outbound)} vs ${JSON.stringify(transitions)}`);
 }
 
 function assertNoFailure(results: Awaited<ReturnType<typeof processInboxEvents>>): void {
@@ -56,7 +70,7 @@ function assertNoFailure(results: Awaited<ReturnType<typeof processInboxEvents>>
 }
 
 describe('arrival-order independence', () => {
-  test('property: any arrival order, with duplicates and interleaved processing one by one or in batches, ends where the true order ends', async () => {
+  test('property: any arrival order, with duplicates and interleaved processing one by one or in batches, ends where the true order ends, and the outbox numbers its status changes 1..n', async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(

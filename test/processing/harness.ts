@@ -94,6 +94,46 @@ export async function transitionsOf(sql: postgres.Sql, chargeId: string, provide
   return rows.map((r) => ({ inboxId: Number(r.inbox_id), from: r.from_status, to: r.to_status }));
 }
 
+export interface OutboundEvent {
+  sequence: number;
+  status: string;
+  previousStatus: string | null;
+  causeInboxId: number;
+  causeEventId: string;
+}
+
+/** A payment's outbox rows (payment_events), in sequence order. */
+export async function outboundEventsOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<OutboundEvent[]> {
+  const rows = await sql`
+    select e.sequence, e.status, e.previous_status, e.cause_inbox_id, e.cause_event_id
+    from payment_events e join payments p on p.id = e.payment_id
+    where p.provider = ${provider} and p.gateway_charge_id = ${chargeId} order by e.sequence`;
+  return rows.map((r) => ({
+    sequence: r.sequence,
+    status: r.status,
+    previousStatus: r.previous_status,
+    causeInboxId: Number(r.cause_inbox_id),
+    causeEventId: r.cause_event_id,
+  }));
+}
+
+/**
+ * The outbox tells the status history exactly: one event per transition, numbered 1..n without a
+ * gap, each naming the status before it and the inbox event that caused it.
+ */
+export function outboxMatchesTransitions(events: readonly OutboundEvent[], transitions: readonly Transition[]): boolean {
+  return (
+    events.length === transitions.length &&
+    events.every(
+      (e, i) =>
+        e.sequence === i + 1 &&
+        e.status === transitions[i]!.to &&
+        e.previousStatus === transitions[i]!.from &&
+        e.causeInboxId === transitions[i]!.inboxId,
+    )
+  );
+}
+
 /** Transitions that follow on from each other and end where the payment is: no lost update. */
 export function isChain(transitions: readonly Transition[], finalStatus: string): boolean {
   return (

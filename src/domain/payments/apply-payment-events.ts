@@ -2,6 +2,7 @@ import type { Transaction } from '../../db/client.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
 import type { PaymentFact } from './payment-fact.ts';
+import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
 import {
   type ChargeKey,
   type PaymentTransition,
@@ -21,6 +22,8 @@ export interface PaymentEvent {
   unknownPayment: UnknownPaymentMode;
   inboxId: number;
   fact: PaymentFact;
+  /** The gateway event it came from, named in the outbound event it may cause (payment_events). */
+  cause: { eventId: string; eventType: string };
 }
 
 /** A fact already known for one of the batch's charges, and the provider it came through. */
@@ -114,6 +117,7 @@ interface ChargeResult {
   outcomes: { index: number; outcome: PaymentOutcome }[];
   update?: PaymentUpdate;
   transitions: PaymentTransition[];
+  changes: PaymentChange[];
 }
 
 /**
@@ -129,13 +133,23 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
   let current = stateOf(row);
   let created = payment.created;
   let known = others;
-  const result: ChargeResult = { outcomes: [], transitions: [] };
+  const result: ChargeResult = { outcomes: [], transitions: [], changes: [] };
   for (const { index, event } of group.events) {
     known = [...known, { inboxId: event.inboxId, fact: event.fact }];
     const folded = foldPaymentFacts(initial, known).state!;
     const changed = !sameState(current, folded);
     if (created || current.status !== folded.status) {
-      result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: created ? null : current.status, toStatus: folded.status });
+      const previousStatus = created ? null : current.status;
+      result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: previousStatus, toStatus: folded.status });
+      result.changes.push({
+        paymentId: row.id,
+        provider: row.provider,
+        chargeId: row.gatewayChargeId,
+        previousStatus,
+        state: folded,
+        occurredAt: event.fact.occurredAt,
+        cause: { inboxId: event.inboxId, ...event.cause },
+      });
     }
     result.outcomes.push({ index, outcome: created || changed ? 'processed' : 'ignored' });
     created = false;
@@ -151,7 +165,7 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
  * Applies a batch of events' facts to their payments inside the caller's transaction, with a
  * handful of statements whatever the batch size: lock (or create) every payment row, read every
  * known fact of those charges, fold each charge in memory, then write the changed rows and the
- * status changes (payment_transitions). Returns one outcome per event, in the order given.
+ * status changes (payment_transitions) with their outbound events (payment_events). Returns one outcome per event, in the order given.
  */
 export async function applyPaymentEvents(tx: Transaction, events: readonly PaymentEvent[], loadOtherFacts: LoadOtherFacts): Promise<PaymentOutcome[]> {
   if (events.length === 0) return [];
@@ -168,13 +182,16 @@ export async function applyPaymentEvents(tx: Transaction, events: readonly Payme
   const outcomes: PaymentOutcome[] = new Array(events.length);
   const updates: PaymentUpdate[] = [];
   const transitions: PaymentTransition[] = [];
+  const changes: PaymentChange[] = [];
   for (const [id, group] of groups) {
     const result = foldCharge(payments.get(id)!, group, othersByCharge.get(id) ?? []);
     for (const { index, outcome } of result.outcomes) outcomes[index] = outcome;
     if (result.update) updates.push(result.update);
     transitions.push(...result.transitions);
+    changes.push(...result.changes);
   }
   await updatePaymentStates(tx, updates);
   await insertPaymentTransitions(tx, transitions);
+  await insertPaymentEvents(tx, changes);
   return outcomes;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, index, pgTable, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, check, customType, index, integer, pgTable, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import type { PaymentStatus } from './payment-fact.ts';
 
 const statusCheck = (column: unknown) =>
@@ -25,6 +25,9 @@ export const payments = pgTable(
     // event changes the row. Every later fold starts from it (see fold.ts); null until then, and
     // always null for rows the inbox created (`create` mode folds from nothing).
     initialStatus: varchar('initial_status', { length: 20 }).$type<PaymentStatus>(),
+    // The sequence number of this payment's last outbound event (payment_events): the next one is
+    // this + 1, assigned under the row lock, so a payment's events are numbered 1, 2, 3 without gaps.
+    eventSequence: integer('event_sequence').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -60,3 +63,45 @@ export const paymentTransitions = pgTable(
     index('payment_transitions_inbox_id_idx').on(table.inboxId),
   ],
 );
+
+/** PostgreSQL's 64-bit transaction id: what the feed's cursor orders commits by (see payment-events-feed). */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
+/**
+ * The transactional outbox: one row each time a payment's status changes, written in the same
+ * transaction as the payment row and its payment_transitions entry, and never changed afterwards.
+ * It is what the application is told (pushed to destinations, or read from the feed), so it keeps
+ * the state as it was at that change instead of pointing at rows that move on or are purged.
+ * `sequence` counts per payment from 1 without gaps (payments.event_sequence); `txid` is the writing
+ * transaction's id, the feed's commit-ordered cursor together with `position`.
+ */
+export const paymentEvents = pgTable(
+  'payment_events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    position: bigserial('position', { mode: 'number' }).notNull(),
+    txid: xid8('txid').notNull().default(sql`pg_current_xact_id()`),
+    paymentId: bigint('payment_id', { mode: 'number' })
+      .notNull()
+      .references(() => payments.id, { onDelete: 'cascade' }),
+    sequence: integer('sequence').notNull(),
+    provider: varchar('provider', { length: 30 }).notNull(),
+    gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
+    status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
+    previousStatus: varchar('previous_status', { length: 20 }).$type<PaymentStatus>(),
+    amount: bigint('amount', { mode: 'number' }),
+    amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull(),
+    currency: varchar('currency', { length: 3 }),
+    occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
+    causeInboxId: bigint('cause_inbox_id', { mode: 'number' }).notNull(),
+    causeEventId: varchar('cause_event_id', { length: 150 }).notNull(),
+    causeEventType: varchar('cause_event_type', { length: 80 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('payment_events_payment_id_sequence_key').on(table.paymentId, table.sequence),
+    index('payment_events_txid_position_idx').on(table.txid, table.position),
+  ],
+);
+
+export type PaymentEventRow = typeof paymentEvents.$inferSelect;

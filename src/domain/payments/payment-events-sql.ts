@@ -1,0 +1,63 @@
+import { sql } from 'drizzle-orm';
+import type { Transaction } from '../../db/client.ts';
+import type { PaymentState } from './fold.ts';
+import type { PaymentStatus } from './payment-fact.ts';
+import { paymentEvents, payments } from './schema.ts';
+
+/** A status change of one payment, with what caused it: the outbox row it becomes. */
+export interface PaymentChange {
+  paymentId: number;
+  provider: string;
+  chargeId: string;
+  previousStatus: PaymentStatus | null;
+  /** The payment's state right after the change. */
+  state: PaymentState;
+  occurredAt: Date;
+  cause: { inboxId: number; eventId: string; eventType: string };
+}
+
+/**
+ * Writes the outbox rows of a batch's status changes, given in the order they happened per
+ * payment, and advances each payment's event_sequence by as many: one statement. The payment rows
+ * are locked by the caller's transaction, so the numbers a change gets (event_sequence + 1, + 2, …)
+ * cannot be taken by another transaction, and a rollback takes them back with the rows: no gaps.
+ */
+export async function insertPaymentEvents(tx: Transaction, changes: readonly PaymentChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const values = JSON.stringify(
+    changes.map((c, ord) => ({
+      ord,
+      payment_id: c.paymentId,
+      provider: c.provider,
+      charge_id: c.chargeId,
+      status: c.state.status,
+      previous_status: c.previousStatus,
+      amount: c.state.amount,
+      amount_refunded: c.state.amountRefunded,
+      currency: c.state.currency,
+      occurred_at: c.occurredAt.toISOString(),
+      cause_inbox_id: c.cause.inboxId,
+      cause_event_id: c.cause.eventId,
+      cause_event_type: c.cause.eventType,
+    })),
+  );
+  await tx.execute(sql`
+    with v as (
+      select * from jsonb_to_recordset(${values}::jsonb) as v(
+        ord int, payment_id bigint, provider varchar, charge_id varchar, status varchar, previous_status varchar,
+        amount bigint, amount_refunded bigint, currency varchar, occurred_at timestamptz,
+        cause_inbox_id bigint, cause_event_id varchar, cause_event_type varchar)
+    ), bumped as (
+      update ${payments} as p set event_sequence = p.event_sequence + c.n
+      from (select payment_id, count(*)::int as n from v group by payment_id) as c
+      where p.id = c.payment_id
+      returning p.id, p.event_sequence - c.n as base
+    )
+    insert into ${paymentEvents} (payment_id, sequence, provider, gateway_charge_id, status, previous_status,
+      amount, amount_refunded, currency, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
+    select v.payment_id, b.base + row_number() over (partition by v.payment_id order by v.ord), v.provider, v.charge_id,
+      v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.occurred_at,
+      v.cause_inbox_id, v.cause_event_id, v.cause_event_type
+    from v join bumped as b on b.id = v.payment_id
+    order by v.ord`);
+}
