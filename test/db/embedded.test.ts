@@ -149,6 +149,25 @@ describe('as root, a checkout the postgres user cannot enter', { skip: isRoot ? 
     const run = await inboxctlIn(baseDir, ['show', 'stripe', 'evt_in_closed_checkout']);
     assert.equal(run.code, 0, run.stderr);
   });
+
+  test('stopped and started again, the relocated cluster comes back from the same folder with its data', async () => {
+    const closed = path.join(scratch, 'closed-restart');
+    await mkdir(closed);
+    await chmod(closed, 0o700);
+    const baseDir = path.join(closed, 'app', '.inbox');
+    const first = await start(baseDir, 0);
+    await seed(first.url, 'evt_before_restart');
+    await first.stop();
+    const second = await start(baseDir, 0);
+    assert.equal(second.relocatedTo, first.relocatedTo, 'the folder recorded in the checkout is used again');
+    const sql = postgres(second.url, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql`select event_id from webhook_inbox where event_id = 'evt_before_restart'`;
+      assert.equal(rows.length, 1, 'the row written before the restart is there');
+    } finally {
+      await sql.end();
+    }
+  });
 });
 
 describe('failures are readable', () => {
