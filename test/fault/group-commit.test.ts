@@ -40,7 +40,19 @@ before(async () => {
       end if;
       return new;
     end $$;
-    create trigger fail_poison_event before insert on webhook_inbox for each row execute function fail_poison_event();`);
+    create trigger fail_poison_event before insert on webhook_inbox for each row execute function fail_poison_event();
+    -- The same data error, raised only at COMMIT: by then the batch's rows and its conflict records
+    -- were all written, and must all be rolled back and written again once, by the split.
+    create function fail_at_commit() returns trigger language plpgsql as $$
+    begin
+      if new.event_id like 'evt_commitpoison%' then
+        perform nextval('poison_attempts');
+        raise exception 'injected commit-time failure for %', new.event_id using errcode = 'check_violation';
+      end if;
+      return null;
+    end $$;
+    create constraint trigger fail_at_commit after insert on webhook_inbox deferrable initially deferred
+      for each row execute function fail_at_commit();`);
 });
 
 after(async () => {
@@ -206,5 +218,31 @@ describe('group commit', () => {
     assert.ok(others.every((s) => 'outcome' in s && s.outcome.kind === 'accepted'), 'every other delivery commits');
     assert.equal((await rowIds('evt_unknown_class_')).size, 50);
     assert.ok((await poisonAttempts()) > 1, 'it was found by splitting its batch');
+  });
+
+  test('a delivery that fails only at COMMIT (a deferred constraint) is found the same way, and the conflict written before the failed COMMIT is recorded once', async () => {
+    const ingestor = await newIngestor({ maxBatchSize: 64, maxConcurrentBatches: 1 });
+    const storedId = 'evt_commit_conflict_stored';
+    assert.equal((await ingestor.ingest(incoming(storedId))).kind, 'accepted');
+    await poisonAttempts();
+    const contradiction = incoming(storedId);
+    contradiction.event = { ...contradiction.event, eventType: 'charge.refunded' };
+    contradiction.fingerprint = `${storedId}:refunded`;
+    const ids = Array.from({ length: 50 }, (_, i) => `evt_commit_valid_${i}`);
+    const deliveries = ids.map((id) => incoming(id));
+    deliveries.splice(25, 0, incoming('evt_commitpoison_1'), contradiction);
+    const settled = await Promise.all(deliveries.map((d) => ingestor.ingest(d).then((outcome) => ({ d, outcome }), (error: unknown) => ({ d, error }))));
+
+    assert.ok((await poisonAttempts()) > 1, 'the batch failed at COMMIT and was split to find the delivery');
+    const poisoned = settled.find((s) => s.d.event.eventId === 'evt_commitpoison_1')!;
+    assert.ok('error' in poisoned && poisoned.error instanceof EventUnstorableError, 'the guilty delivery is refused as a data error, not a 503');
+    const recorded = await database.sql`select c.id from webhook_inbox_conflicts c join webhook_inbox i on i.id = c.inbox_id where i.event_id = ${storedId}`;
+    assert.equal(recorded.length, 1, 'the conflict written by the failed batch was rolled back with it, and written once by the split');
+    for (const id of ids) {
+      const s = settled.find((x) => x.d.event.eventId === id)!;
+      assert.ok('outcome' in s && s.outcome.kind === 'accepted', `${id} committed`);
+    }
+    assert.equal((await rowIds('evt_commit_valid_')).size, 50);
+    assert.equal((await rowIds('evt_commitpoison_')).size, 0, 'no row for the guilty delivery');
   });
 });
