@@ -25,7 +25,7 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
-  /** Event handlers by canonical kind; default: the built-in ones (src/processing/handlers.ts). */
+  /** Event handlers by canonical kind; default: the built-in ones (src/processing/built-in-handlers.ts). */
   handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
   metrics?: Metrics;

@@ -21,6 +21,12 @@ export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as co
 export type InboxStatus = (typeof inboxStatuses)[number];
 
 /**
+ * What processing made of an event, committed with its batch: it changed something (`processed`)
+ * or nothing (`ignored`). `failed` is not one: the dead-letter worker sets it later.
+ */
+export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
+
+/**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.
  * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
  */

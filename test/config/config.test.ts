@@ -32,7 +32,7 @@ describe('loadConfig', () => {
     const config = loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_new, whsec_old' }, noFiles);
     const stripe = config.providers.get('stripe');
     assert.ok(stripe);
-    assert.equal(stripe.driver.driver, 'stripe');
+    assert.equal(stripe.driver.name, 'stripe');
     assert.equal(stripe.retentionDays, 30);
     assert.equal(stripe.unknownPayment, 'create');
   });

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../../src/config/config.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { type EventHandler, builtInHandlers, createHandlerRegistry } from '../../../src/processing/handlers.ts';
+import { type EventHandler, createHandlerRegistry } from '../../../src/processing/handlers.ts';
+import { builtInHandlers } from '../../support/handlers.ts';
 import { startService } from '../../../src/service.ts';
 
 // Far longer than any test waits: the effect must still be uncommitted when the kill comes, even
