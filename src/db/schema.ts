@@ -15,8 +15,6 @@ import {
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
 
-export { payments, paymentTransitions } from '../domain/payments/schema.ts';
-
 export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
 
