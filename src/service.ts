@@ -1,6 +1,5 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { AppConfig } from './config/config.ts';
 import { type DatabaseHandle, connectDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { type OperatorRoutes, createApp } from './http/app.ts';
@@ -16,6 +15,7 @@ import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
+import type { AppConfig } from './runtime/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
@@ -100,7 +100,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
   const app = createApp({
-    providers: config.providers,
+    driverFor: (provider) => config.providers.get(provider)?.driver,
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
     clock,

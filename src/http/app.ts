@@ -44,7 +44,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
   });
   const receiveWebhooks = deps.receiveWebhooks ?? true;
-  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.providers.has(name) });
+  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.driverFor(name) !== undefined });
   if (receiveWebhooks) app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
   app.onError((error, c) => errorResponse(error, c, c.get('logger') ?? deps.logger));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'No such route.' } }, 404));

@@ -1,8 +1,8 @@
-import type { ConfiguredProvider } from '../config/config.ts';
 import type { Transaction } from '../db/client.ts';
+import type { SettledStatus } from '../db/schema.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
 import type { StoredEvent } from '../providers/types.ts';
-import type { SettledStatus } from '../db/schema.ts';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 
 /** One stored event on its way to a handler, with what routing already worked out. */
 export interface InboxEvent {

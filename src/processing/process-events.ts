@@ -1,10 +1,10 @@
-import type { ConfiguredProvider } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { BreakerOpenError } from '../refetch/errors.ts';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import { type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
 import { type EventOutcome, type InboxEventRow, lockInboxEvents, markEventOutcomes, readInboxEvents, recordFailedAttempt } from './inbox-sql.ts';
 

@@ -1,12 +1,13 @@
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { ConfiguredProvider, WorkerConfig } from '../config/config.ts';
+import type { WorkerConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';

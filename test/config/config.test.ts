@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 
 const noFiles = (path: string): string => {

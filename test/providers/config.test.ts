@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig, secretEnvName } from '../../src/config/config.ts';
+import { secretEnvName } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 
