@@ -28,6 +28,7 @@ export interface ProviderConfig {
 
 export type ProcessRole = 'all' | 'receiver' | 'worker';
 
+/** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are src/runtime's. */
 export interface ParsedConfig {
   port: number;
   host: string;
