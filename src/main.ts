@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { loadConfig } from './config/config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './logger.ts';
+import { loadConfig } from './runtime/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
 

@@ -1,20 +1,21 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { AppConfig } from './config/config.ts';
 import { type DatabaseHandle, connectDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
-import { createApp } from './http/app.ts';
+import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
-import { createAllowedHosts } from './http/allowed-hosts.ts';
+import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
+import { createAllowedHosts } from './web/allowed-hosts.ts';
 import { GaugeRefresher } from './observability/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
+import type { AppConfig } from './runtime/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
@@ -25,7 +26,7 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
-  /** Event handlers by canonical kind; default: the built-in ones (src/processing/handlers.ts). */
+  /** Event handlers by canonical kind; default: the built-in ones (src/processing/built-in-handlers.ts). */
   handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
   metrics?: Metrics;
@@ -43,6 +44,15 @@ export interface RunningService {
   boss: PgBoss;
   metrics: Metrics;
   stop(): Promise<void>;
+}
+
+/** The dashboard when INBOX_DASHBOARD resolves to on: the app guards it, this root alone knows it. */
+function dashboardRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBoss, clock: () => Date): OperatorRoutes | undefined {
+  if (!config.dashboard.enabled) return undefined;
+  const allowedHosts = createAllowedHosts({ publicOrigin: config.dashboard.publicOrigin, hosts: config.dashboard.allowedHosts });
+  const access = createAdminAccess(config.dashboard.adminToken);
+  const routes = createDashboardRoutes({ db: database.db, boss, providers: () => config.providers.keys(), access, allowedHosts, clock });
+  return { allowedHosts, mountRoutes: (app) => app.route('/', routes) };
 }
 
 /**
@@ -90,7 +100,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
   const app = createApp({
-    providers: config.providers,
+    driverFor: (provider) => config.providers.get(provider)?.driver,
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
     clock,
@@ -102,16 +112,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
     receiveWebhooks: config.role !== 'worker',
-    dashboard: config.dashboard.enabled
-      ? {
-          db: database.db,
-          boss,
-          providers: () => config.providers.keys(),
-          access: createAdminAccess(config.dashboard.adminToken),
-          allowedHosts: createAllowedHosts({ publicOrigin: config.dashboard.publicOrigin, hosts: config.dashboard.allowedHosts }),
-          clock,
-        }
-      : undefined,
+    operator: dashboardRoutes(config, database, boss, clock),
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   if (config.role !== 'receiver') {

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../config/config.ts';
+import type { AppConfig } from '../runtime/load-config.ts';
 import type { Executor } from '../db/client.ts';
 import { listStoredProviders } from '../operations/stored-providers.ts';
 import { usageError } from './exit-codes.ts';

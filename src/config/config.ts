@@ -1,27 +1,35 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors.ts';
-import { builtInDrivers } from '../providers/registry.ts';
-import type { ProviderDriver } from '../providers/types.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
-import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
+import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
 
-/** One configured provider: its driver plus the inbox's own per-provider settings. */
-export interface ConfiguredProvider {
+/**
+ * One provider as configured: which built-in driver it runs and with what. Checking it against
+ * the driver (does it exist, does it need a secret, how long its gateway may resend) and building
+ * the driver is src/runtime/configured-providers.ts's job: parsing knows no driver.
+ */
+export interface ProviderConfig {
   name: string;
-  driver: ProviderDriver;
-  /** How long stored events (and so their dedupe keys) are kept; never shorter than the gateway's resend window. */
+  /** The built-in driver's name: the provider's own name unless INBOX_CONFIG says `driver`. */
+  driver: string;
+  /** Every secret that may have signed a delivery: more than one during a rotation. */
+  secrets: string[];
+  signatureToleranceSeconds: number;
+  /** How long stored events (and so their dedupe keys) are kept: `retentionDays`, else INBOX_RETENTION_DAYS. */
   retentionDays: number;
-  /** The gateway's own resend window: a purge inside it would let a late resend pass as new. */
-  resendWindowDays: number;
   /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
   unknownPayment: 'create' | 'require';
-  /** Per canonical kind: order by occurred_at or re-read the charge from the gateway API (src/refetch/settings.ts). */
-  refetch: ProviderRefetchConfig;
+  /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys (src/refetch/settings.ts resolves them). */
+  refetch: DeclaredRefetch;
+  /** GATEWAY_API_KEY_<PROVIDER>, when set. */
+  envApiKey: string | undefined;
+  /** What is left of its INBOX_CONFIG entry, for the driver's own schema. */
+  options: Record<string, unknown>;
 }
 
 export type ProcessRole = 'all' | 'receiver' | 'worker';
 
-export interface AppConfig {
+/** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are src/runtime's. */
+export interface ParsedConfig {
   port: number;
   host: string;
   /** Undefined: start an embedded PostgreSQL under `dataDir`. */
@@ -35,7 +43,7 @@ export interface AppConfig {
   databaseConnectTimeoutSeconds: number;
   databasePoolSize: number;
   worker: WorkerConfig;
-  providers: ReadonlyMap<string, ConfiguredProvider>;
+  providers: ReadonlyMap<string, ProviderConfig>;
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
   metricsRefreshSeconds: number;
   dashboard: DashboardConfig;
@@ -82,7 +90,7 @@ export interface WorkerConfig {
 const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
-const envSchema = z.object({
+const envVariables = z.object({
   PORT: intFromEnv(3000, 0, 65535),
   HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: z
@@ -119,14 +127,42 @@ const envSchema = z.object({
   INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
 });
 
+type EnvValues = z.infer<typeof envVariables>;
+
+/** Runs a cross-field check only when the fields it reads parsed, so it never sees a bad value and never hides a good one's problem. */
+function whenParsed(...names: (keyof EnvValues)[]) {
+  return { when: (payload: z.core.ParsePayload) => !payload.issues.some((issue) => names.includes(issue.path?.[0] as keyof EnvValues)) };
+}
+
+/**
+ * The environment, each variable parsed on its own (a z.object reports every key's problem), then
+ * the checks across variables, each run when its own variables parsed: PORT=abc must not keep
+ * WORKER_HEARTBEAT_SECONDS=60 with WORKER_EXPIRE_IN_SECONDS=60 from being refused in the same run.
+ */
+const envSchema = envVariables
+  .superRefine((e, ctx) => {
+    if (e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
+      ctx.addIssue({ code: 'custom', path: ['WORKER_RETRY_DELAY_MAX_SECONDS'], message: 'must be at least WORKER_RETRY_DELAY_SECONDS' });
+    }
+  }, whenParsed('WORKER_RETRY_DELAY_SECONDS', 'WORKER_RETRY_DELAY_MAX_SECONDS'))
+  .superRefine((e, ctx) => {
+    if (e.WORKER_HEARTBEAT_SECONDS !== undefined && e.WORKER_HEARTBEAT_SECONDS >= e.WORKER_EXPIRE_IN_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_HEARTBEAT_SECONDS'],
+        message: `must be less than WORKER_EXPIRE_IN_SECONDS (${e.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
+      });
+    }
+  }, whenParsed('WORKER_HEARTBEAT_SECONDS', 'WORKER_EXPIRE_IN_SECONDS'));
+
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 
 /**
  * The default applies only where it finds a dead worker sooner than expiry does: with an expiry of
  * 30 s or less, expiry is already as fast, and a configuration that was valid before this setting
- * existed still starts. An explicit value must be below the expiry (checked in loadConfig).
+ * existed still starts. An explicit value must be below the expiry (checked in envSchema).
  */
-function workerHeartbeatSeconds(e: z.infer<typeof envSchema>): number | undefined {
+function workerHeartbeatSeconds(e: EnvValues): number | undefined {
   if (e.WORKER_HEARTBEAT_SECONDS !== undefined) return e.WORKER_HEARTBEAT_SECONDS;
   return e.WORKER_EXPIRE_IN_SECONDS > DEFAULT_HEARTBEAT_SECONDS ? DEFAULT_HEARTBEAT_SECONDS : undefined;
 }
@@ -159,129 +195,70 @@ function splitSecrets(value: string): string[] {
   return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
-function formatIssues(error: z.ZodError, prefix: string): string[] {
+function formatIssues(error: z.ZodError, prefix = ''): string[] {
   return error.issues.map((issue) => `${prefix}${issue.path.join('.')}: ${issue.message}`);
 }
 
 type Env = Record<string, string | undefined>;
-type EnvValues = z.infer<typeof envSchema>;
-
-/**
- * Each variable parsed on its own, so one bad value does not hide the checks that need the others
- * (PORT=abc must not keep INBOX_RETENTION_DAYS=2 from being refused in the same run).
- */
-function parseEachVariable(env: Env, problems: string[]): Partial<EnvValues> {
-  const values: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(envSchema.shape)) {
-    const result = schema.safeParse(env[name]);
-    if (result.success) values[name] = result.data;
-    else problems.push(...result.error.issues.map((issue) => `${name}: ${issue.message}`));
-  }
-  return values as Partial<EnvValues>;
-}
 export type ReadFile = (path: string) => string;
 
-interface DeclaredProvider {
-  driver: string;
-  secrets: string[];
-  retentionDays?: number;
-  unknownPayment?: 'create' | 'require';
-  /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys. */
-  refetch: DeclaredRefetch;
-  /** What is left for the driver's own schema. */
-  options: Record<string, unknown>;
+type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays'>;
+
+/** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
+function providerDefaults(env: Env): ProviderDefaults {
+  const { SIGNATURE_TOLERANCE_SECONDS: tolerance, INBOX_RETENTION_DAYS: retention } = envVariables.shape;
+  return {
+    signatureToleranceSeconds: tolerance.safeParse(env.SIGNATURE_TOLERANCE_SECONDS).data ?? tolerance.parse(undefined),
+    retentionDays: retention.safeParse(env.INBOX_RETENTION_DAYS).data ?? retention.parse(undefined),
+  };
 }
 
-function declaredProviders(env: Env, readFile: ReadFile, problems: string[]): Map<string, DeclaredProvider> {
-  const declared = new Map<string, DeclaredProvider>();
-  const path = env.INBOX_CONFIG;
-  if (path) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFile(path));
-    } catch (error) {
-      problems.push(`INBOX_CONFIG: cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`);
-    }
-    const file = fileSchema.safeParse(parsed ?? {});
-    if (!file.success) problems.push(...formatIssues(file.error, `INBOX_CONFIG ${path}: `));
-    else {
-      for (const [name, { driver, secrets, retentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file.data.providers)) {
-        declared.set(name, { driver, secrets: secrets ?? [], retentionDays, unknownPayment, refetch: { api, ordering, ratePerSecond }, options });
-      }
-    }
+function readConfigFile(path: string, readFile: ReadFile, problems: string[]): z.infer<typeof fileSchema>['providers'] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFile(path));
+  } catch (error) {
+    problems.push(`INBOX_CONFIG: cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`);
   }
-  // Zero-config: a secret for a name that is not declared enables the built-in driver of that name.
+  const file = fileSchema.safeParse(parsed ?? {});
+  if (file.success) return file.data.providers;
+  problems.push(...formatIssues(file.error, `INBOX_CONFIG ${path}: `));
+  return {};
+}
+
+/** INBOX_CONFIG's providers, then a provider per WEBHOOK_SECRET_<NAME> that the file does not declare (zero-config). */
+function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<string, ProviderConfig> {
+  const defaults = providerDefaults(env);
+  const declare = (name: string, entry: Partial<ProviderConfig> & { driver: string }): ProviderConfig => ({
+    name,
+    secrets: [],
+    ...defaults,
+    unknownPayment: 'create',
+    refetch: {},
+    envApiKey: env[apiKeyEnvName(name)],
+    options: {},
+    ...entry,
+  });
+  const providers = new Map<string, ProviderConfig>();
+  const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
+  for (const [name, { driver, secrets, retentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file)) {
+    providers.set(
+      name,
+      declare(name, { driver, secrets: secrets ?? [], retentionDays: retentionDays ?? defaults.retentionDays, unknownPayment: unknownPayment ?? 'create', refetch: { api, ordering, ratePerSecond }, options }),
+    );
+  }
   for (const [key, value] of Object.entries(env)) {
     if (!key.startsWith(SECRET_PREFIX) || value === undefined) continue;
     const name = key.slice(SECRET_PREFIX.length).toLowerCase().replaceAll('_', '-');
-    const provider = declared.get(name);
+    const provider = providers.get(name);
     if (provider) provider.secrets.push(...splitSecrets(value));
-    else if (providerNamePattern.test(name)) declared.set(name, { driver: name, secrets: splitSecrets(value), refetch: {}, options: {} });
+    else if (providerNamePattern.test(name)) providers.set(name, declare(name, { driver: name, secrets: splitSecrets(value) }));
     else problems.push(`${key}: "${name}" is not a valid provider name`);
-  }
-  return declared;
-}
-
-interface ProviderDefaults {
-  toleranceSeconds: number;
-  retentionDays: number;
-}
-
-function createProviders(env: Env, readFile: ReadFile, defaults: ProviderDefaults, problems: string[]) {
-  const providers = new Map<string, ConfiguredProvider>();
-  for (const [name, declared] of declaredProviders(env, readFile, problems)) {
-    const definition = builtInDrivers[declared.driver];
-    if (!definition) {
-      problems.push(`provider "${name}": unknown driver "${declared.driver}" (built-in drivers: ${Object.keys(builtInDrivers).join(', ')})`);
-      continue;
-    }
-    if (definition.requiresSecret && declared.secrets.length === 0) {
-      problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
-      continue;
-    }
-    const retentionDays = declared.retentionDays ?? defaults.retentionDays;
-    const resendWindowDays = definition.resendWindowDays;
-    if (retentionDays <= resendWindowDays) {
-      problems.push(
-        `provider "${name}": retention of ${retentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
-      );
-      continue;
-    }
-    try {
-      const driver = definition.create({ name, secrets: declared.secrets, signatureToleranceSeconds: defaults.toleranceSeconds, options: declared.options });
-      const refetch = resolveRefetchConfig({ provider: name, driver: declared.driver, declared: declared.refetch, env }, problems);
-      providers.set(name, { name, driver, retentionDays, resendWindowDays, unknownPayment: declared.unknownPayment ?? 'create', refetch });
-    } catch (error) {
-      if (error instanceof ConfigError) problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));
-      else throw error;
-    }
   }
   return providers;
 }
 
-/**
- * Reads the whole configuration once, at start. Pure apart from `readFile`: every problem is
- * collected and thrown together as one ConfigError, so a bad deploy is fixed in one round.
- */
-export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
-  const problems: string[] = [];
-  const values = parseEachVariable(env, problems);
-  const providers = createProviders(
-    env,
-    readFile,
-    { toleranceSeconds: values.SIGNATURE_TOLERANCE_SECONDS ?? 300, retentionDays: values.INBOX_RETENTION_DAYS ?? 30 },
-    problems,
-  );
-  const { WORKER_RETRY_DELAY_SECONDS: retryDelay, WORKER_RETRY_DELAY_MAX_SECONDS: retryDelayMax, WORKER_HEARTBEAT_SECONDS: heartbeat, WORKER_EXPIRE_IN_SECONDS: expiry } = values;
-  if (retryDelay !== undefined && retryDelayMax !== undefined && retryDelayMax < retryDelay) {
-    problems.push('WORKER_RETRY_DELAY_MAX_SECONDS: must be at least WORKER_RETRY_DELAY_SECONDS');
-  }
-  if (heartbeat !== undefined && expiry !== undefined && heartbeat >= expiry) {
-    problems.push(`WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${expiry}); otherwise expiry always finds a dead worker first`);
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  // Every variable parsed: the values are whole.
-  const e = values as EnvValues;
+function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>): ParsedConfig {
   return {
     port: e.PORT,
     host: e.HOST,
@@ -317,3 +294,20 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     },
   };
 }
+
+/**
+ * Every problem found, and the providers that could still be read: the runtime checks those
+ * against their drivers in the same round, so a bad deploy is fixed in one round.
+ */
+export type ParseResult = { ok: true; config: ParsedConfig } | { ok: false; problems: string[]; providers: ReadonlyMap<string, ProviderConfig> };
+
+/** Reads the environment and INBOX_CONFIG once, at start. Pure apart from `readFile`; never throws for a bad value. */
+export function parseConfig(env: Env, readFile: ReadFile): ParseResult {
+  const problems: string[] = [];
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) problems.push(...formatIssues(parsed.error));
+  const providers = parseProviders(env, readFile, problems);
+  if (!parsed.success || problems.length > 0) return { ok: false, problems, providers };
+  return { ok: true, config: toConfig(parsed.data, providers) };
+}
+

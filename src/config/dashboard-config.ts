@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseHost } from '../http/allowed-hosts.ts';
+import { parseHost } from '../web/allowed-hosts.ts';
 
 export interface DashboardConfig {
   /** INBOX_DASHBOARD, or on by default only when an admin token is set. */

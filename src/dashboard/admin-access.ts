@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AllowedHosts } from '../http/allowed-hosts.ts';
+import type { AllowedHosts } from '../web/allowed-hosts.ts';
 
 /**
  * Who may change state from the dashboard. Signing in with INBOX_ADMIN_TOKEN issues a session

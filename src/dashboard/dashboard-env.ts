@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Database } from '../db/client.ts';
-import type { AllowedHosts } from '../http/allowed-hosts.ts';
-import type { AppEnv } from '../http/env.ts';
+import type { AllowedHosts } from '../web/allowed-hosts.ts';
+import type { RequestEnv } from '../web/request-env.ts';
 import type { AdminAccess, AdminSession } from './admin-access.ts';
 import type { ViewerAccess } from './views/layout.ts';
 
@@ -18,7 +18,7 @@ export interface DashboardDeps {
 }
 
 export type DashboardEnv = {
-  Variables: AppEnv['Variables'] & { viewer: ViewerAccess; session: AdminSession | undefined };
+  Variables: RequestEnv['Variables'] & { viewer: ViewerAccess; session: AdminSession | undefined };
 };
 
 /** Form fields as strings; a file upload (never expected here) counts as absent. */

@@ -15,10 +15,14 @@ import {
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
 
-export { paymentEvents, payments, paymentTransitions } from '../domain/payments/schema.ts';
-
 export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
+
+/**
+ * What processing made of an event, committed with its batch: it changed something (`processed`)
+ * or nothing (`ignored`). `failed` is not one: the dead-letter worker sets it later.
+ */
+export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
 
 /**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { type DashboardDeps, createDashboardRoutes } from '../dashboard/dashboard-routes.ts';
-import { deliveryMetrics } from '../observability/delivery-metrics.ts';
+import { deliveryMetrics } from './delivery-metrics.ts';
 import { type Metrics, createMetrics } from '../observability/metrics.ts';
+import type { AllowedHosts } from '../web/allowed-hosts.ts';
 import type { AppEnv } from './env.ts';
 import { errorResponse } from './errors.ts';
 import { type HealthDeps, createHealthRoutes } from './health-routes.ts';
@@ -12,15 +12,24 @@ import { createMetricsRoute } from './metrics-route.ts';
 import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 
 /**
+ * Routes for operators (the dashboard), mounted by the composition root, which alone knows them.
+ * Every operator route (OPERATOR_PATHS) answers only to `allowedHosts` (host-guard.ts).
+ */
+export interface OperatorRoutes {
+  allowedHosts: AllowedHosts;
+  /** Called once the guard is in place: hono runs handlers in the order they were added. */
+  mountRoutes(app: Hono<AppEnv>): void;
+}
+
+/**
  * `metrics`: the service's registry; an app built without one (a test, a harness) gets its own.
- * `dashboard`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404. Present,
- * every operator route (OPERATOR_PATHS) answers only to the dashboard's own host names
- * (host-guard.ts). /webhooks, /metrics and health never do: gateways and scrapers use any name.
+ * `operator`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404.
+ * /webhooks, /metrics and health never answer only to some names: gateways and scrapers use any.
  * `receiveWebhooks: false` (worker role): the same app still serves /metrics and health, so worker
  * instances can be scraped and probed, but /webhooks/* is a 404.
  */
 export type AppDeps = WebhookRouteDeps &
-  HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps; receiveWebhooks?: boolean };
+  HealthDeps & { logger: Logger; metrics?: Metrics; operator?: OperatorRoutes; receiveWebhooks?: boolean };
 
 /** Host-guarded routes. The operator API belongs under /api/v1, mounted after the guard (hono runs handlers in order). */
 export const OPERATOR_PATHS = ['/dashboard/*', '/api/v1/*'] as const;
@@ -35,17 +44,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
   });
   const receiveWebhooks = deps.receiveWebhooks ?? true;
-  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.providers.has(name) });
+  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.driverFor(name) !== undefined });
   if (receiveWebhooks) app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
   app.onError((error, c) => errorResponse(error, c, c.get('logger') ?? deps.logger));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'No such route.' } }, 404));
   app.route('/', createHealthRoutes(deps));
   app.route('/', createMetricsRoute({ registry: metrics.registry }));
   if (receiveWebhooks) app.route('/', createWebhookRoute(deps));
-  if (deps.dashboard) {
-    const hostGuard = createHostGuard({ allowedHosts: deps.dashboard.allowedHosts });
+  if (deps.operator) {
+    const hostGuard = createHostGuard({ allowedHosts: deps.operator.allowedHosts });
     for (const path of OPERATOR_PATHS) app.use(path, hostGuard);
-    app.route('/', createDashboardRoutes(deps.dashboard));
+    deps.operator.mountRoutes(app);
   }
   return app;
 }

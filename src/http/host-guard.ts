@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AllowedHosts } from './allowed-hosts.ts';
+import type { AllowedHosts } from '../web/allowed-hosts.ts';
 import type { AppEnv } from './env.ts';
 
 export interface HostGuardOptions {

@@ -4,13 +4,13 @@ import { UnknownProviderError } from '../errors.ts';
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
-import type { ConfiguredProvider } from '../config/config.ts';
-import type { WebhookRequest } from '../providers/types.ts';
+import type { ProviderDriver, WebhookRequest } from '../providers/types.ts';
 import type { AppEnv } from './env.ts';
 import { readBodyWithin } from './read-body.ts';
 
 export interface WebhookRouteDeps {
-  providers: ReadonlyMap<string, ConfiguredProvider>;
+  /** The driver of the provider a delivery's path names; undefined: no such provider here (404). */
+  driverFor(provider: string): ProviderDriver | undefined;
   ingestor: Ingestor;
   maxBodyBytes: number;
   clock: () => Date;
@@ -27,7 +27,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
   route.post('/webhooks/:provider', async (c) => {
     const provider = c.req.param('provider');
     // Before the body is read: an unknown provider costs nothing.
-    const driver = deps.providers.get(provider)?.driver;
+    const driver = deps.driverFor(provider);
     if (!driver) throw new UnknownProviderError(provider);
     c.set('delivery', { provider });
     const rawBody = await readBodyWithin(c.req.raw, deps.maxBodyBytes);

@@ -5,8 +5,8 @@ import { classifyDatabaseError } from '../db/database-errors.ts';
 import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import type { ConflictRecorder } from './conflicting-duplicates.ts';
-import { type EventRow, toEventRow } from './event-row.ts';
-import { type IncomingEvent, type InsertedEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
+import { toEventRow } from './event-row.ts';
+import { type EventRow, type IncomingEvent, type InsertedEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
 
 /** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' } | { kind: 'conflicting_duplicate'; inboxId: number };

@@ -1,11 +1,31 @@
 import type { StatementRunner } from '../db/client.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
-import type { EventRow } from './event-row.ts';
 
 export interface IncomingEvent {
   provider: string;
   event: NormalizedEvent;
   rawBody: Buffer;
+  /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
+  fingerprint: string;
+}
+
+/**
+ * One event as the INSERT's parameters, each in its column's text form. Built when the delivery
+ * arrives, outside the transaction it will share: a payload that cannot become a parameter fails
+ * that delivery alone, never the batch.
+ */
+export interface EventRow {
+  provider: string;
+  eventId: string;
+  eventType: string;
+  resourceId: string | null;
+  /** The payload as jsonb can hold it (see toJsonbText in event-row.ts). */
+  payloadJson: string;
+  /** Whether payloadJson says something other than the body (webhook_inbox.payload_lossy). */
+  payloadLossy: boolean;
+  rawBody: Buffer;
+  /** ISO 8601 with a four-digit year (the gate keeps occurredAt within years 1–9999). */
+  occurredAt: string;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
 }

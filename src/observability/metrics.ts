@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SettledStatus } from '../db/schema.ts';
 
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
@@ -14,9 +15,6 @@ export interface DeliveryMetrics {
   /** A duplicate (also counted as one) whose meaning differs from the stored event: its body went to webhook_inbox_conflicts. */
   conflictingDuplicate(provider: string): void;
 }
-
-/** The outcomes a handler commits. `failed` is set later by the dead-letter worker and is counted from the database (`inbox_events{status="failed"}`). */
-export type SettledStatus = 'processed' | 'ignored';
 
 export interface ProcessingMetrics {
   /** One job run against one inbox row, whatever its result. */

@@ -1,10 +1,10 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { ConfiguredProvider, OperationsConfig } from '../config/config.ts';
+import type { OperationsConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import type { OperationsMetrics } from '../observability/metrics.ts';
 import { createArchiveWriter } from './archive.ts';
-import { applyRetention } from './retention.ts';
+import { type RetentionPolicy, applyRetention } from './retention.ts';
 import { sweepPendingEvents } from './sweep-pending-events.ts';
 
 export const SWEEP_QUEUE = 'inbox-sweep';
@@ -16,7 +16,7 @@ export interface OperationsCronDeps {
   boss: PgBoss;
   clock: () => Date;
   logger: Logger;
-  providers: ReadonlyMap<string, ConfiguredProvider>;
+  providers: ReadonlyMap<string, RetentionPolicy>;
   operations: OperationsConfig;
   /** Runs and their counts (observability/metrics.ts). */
   metrics?: OperationsMetrics;

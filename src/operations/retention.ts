@@ -1,6 +1,5 @@
 import { and, asc, count, eq, gte, inArray, lt, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { ConfiguredProvider } from '../config/config.ts';
 import type { Database, Executor, Transaction } from '../db/client.ts';
 import { type InboxStatus, webhookInbox } from '../db/schema.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
@@ -10,6 +9,15 @@ import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 export { type PurgeableStatus, purgeableStatuses, retentionStatuses } from './statuses.ts';
 
 const DAY_MS = 86_400_000;
+
+/** What retention needs of a configured provider. */
+export interface RetentionPolicy {
+  name: string;
+  /** Its dedupe window: rows younger than this stay. */
+  retentionDays: number;
+  /** How long its gateway may resend an event. */
+  resendWindowDays: number;
+}
 
 // Serialises purges of one provider across processes (the daily job and an operator's CLI), so
 // two writers never append to the same archive file at once. Any constant apps agree on.
@@ -51,7 +59,7 @@ export interface PurgeResult {
  * late resend and be taken for new. A cut-off inside the window is refused unless forced; a
  * provider this configuration does not know has no known window, so it needs `force` too.
  */
-export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, providers: ReadonlyMap<string, ConfiguredProvider>, force: boolean): string[] {
+export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, providers: ReadonlyMap<string, RetentionPolicy>, force: boolean): string[] {
   const configured = providers.get(provider);
   const warnings: string[] = [];
   if (!configured) {
@@ -218,7 +226,7 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
 }
 
 export interface RetentionRequest {
-  providers: ReadonlyMap<string, ConfiguredProvider>;
+  providers: ReadonlyMap<string, RetentionPolicy>;
   now: Date;
   archiveDir: string;
   batchSize?: number;

@@ -1,10 +1,8 @@
-import type { ConfiguredProvider } from '../config/config.ts';
 import type { Transaction } from '../db/client.ts';
+import type { SettledStatus } from '../db/schema.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
 import type { StoredEvent } from '../providers/types.ts';
-import { type PaymentsHandlerDeps, createPaymentsHandler } from './payments-handler.ts';
-
-export type HandlerOutcome = 'processed' | 'ignored';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 
 /** One stored event on its way to a handler, with what routing already worked out. */
 export interface InboxEvent {
@@ -28,7 +26,7 @@ export interface PreparedEvent<Context = unknown> {
  * row (webhook_inbox.fact) for later folds and audits; omitted, the column is left as it is.
  */
 export interface AppliedEvent {
-  outcome: HandlerOutcome;
+  outcome: SettledStatus;
   fact?: unknown;
 }
 
@@ -54,16 +52,8 @@ export interface HandlerRegistry {
   handlerFor(kind: string): EventHandler | undefined;
 }
 
-// The registrations: a new handler is one file and one line here.
-export function createBuiltInHandlers(deps: PaymentsHandlerDeps): EventHandler[] {
-  return [createPaymentsHandler(deps)];
-}
-
-/** The built-in handlers without a gateway refetcher (every payment kind ordered by occurred_at). */
-export const builtInHandlers: readonly EventHandler[] = createBuiltInHandlers({});
-
 /** Routing table by kind; two handlers claiming one kind is a programming error, caught at start. */
-export function createHandlerRegistry(handlers: readonly EventHandler[] = builtInHandlers): HandlerRegistry {
+export function createHandlerRegistry(handlers: readonly EventHandler[]): HandlerRegistry {
   const byKind = new Map<string, EventHandler>();
   for (const handler of handlers) {
     for (const kind of handler.kinds) {
@@ -85,5 +75,5 @@ export function createHandlerRegistry(handlers: readonly EventHandler[] = builtI
 export function canonicalKind(provider: ConfiguredProvider, stored: StoredEvent, fact: PaymentFact | null): string {
   if (fact) return fact.kind;
   if (provider.driver.toPaymentNotice?.(stored)) return PAYMENT_NOTICE_KIND;
-  return `${provider.driver.driver}:${stored.eventType}`;
+  return `${provider.driver.name}:${stored.eventType}`;
 }

@@ -1,8 +1,7 @@
 import { and, eq, inArray, isNotNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Executor, Transaction } from '../db/client.ts';
-import { type InboxStatus, webhookInbox } from '../db/schema.ts';
+import { type InboxStatus, type SettledStatus, webhookInbox } from '../db/schema.ts';
 import type { StoredEvent } from '../providers/types.ts';
-import type { HandlerOutcome } from './handlers.ts';
 
 export interface InboxEventRow extends StoredEvent {
   id: number;
@@ -57,7 +56,7 @@ export async function lockInboxEvents(tx: Transaction, ids: readonly number[]): 
 
 export interface EventOutcome {
   id: number;
-  outcome: HandlerOutcome;
+  outcome: SettledStatus;
   /** What the event meant when processed (see webhook_inbox.fact); undefined leaves the column as it is. */
   fact?: unknown;
 }

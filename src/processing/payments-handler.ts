@@ -113,6 +113,3 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
     },
   };
 }
-
-/** Without a refetcher: every payment kind ordered by occurred_at (tests that need no gateway). */
-export const paymentsHandler: EventHandler = createPaymentsHandler({});

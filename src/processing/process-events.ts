@@ -1,10 +1,11 @@
-import type { ConfiguredProvider } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
+import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { BreakerOpenError } from '../refetch/errors.ts';
-import { type EventHandler, type HandlerOutcome, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import { type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
 import { type EventOutcome, type InboxEventRow, lockInboxEvents, markEventOutcomes, readInboxEvents, recordFailedAttempt } from './inbox-sql.ts';
 
 export interface ProcessingDeps {
@@ -24,7 +25,7 @@ export interface ProcessingDeps {
  * `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt)
  * handled it. `deferred`: the gateway's circuit breaker is open; a new job starts when it half-opens.
  */
-export type JobOutcome = HandlerOutcome | 'skipped' | 'deferred';
+export type JobOutcome = SettledStatus | 'skipped' | 'deferred';
 
 /** One job's result: its outcome, or the error its attempt failed with (pg-boss retries it). */
 export type EventResult = { outcome: JobOutcome } | { error: unknown };
@@ -144,7 +145,7 @@ async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal:
   return { event, context, handler };
 }
 
-type Applied = { outcome: HandlerOutcome | 'skipped' } | { error: unknown };
+type Applied = { outcome: SettledStatus | 'skipped' } | { error: unknown };
 
 /** The batch in one transaction; if that fails, each event in its own, so one failure stays one. */
 async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
@@ -167,10 +168,10 @@ async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]):
   return alone;
 }
 
-async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, HandlerOutcome | 'skipped'>> {
+async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
   return deps.db.transaction(async (tx) => {
     const statuses = await lockInboxEvents(tx, ready.map((item) => item.event.inboxId));
-    const outcomes = new Map<number, HandlerOutcome | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
+    const outcomes = new Map<number, SettledStatus | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
     const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
     for (const item of ready) {
       if (statuses.get(item.event.inboxId) !== 'pending') continue;

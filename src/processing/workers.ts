@@ -1,14 +1,16 @@
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { ConfiguredProvider, WorkerConfig } from '../config/config.ts';
+import type { WorkerConfig } from '../config/config.ts';
 import type { Database } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
-import { type HandlerRegistry, createBuiltInHandlers, createHandlerRegistry } from './handlers.ts';
+import { createBuiltInHandlers } from './built-in-handlers.ts';
+import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
 import { noteEventDeferred, readInboxEvents } from './inbox-sql.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
 
@@ -18,7 +20,7 @@ export interface ProcessingOptions {
   providers: ReadonlyMap<string, ConfiguredProvider>;
   worker: WorkerConfig;
   logger: Logger;
-  /** Default: the built-in handlers (handlers.ts), re-reading charges through `refetcher`. */
+  /** Default: the built-in handlers (built-in-handlers.ts), re-reading charges through `refetcher`. */
   handlers?: HandlerRegistry;
   metrics?: ProcessingMetrics;
   /** The gateway API clients (src/refetch); without it every payment kind is ordered by occurred_at. */

@@ -128,7 +128,7 @@ const TOKEN_HEADER = 'asaas-access-token';
 
 export function createAsaasDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'asaas',
+    name: 'asaas',
     verify: (request) => verifyToken(TOKEN_HEADER, request, settings.secrets),
     parse: parseAsaas,
     toPaymentFact: toAsaasPaymentFact,

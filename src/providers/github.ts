@@ -40,7 +40,7 @@ function stringAt(json: unknown, path: string): string | undefined {
 
 export function createGithubDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'github',
+    name: 'github',
     verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
     parse(request: WebhookRequest, now: Date): NormalizedEvent {
       const json = bodyJson(request);

@@ -90,7 +90,7 @@ export function createHmacDriver(settings: ProviderSettings): ProviderDriver {
     timestamp: options.timestampHeader ? { header: options.timestampHeader.toLowerCase(), separator: options.timestampSeparator } : undefined,
   };
   return {
-    driver: 'hmac',
+    name: 'hmac',
     verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
     parse: (request, now) => parseMappedEvent(request, now, options),
     // A generic gateway's vocabulary is unknown: its events are stored and left to registered handlers.

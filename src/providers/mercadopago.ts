@@ -96,7 +96,7 @@ export function createMercadoPagoDriver(settings: ProviderSettings): ProviderDri
   const options = parseDriverOptions(optionsSchema, settings.options);
   const tolerance = options.checkTimestamp ? settings.signatureToleranceSeconds : undefined;
   return {
-    driver: 'mercadopago',
+    name: 'mercadopago',
     verify: (request, now) => verifyMercadoPago(request, settings.secrets, now, tolerance),
     parse: parseMercadoPago,
     // Thin notifications: `payment.created`/`payment.updated` carry no status or amount. The fact

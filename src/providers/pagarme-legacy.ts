@@ -70,7 +70,7 @@ export function toPagarmeLegacyPaymentFact(event: StoredEvent): PaymentFact | nu
 
 export function createPagarmeLegacyDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'pagarme-legacy',
+    name: 'pagarme-legacy',
     verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
     parse: parsePostback,
     toPaymentFact: toPagarmeLegacyPaymentFact,

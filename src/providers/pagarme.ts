@@ -145,7 +145,7 @@ export function createPagarmeDriver(settings: ProviderSettings, keyFor?: Verific
       timeoutMs: options.jwksTimeoutMs,
     });
   return {
-    driver: 'pagarme',
+    name: 'pagarme',
     verify: (request) => verifyPagarme(request, keys, settings.secrets),
     parse: parsePagarme,
     toPaymentFact: toPagarmePaymentFact,

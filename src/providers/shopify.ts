@@ -27,7 +27,7 @@ function header(request: WebhookRequest, name: string): string | undefined {
 
 export function createShopifyDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'shopify',
+    name: 'shopify',
     verify(request, now) {
       const used = request.header(scheme.header) === undefined && request.header(eventsScheme.header) !== undefined ? eventsScheme : scheme;
       verifyHmacSignature(used, request, settings.secrets, now, settings.signatureToleranceSeconds);

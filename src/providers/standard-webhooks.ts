@@ -78,7 +78,7 @@ export function createStandardWebhooksDriver(settings: ProviderSettings): Provid
   });
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    driver: 'standard-webhooks',
+    name: 'standard-webhooks',
     verify: (request, now) => verifyStandardWebhook(request, keys, now, settings.signatureToleranceSeconds),
     parse(request: WebhookRequest): NormalizedEvent {
       const json = parseJson(request.rawBody);

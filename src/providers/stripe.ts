@@ -94,7 +94,7 @@ export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
 
 export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'stripe',
+    name: 'stripe',
     verify(request: WebhookRequest, now: Date): void {
       const header = parseStripeSignatureHeader(requireHeader(request.header('stripe-signature'), 'Stripe-Signature'));
       assertTimestampWithinTolerance(header.timestamp, now, settings.signatureToleranceSeconds);

@@ -31,7 +31,7 @@ const optionsSchema = requiringTypeSource(
 export function createTokenDriver(settings: ProviderSettings): ProviderDriver {
   const options = parseDriverOptions(optionsSchema, settings.options);
   return {
-    driver: 'token',
+    name: 'token',
     verify: (request) => verifyToken(options.header, request, settings.secrets),
     parse: (request, now) => parseMappedEvent(request, now, options),
     toPaymentFact: () => null,

@@ -48,8 +48,8 @@ export interface StoredEvent {
  * tested with published vectors and independent signers only.
  */
 export interface ProviderDriver {
-  /** The built-in driver this provider uses (`stripe`, `hmac`, …). */
-  readonly driver: string;
+  /** The built-in driver's name (`stripe`, `hmac`, …): a provider `stripe-br` runs the driver `stripe`. */
+  readonly name: string;
   /**
    * Throws (or rejects with) SignatureError when the delivery is not authentic. Runs before any
    * parsing. May be async only to fetch public keys (JWKS); it never touches the database.

@@ -85,7 +85,7 @@ export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
 
 export function createZoopDriver(settings: ProviderSettings): ProviderDriver {
   return {
-    driver: 'zoop',
+    name: 'zoop',
     verify(request) {
       if (settings.secrets.length > 0) verifyToken('authorization', request, settings.secrets);
     },

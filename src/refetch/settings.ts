@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { type DeclaredRefetch, apiKeyEnvName } from '../config/refetch-keys.ts';
 import { type PaymentKind, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { gatewayApis } from '../gateways/registry.ts';
 import type { GatewayApi, GatewaySettings } from '../gateways/types.ts';
@@ -43,44 +43,6 @@ export const DEFAULT_RATE_PER_SECOND = 10;
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const DEFAULT_BREAKER = { consecutiveFailures: 5, halfOpenAfterMs: 30_000 };
 
-const strategy = z.enum(['occurred_at', 'refetch']);
-
-/** The generic per-provider keys of INBOX_CONFIG this module owns (stripped before the driver sees the rest). */
-export const refetchFileKeys = {
-  api: z
-    .strictObject({
-      gateway: z.string().min(1).optional(),
-      baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-      key: z.string().min(1).optional(),
-      marketplaceId: z.string().min(1).optional(),
-      timeoutMs: z.number().int().min(100).max(60_000).optional(),
-      breaker: z
-        .strictObject({
-          consecutiveFailures: z.number().int().min(1).max(1000).optional(),
-          halfOpenAfterMs: z.number().int().min(100).max(3_600_000).optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-  ordering: z
-    .strictObject(Object.fromEntries(['default', ...allPaymentKinds].map((key) => [key, strategy.optional()])) as Record<'default' | PaymentKind, z.ZodOptional<typeof strategy>>)
-    .optional(),
-  ratePerSecond: z.number().positive().max(10_000).optional(),
-};
-
-export interface DeclaredRefetch {
-  api?: z.infer<typeof refetchFileKeys.api>;
-  ordering?: z.infer<typeof refetchFileKeys.ordering>;
-  ratePerSecond?: number;
-}
-
-const API_KEY_PREFIX = 'GATEWAY_API_KEY_';
-
-/** `GATEWAY_API_KEY_STRIPE_BR` holds the API key of the provider `stripe-br`. */
-export function apiKeyEnvName(provider: string): string {
-  return API_KEY_PREFIX + provider.toUpperCase().replaceAll('-', '_');
-}
-
 function builtInDefault(gateway: GatewayApi | undefined, kind: PaymentKind): OrderingStrategy {
   if (!gateway) return 'occurred_at';
   if (thinNotificationGateways.includes(gateway.name)) return 'refetch';
@@ -91,7 +53,8 @@ interface RefetchInput {
   provider: string;
   driver: string;
   declared: DeclaredRefetch;
-  env: Record<string, string | undefined>;
+  /** GATEWAY_API_KEY_<PROVIDER>: wins over `api.key` in INBOX_CONFIG. */
+  envApiKey: string | undefined;
 }
 
 function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, problems: string[]): GatewayApiTarget | undefined {
@@ -129,7 +92,7 @@ export function resolveRefetchConfig(input: RefetchInput, problems: string[]): P
   const gatewayName = declared.api?.gateway ?? input.driver;
   const gateway = gatewayApis[gatewayName];
   if (declared.api?.gateway && !gateway) problems.push(unknownGatewayProblem(input, declared.api.gateway));
-  const key = input.env[apiKeyEnvName(provider)] || declared.api?.key;
+  const key = input.envApiKey || declared.api?.key;
   const api = gateway && key ? apiTarget(input, gateway, key, problems) : undefined;
 
   const ordering = {} as Record<PaymentKind, OrderingStrategy>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { paymentsHandler } from '../support/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 
 const noFiles = (path: string): string => {
@@ -32,7 +32,7 @@ describe('loadConfig', () => {
     const config = loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_new, whsec_old' }, noFiles);
     const stripe = config.providers.get('stripe');
     assert.ok(stripe);
-    assert.equal(stripe.driver.driver, 'stripe');
+    assert.equal(stripe.driver.name, 'stripe');
     assert.equal(stripe.retentionDays, 30);
     assert.equal(stripe.unknownPayment, 'create');
   });

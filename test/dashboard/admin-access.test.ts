@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SESSION_LIFETIME_SECONDS, createAdminAccess, isSameOriginRequest } from '../../src/dashboard/admin-access.ts';
-import { createAllowedHosts } from '../../src/http/allowed-hosts.ts';
+import { createAllowedHosts } from '../../src/web/allowed-hosts.ts';
 
 const TOKEN = 'admin-access-test-token-0123456789';
 const now = new Date('2026-06-01T12:00:00Z');

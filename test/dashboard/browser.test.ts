@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { createLogger } from '../../src/logger.ts';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { paymentsHandler } from '../support/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createAllowedHosts, parseHost } from '../../src/http/allowed-hosts.ts';
+import { createAllowedHosts, parseHost } from '../../src/web/allowed-hosts.ts';
 
 describe('parseHost', () => {
   test('a name, an IPv4 or a bracketed IPv6 address, and an optional port; lower-cased', () => {

@@ -133,7 +133,7 @@ const pairs: Record<string, ResendPair> = {
 
 describe('the fingerprint of what an event says, per driver', () => {
   test('every built-in driver has a resend pair here', () => {
-    const covered = new Set(Object.values(pairs).map((pair) => pair.driver.driver));
+    const covered = new Set(Object.values(pairs).map((pair) => pair.driver.name));
     assert.deepEqual([...covered].sort(), Object.keys(builtInDrivers).sort());
   });
 

@@ -87,7 +87,7 @@ describe('GET /metrics after real signed deliveries', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET });
     const app = createApp({
-      providers: config.providers,
+      driverFor: (provider) => config.providers.get(provider)?.driver,
       ingestor: { ingest: () => Promise.reject(new StorageUnavailableError('database down')) },
       maxBodyBytes: config.maxBodyBytes,
       clock: () => new Date(),

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
+import { builtInHandlers } from '../support/handlers.ts';
 import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
@@ -33,7 +34,7 @@ before(async () => {
   // things under test, are the same either way; only a crash could lose the last commits.
   await database.sql.unsafe(`alter database "${database.name}" set synchronous_commit = off`);
   handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'arrival-order-test' });
-  deps = { db: handle.db, providers: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET }).providers, handlers: createHandlerRegistry() };
+  deps = { db: handle.db, providers: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET }).providers, handlers: createHandlerRegistry(builtInHandlers) };
 });
 
 after(async () => {

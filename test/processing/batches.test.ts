@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
-import { type EventHandler, builtInHandlers, createHandlerRegistry } from '../../src/processing/handlers.ts';
+import { type EventHandler, createHandlerRegistry } from '../../src/processing/handlers.ts';
+import { builtInHandlers } from '../support/handlers.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
@@ -98,7 +99,7 @@ describe('a batch of jobs', () => {
   });
 
   test('a recorded fact this version cannot read is replaced by its payload in the fold', async () => {
-    const deps: ProcessingDeps = { db: handle.db, providers: providers(), handlers: createHandlerRegistry() };
+    const deps: ProcessingDeps = { db: handle.db, providers: providers(), handlers: createHandlerRegistry(builtInHandlers) };
     const paid = await storeEvent(database.sql, charge('evt_f1', 'charge.succeeded', 'ch_f1'));
     assert.deepEqual(outcomes(await processInboxEvents(deps, [{ inboxId: paid }])), ['processed']);
     // As if written by another version: the fold must read the payload (paid) instead.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { paymentsHandler } from '../support/handlers.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE } from '../../src/queue/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { testWorkerConfig } from '../support/config.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../../src/processing/payments-handler.ts';
+import { paymentsHandler } from '../support/handlers.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig, secretEnvName } from '../../src/config/config.ts';
+import { secretEnvName } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 
@@ -50,7 +51,7 @@ describe('WEBHOOK_SECRET_<NAME> enables the built-in driver of that name', () =>
       const env = { [secretEnvName(name)]: secret, ...refetchKeys[name], ...(file ? { INBOX_CONFIG: '/inbox.json' } : {}) };
       const config = loadConfig(env, (path) => file ?? noFiles(path));
       const provider = config.providers.get(name);
-      assert.equal(provider?.driver.driver, name);
+      assert.equal(provider?.driver.name, name);
       assert.ok(provider.retentionDays > provider.resendWindowDays, 'the default retention outlives the resend window');
     });
   }
@@ -66,8 +67,8 @@ describe('WEBHOOK_SECRET_<NAME> enables the built-in driver of that name', () =>
   test('drivers that authenticate without a secret can be declared without one', () => {
     const file = JSON.stringify({ providers: { pagarme: { driver: 'pagarme' }, 'zoop-br': { driver: 'zoop', api: { marketplaceId: 'mkt_1' } } } });
     const config = loadConfig({ INBOX_CONFIG: '/inbox.json', GATEWAY_API_KEY_ZOOP_BR: 'zpk_test' }, () => file);
-    assert.equal(config.providers.get('pagarme')?.driver.driver, 'pagarme');
-    assert.equal(config.providers.get('zoop-br')?.driver.driver, 'zoop');
+    assert.equal(config.providers.get('pagarme')?.driver.name, 'pagarme');
+    assert.equal(config.providers.get('zoop-br')?.driver.name, 'zoop');
   });
 
   test('a Standard Webhooks secret that is not whsec_<base64> is reported', () => {
@@ -107,6 +108,6 @@ describe('INBOX_CONFIG driver options', () => {
       providers: { acme: { driver: 'hmac', header: 'X-Acme-Signature', prefix: 'sha256=', idPath: 'event_id', typePath: 'event_type', resourcePath: 'charge.id' } },
     });
     const config = loadConfig({ INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_ACME: 'acme-secret' }, () => file);
-    assert.equal(config.providers.get('acme')?.driver.driver, 'hmac');
+    assert.equal(config.providers.get('acme')?.driver.name, 'hmac');
   });
 });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/config/config.ts';
+import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { type DeclaredRefetch, allPaymentKinds, highImpactKinds, resolveRefetchConfig } from '../../src/refetch/settings.ts';
+import { type DeclaredRefetch, apiKeyEnvName } from '../../src/config/refetch-keys.ts';
+import { allPaymentKinds, highImpactKinds, resolveRefetchConfig } from '../../src/refetch/settings.ts';
 
 function resolve(provider: string, driver: string, declared: DeclaredRefetch = {}, env: Record<string, string> = {}) {
   const problems: string[] = [];
-  const config = resolveRefetchConfig({ provider, driver, declared, env }, problems);
+  const config = resolveRefetchConfig({ provider, driver, declared, envApiKey: env[apiKeyEnvName(provider)] }, problems);
   return { config, problems };
 }
 

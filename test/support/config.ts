@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type AppConfig, type WorkerConfig, loadConfig } from '../../src/config/config.ts';
+import type { WorkerConfig } from '../../src/config/config.ts';
+import { type AppConfig, loadConfig } from '../../src/runtime/load-config.ts';
 
 /** Retries in seconds, not minutes, so failure paths finish inside a test. */
 export const testWorkerConfig: WorkerConfig = {

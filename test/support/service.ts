@@ -1,6 +1,6 @@
 import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
-import type { AppConfig } from '../../src/config/config.ts';
+import type { AppConfig } from '../../src/runtime/load-config.ts';
 
 export interface TestService extends RunningService {
   baseUrl: string;

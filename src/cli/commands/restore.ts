@@ -4,7 +4,7 @@ import type { ArchivedEvent } from '../../operations/archive.ts';
 import type { RestoreResult } from '../../operations/restore.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
-import { formatJsonText, objectFromJsonMembers } from '../json-text.ts';
+import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
 import { plural, toJson } from '../output.ts';
 import type { Register } from './types.ts';
 

@@ -3,7 +3,7 @@ import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
-import { formatJsonText, objectFromJsonMembers } from '../json-text.ts';
+import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
 import { formatDuration, toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';

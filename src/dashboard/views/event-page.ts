@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { formatJsonText } from '../../cli/json-text.ts';
+import { formatJsonText } from '../../format/json-text.ts';
 import type { ConflictDetails } from '../../operations/conflicts.ts';
 import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';

@@ -1,4 +1,5 @@
 import type { Transaction } from '../../db/client.ts';
+import type { SettledStatus } from '../../db/schema.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
 import type { PaymentFact } from './payment-fact.ts';
@@ -38,8 +39,6 @@ export interface ProviderFact {
  * and the fold would then overwrite that transaction's result.
  */
 export type LoadOtherFacts = (tx: Transaction, charges: readonly ChargeKey[]) => Promise<ProviderFact[]>;
-
-export type PaymentOutcome = 'processed' | 'ignored';
 
 function stateOf(row: PaymentRow): PaymentState {
   return {
@@ -114,7 +113,7 @@ async function lockOrCreatePayments(tx: Transaction, groups: Map<string, ChargeG
 }
 
 interface ChargeResult {
-  outcomes: { index: number; outcome: PaymentOutcome }[];
+  outcomes: { index: number; outcome: SettledStatus }[];
   update?: PaymentUpdate;
   transitions: PaymentTransition[];
   changes: PaymentChange[];
@@ -167,7 +166,7 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
  * known fact of those charges, fold each charge in memory, then write the changed rows and the
  * status changes (payment_transitions) with their outbound events (payment_events). Returns one outcome per event, in the order given.
  */
-export async function applyPaymentEvents(tx: Transaction, events: readonly PaymentEvent[], loadOtherFacts: LoadOtherFacts): Promise<PaymentOutcome[]> {
+export async function applyPaymentEvents(tx: Transaction, events: readonly PaymentEvent[], loadOtherFacts: LoadOtherFacts): Promise<SettledStatus[]> {
   if (events.length === 0) return [];
   const groups = groupByCharge(events);
   const payments = await lockOrCreatePayments(tx, groups);
@@ -179,7 +178,7 @@ export async function applyPaymentEvents(tx: Transaction, events: readonly Payme
     facts.push(known);
     othersByCharge.set(id, facts);
   }
-  const outcomes: PaymentOutcome[] = new Array(events.length);
+  const outcomes: SettledStatus[] = new Array(events.length);
   const updates: PaymentUpdate[] = [];
   const transitions: PaymentTransition[] = [];
   const changes: PaymentChange[] = [];

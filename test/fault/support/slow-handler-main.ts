@@ -6,9 +6,10 @@
  * died mid-job". It exists only through ServiceOptions.handlers, set here.
  */
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../../src/config/config.ts';
+import { loadConfig } from '../../../src/runtime/load-config.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { type EventHandler, builtInHandlers, createHandlerRegistry } from '../../../src/processing/handlers.ts';
+import { type EventHandler, createHandlerRegistry } from '../../../src/processing/handlers.ts';
+import { builtInHandlers } from '../../support/handlers.ts';
 import { startService } from '../../../src/service.ts';
 
 // Far longer than any test waits: the effect must still be uncommitted when the kill comes, even

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../http/env.ts';
-import type { DeliveryMetrics, DeliveryOutcome } from './metrics.ts';
+import type { AppEnv } from './env.ts';
+import type { DeliveryMetrics, DeliveryOutcome } from '../observability/metrics.ts';
 
 export interface DeliveryMetricsOptions {
   metrics: DeliveryMetrics;

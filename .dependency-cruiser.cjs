@@ -1,0 +1,86 @@
+/**
+ * The layers of src/, bottom to top. A module imports from its own layer or below, never above;
+ * the members of an `isolated` layer do not import one another either (the faces: each is a way
+ * in, built on the layers below, mounted or run by the composition root). Checked by
+ * test/architecture/layers.test.ts, so a new upward arrow fails `npm test`. A new folder of src/
+ * needs a place here first (the `unlayered` rule).
+ */
+const layers = [
+  // Shared by everything: typed errors, the logger, text formats, the web names and request env.
+  { name: 'foundation', paths: ['^src/errors\\.ts$', '^src/logger\\.ts$', '^src/format/', '^src/web/'] },
+  { name: 'db', paths: ['^src/db/'] },
+  // Payments: facts, fold, state machine. No HTTP, no queue.
+  { name: 'domain', paths: ['^src/domain/'] },
+  { name: 'observability', paths: ['^src/observability/'] },
+  // Parses the environment and INBOX_CONFIG; knows no driver.
+  { name: 'config', paths: ['^src/config/'] },
+  // One pure driver per gateway: verify, then parse.
+  { name: 'providers', paths: ['^src/providers/'] },
+  // The gateways' APIs, and re-reading a charge through them.
+  { name: 'gateways', paths: ['^src/gateways/'] },
+  { name: 'refetch', paths: ['^src/refetch/'] },
+  // Parsed config + drivers + gateway API targets = the providers a process runs with.
+  { name: 'runtime', paths: ['^src/runtime/'] },
+  // pg-boss: queues, jobs inserted inside the caller's transaction.
+  { name: 'queue', paths: ['^src/queue/'] },
+  // Storing a delivery with its job in one transaction.
+  { name: 'inbox', paths: ['^src/inbox/'] },
+  // Applying stored events; the operators' jobs (sweep, retention, replay, purge).
+  { name: 'work', paths: ['^src/processing/', '^src/operations/'], isolated: true },
+  { name: 'faces', paths: ['^src/http/', '^src/cli/', '^src/dashboard/'], isolated: true },
+  // The composition root: the only modules that know every layer.
+  { name: 'root', paths: ['^src/service\\.ts$', '^src/main\\.ts$', '^bin/'] },
+];
+
+const either = (paths) => paths.join('|');
+
+const upward = layers.flatMap((layer, index) => {
+  const above = layers.slice(index + 1).flatMap((l) => l.paths);
+  if (above.length === 0) return [];
+  return [
+    {
+      name: `upward-from-${layer.name}`,
+      comment: `${layer.name} imports only from its own layer or below`,
+      severity: 'error',
+      from: { path: either(layer.paths) },
+      to: { path: either(above) },
+    },
+  ];
+});
+
+const sideways = layers
+  .filter((layer) => layer.isolated)
+  .flatMap((layer) =>
+    layer.paths.map((member) => ({
+      name: `sideways-in-${layer.name}`,
+      comment: `the members of ${layer.name} (${layer.paths.join(', ')}) do not import one another`,
+      severity: 'error',
+      from: { path: member },
+      to: { path: either(layer.paths.filter((other) => other !== member)) },
+    })),
+  );
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', comment: 'no import circle, however long', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'unlayered',
+      comment: 'every module of src/ belongs to a layer of .dependency-cruiser.cjs',
+      severity: 'error',
+      from: { path: '^src/', pathNot: either(layers.flatMap((l) => l.paths)) },
+      to: {},
+    },
+    { name: 'not-to-unresolvable', comment: 'an import that resolves to nothing', severity: 'error', from: {}, to: { couldNotResolve: true } },
+    ...upward,
+    ...sideways,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are arrows too: a type two layers share lives in the lower one.
+    tsPreCompilationDeps: true,
+    moduleSystems: ['es6'],
+    // Resolve packages as Node does (their `exports`), so a missing one is told from a present one.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node', 'default', 'types'], mainFields: ['module', 'main', 'types'] },
+  },
+};
