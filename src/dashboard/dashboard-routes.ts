@@ -4,7 +4,7 @@ import { countBacklogByProvider } from '../observability/inbox-counts.ts';
 import { SESSION_COOKIE } from './admin-access.ts';
 import { createActionRoutes } from './action-routes.ts';
 import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
-import { countConflictsByProvider, selectConflictsOfEvent } from '../operations/conflicts.ts';
+import { countConflictsByProvider, findConflictsOfEvent } from '../inbox/sql/conflicts.ts';
 import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
 import { selectEventsOfResource, selectInboxEvent, selectPaymentOfEvent, selectPaymentTransitions } from './sql/event-detail.ts';
 import { selectFailedEvents } from './sql/failed-events.ts';
@@ -81,7 +81,7 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const [payment, resourceEvents, conflicts] = await Promise.all([
       selectPaymentOfEvent(deps.db, event),
       event.resourceId ? selectEventsOfResource(deps.db, event.provider, event.resourceId, 100) : [],
-      selectConflictsOfEvent(deps.db, event.id),
+      findConflictsOfEvent(deps.db, event.id),
     ]);
     const transitions = payment ? await selectPaymentTransitions(deps.db, payment.id) : [];
     return c.html(renderEventPage({ event, payment, transitions, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));

@@ -1,5 +1,5 @@
 import type { BacklogCount } from '../observability/inbox-counts.ts';
-import type { ConflictCount } from '../operations/conflicts.ts';
+import type { ConflictCount } from '../inbox/sql/conflicts.ts';
 import type { ActivityRow } from './sql/provider-activity.ts';
 import type { LagPercentiles, ProviderLag } from './sql/processing-lag.ts';
 import { type ChartBucket, type StatusCounts, chartStatuses, totalOf } from './views/bar-chart.ts';

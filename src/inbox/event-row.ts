@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { EventUnstorableError } from '../errors.ts';
 import { wasAlteredByParse } from '../providers/json-body.ts';
-import type { IncomingEvent } from './insert-events.ts';
+import type { IncomingEvent } from './incoming-event.ts';
 
 /**
  * One event as the INSERT's parameters, each in its column's text form. Built when the delivery

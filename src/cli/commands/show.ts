@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import type { ConflictDetails } from '../../operations/conflicts.ts';
+import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { formatJsonText } from '../../cli/json-text.ts';
-import type { ConflictDetails } from '../../operations/conflicts.ts';
+import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
 import { formatDuration, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
