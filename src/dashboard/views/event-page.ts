@@ -1,14 +1,16 @@
 import { html } from 'hono/html';
 import { formatJsonText } from '../../cli/json-text.ts';
 import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
-import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
+import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
+import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
+import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { formatDuration, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
 export interface EventPage {
   event: InboxEventDetail;
   payment: { id: number; row: Record<string, unknown> } | undefined;
-  transitions: PaymentTransition[];
+  transitions: PaymentHistoryEntry[];
   resourceEvents: ResourceEvent[];
   /** Later deliveries with this event's id that said something else (kept, not processed). */
   conflicts: ConflictDetails[];

@@ -94,7 +94,7 @@ export interface ConflictDetails {
 export async function findConflictsOfEvent(db: SqlExecutor, inboxId: number): Promise<ConflictDetails[]> {
   const { rows } = await db.executeSql<{ id: number; received_at_ms: number; differences: MeaningDifference[]; raw_body: Buffer }>(
     `select id::float8 as id, ${epochMs('received_at')} as received_at_ms, differences, raw_body
-     from webhook_inbox_conflicts where inbox_id = $1 order by id`,
+     from webhook_inbox_conflicts where inbox_id = $1 order by webhook_inbox_conflicts.id`,
     [inboxId],
   );
   return rows.map((row) => ({ id: row.id, receivedAt: dateOf(row.received_at_ms), differences: row.differences, rawBody: Buffer.from(row.raw_body) }));

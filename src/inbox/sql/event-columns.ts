@@ -8,9 +8,13 @@ import { dateOf, dateOrNull, epochMs } from './statement.ts';
  * milliseconds.
  */
 
-/** What processing reads: the event a handler sees, its status and when it arrived. No raw body. */
-export const STORED_EVENT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, ${epochMs('occurred_at')} as occurred_at_ms,
-  payload, payload_lossy, status, ${epochMs('received_at')} as received_at_ms`;
+/**
+ * What processing reads: the event a handler sees, its status and when it arrived. No raw body.
+ * `payload` is the expression the payload is read as (a reader may leave it out where a fact stands in).
+ */
+export const storedEventColumns = (payload = 'payload') => `id::float8 as id, provider, event_id, event_type, resource_id,
+  ${epochMs('occurred_at')} as occurred_at_ms, ${payload} as payload, payload_lossy, status, ${epochMs('received_at')} as received_at_ms`;
+export const STORED_EVENT_COLUMNS = storedEventColumns();
 
 export interface StoredEventRow {
   id: number;
