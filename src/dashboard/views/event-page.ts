@@ -76,7 +76,7 @@ function conflictsSection(page: EventPage) {
   const rows = page.conflicts.map(
     (c) => html`<tr data-conflict-id="${c.id}"><td class="time">${formatTime(c.receivedAt)}</td>
 <td><table class="compact"><tbody>${c.differences.map((d) => html`<tr><th>${d.field}</th><td><code>${shown(d.stored)}</code> → <code>${shown(d.received)}</code></td></tr>`)}</tbody></table></td>
-<td><details><summary>${c.rawBody.length} bytes</summary><pre>${prettyPayload({ rawBody: c.rawBody, payload: null })}</pre></details></td></tr>`,
+<td><details><summary>${c.rawBody.length} bytes</summary><pre>${prettyPayload({ rawBody: c.rawBody, payloadJson: null })}</pre></details></td></tr>`,
   );
   return html`<h2 id="conflicts">Conflicting duplicates (${page.conflicts.length})</h2>
 <p class="muted">Deliveries with this event's id that said something else. Each got 200 and was not processed: the event above is the one the inbox applied.</p>
@@ -88,12 +88,12 @@ function conflictsSection(page: EventPage) {
  * sender's order (jsonb reorders them), numbers their digits (a 64-bit id is not rounded) and any
  * nesting depth shows. A body that is not JSON (a form-encoded postback) shows verbatim.
  */
-export function prettyPayload(event: Pick<InboxEventDetail, 'rawBody' | 'payload'>): string {
+export function prettyPayload(event: { rawBody: Buffer; payloadJson: string | null }): string {
   const text = Buffer.from(event.rawBody).toString('utf8');
   try {
     return formatJsonText(text, { indent: 2 });
   } catch {
-    return text.length > 0 ? text : JSON.stringify(event.payload, null, 2);
+    return text.length > 0 ? text : formatJsonText(event.payloadJson ?? 'null', { indent: 2 });
   }
 }
 

@@ -50,8 +50,12 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
   };
 }
 
-/** Everything an operator looks at for one event (`inboxctl show`, the dashboard's event page). */
-export const EVENT_DETAIL_COLUMNS = `${STORED_EVENT_COLUMNS}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
+/**
+ * Everything an operator looks at for one event (`inboxctl show`, the dashboard's event page). The
+ * payload only as PostgreSQL's text: parsed here, a payload nested deeper than JavaScript's
+ * recursion would fail the read of the very event someone wants to look at.
+ */
+export const EVENT_DETAIL_COLUMNS = `${storedEventColumns('null')}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
   payload::text as payload_json, raw_body, fact`;
 
 interface EventDetailRow extends StoredEventRow {
@@ -63,7 +67,7 @@ interface EventDetailRow extends StoredEventRow {
   fact: unknown;
 }
 
-export interface InboxEventDetail extends InboxEventRow {
+export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   attempts: number;
   lastError: string | null;
   processedAt: Date | null;
@@ -76,8 +80,9 @@ export interface InboxEventDetail extends InboxEventRow {
 }
 
 export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
+  const { payload: _unread, ...event } = toInboxEvent(row);
   return {
-    ...toInboxEvent(row),
+    ...event,
     attempts: row.attempts,
     lastError: row.last_error,
     processedAt: dateOrNull(row.processed_at_ms),
