@@ -1,9 +1,9 @@
 import type postgres from 'postgres';
 import { loadConfig } from '../../src/runtime/load-config.ts';
-import { connectDatabase } from '../../src/db/client.ts';
+import { connectDatabase, postgresExecutor } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
-import { insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
+import { insertEventsIfAbsent } from '../../src/inbox/sql/insert-events-if-absent.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
@@ -33,7 +33,10 @@ export async function loadBacklog(options: {
   const started = Date.now();
   try {
     for (let i = 0; i < events.length; i += BATCH) {
-      await database.sql.begin(async (tx) => enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH).map(toEventRow))));
+      await database.sql.begin(async (transaction) => {
+        const tx = postgresExecutor(transaction);
+        await enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH).map(toEventRow)));
+      });
     }
   } finally {
     await boss.stop({ graceful: false, close: true });

@@ -1,4 +1,4 @@
-import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 

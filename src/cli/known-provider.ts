@@ -1,6 +1,6 @@
 import type { AppConfig } from '../runtime/load-config.ts';
-import type { Executor } from '../db/client.ts';
-import { listStoredProviders } from '../operations/stored-providers.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import { listStoredProviders } from '../inbox/sql/counts.ts';
 import { usageError } from './exit-codes.ts';
 
 /**
@@ -8,9 +8,9 @@ import { usageError } from './exit-codes.ts';
  * events of (a provider removed from the configuration still has rows to look at): a typo is a
  * usage error naming the known ones, not an empty answer that looks like "nothing failed".
  */
-export async function requireKnownProvider(db: Executor, config: AppConfig, provider: string, option?: string): Promise<void> {
+export async function requireKnownProvider(db: Database, config: AppConfig, provider: string, option?: string): Promise<void> {
   if (config.providers.has(provider)) return;
-  const stored = await listStoredProviders(db);
+  const stored = await listStoredProviders(drizzleExecutor(db));
   if (stored.includes(provider)) return;
   const configured = [...config.providers.keys()];
   const list = (names: string[]) => (names.length === 0 ? 'none' : names.join(', '));

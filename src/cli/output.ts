@@ -1,12 +1,3 @@
-/** 75 → "1m15s", 7500 → "2h05m", 200000 → "2d07h": the two largest units, enough to act on. */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  if (s < 86_400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-  return `${Math.floor(s / 86_400)}d${String(Math.floor((s % 86_400) / 3600)).padStart(2, '0')}h`;
-}
-
 export function formatPercent(ratio: number | null): string {
   return ratio === null ? '-' : `${(ratio * 100).toFixed(1)}%`;
 }

@@ -5,7 +5,8 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { type ReplayFilter, replayEvents } from '../operations/replay-events.ts';
 import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest } from './admin-access.ts';
 import { type DashboardDeps, type DashboardEnv, formFields } from './dashboard-env.ts';
-import { selectInboxEvent } from './sql/event-detail.ts';
+import { drizzleExecutor } from '../db/client.ts';
+import { findEventById } from '../inbox/sql/find-events.ts';
 import { renderMessagePage } from './views/event-page.ts';
 import { renderReplayPreviewPage } from './views/replay-preview-page.ts';
 import { SIGN_IN_MAX_CLIENTS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from './sign-in-throttle.ts';
@@ -84,7 +85,7 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
 
   routes.post('/dashboard/events/:id{[0-9]{1,18}}/replay', signedIn, async (c) => {
-    const event = await selectInboxEvent(deps.db, Number(c.req.param('id')));
+    const event = await findEventById(drizzleExecutor(deps.db), Number(c.req.param('id')));
     if (!event) return c.html(renderMessagePage({ title: 'No such event', message: 'It may have been purged by retention.', access: c.get('viewer') }), 404);
     if (event.status !== 'failed' && event.status !== 'ignored') return c.redirect(`/dashboard/events/${event.id}?notice=not-replayable`, 303);
     const result = await replayEvents({ db: deps.db, boss: deps.boss }, { provider: event.provider, statuses: [event.status], eventIds: [event.eventId] });

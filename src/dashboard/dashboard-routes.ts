@@ -1,15 +1,16 @@
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { countBacklogByProvider } from '../observability/inbox-counts.ts';
+import { drizzleExecutor } from '../db/client.ts';
+import { countBacklogByProvider, countReceivedByBucket } from '../inbox/sql/counts.ts';
+import { findEventById, findEventsOfResource } from '../inbox/sql/find-events.ts';
+import { findFailedEvents } from '../inbox/sql/failed-events.ts';
+import { settledLagByProvider } from '../inbox/sql/lag.ts';
 import { SESSION_COOKIE } from './admin-access.ts';
 import { createActionRoutes } from './action-routes.ts';
 import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
-import { countConflictsByProvider, selectConflictsOfEvent } from '../operations/conflicts.ts';
+import { countConflictsByProvider, findConflictsOfEvent } from '../inbox/sql/conflicts.ts';
 import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
-import { selectEventsOfResource, selectInboxEvent, selectPaymentOfEvent, selectPaymentTransitions } from './sql/event-detail.ts';
-import { selectFailedEvents } from './sql/failed-events.ts';
-import { selectProcessingLag } from './sql/processing-lag.ts';
-import { countReceivedByBucket } from './sql/provider-activity.ts';
+import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
@@ -63,27 +64,29 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const now = deps.clock();
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
+    const db = drizzleExecutor(deps.db);
     const [activity, lag, backlog, conflicts] = await Promise.all([
-      countReceivedByBucket(deps.db, activitySince(now), HOUR_BUCKET_SECONDS),
-      selectProcessingLag(deps.db, now),
-      countBacklogByProvider(deps.db),
-      countConflictsByProvider(deps.db, { since: conflictsSince(now) }),
+      countReceivedByBucket(db, activitySince(now), HOUR_BUCKET_SECONDS),
+      settledLagByProvider(db, now),
+      countBacklogByProvider(db),
+      countConflictsByProvider(db, { since: conflictsSince(now) }),
     ]);
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
-    const failed = await selectFailedEvents(deps.db, { provider: failedProvider, limit: 100 });
+    const failed = await findFailedEvents(db, { provider: failedProvider, limit: 100 });
     return c.html(renderOverviewPage({ now, providers, failed, failedProvider, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
-    const event = await selectInboxEvent(deps.db, Number(c.req.param('id')));
+    const db = drizzleExecutor(deps.db);
+    const event = await findEventById(db, Number(c.req.param('id')));
     if (!event) return c.html(renderMessagePage({ title: 'No such event', message: 'It may have been purged by retention.', access: c.get('viewer') }), 404);
     const [payment, resourceEvents, conflicts] = await Promise.all([
-      selectPaymentOfEvent(deps.db, event),
-      event.resourceId ? selectEventsOfResource(deps.db, event.provider, event.resourceId, 100) : [],
-      selectConflictsOfEvent(deps.db, event.id),
+      selectPaymentOfEvent(db, event),
+      event.resourceId ? findEventsOfResource(db, event.provider, event.resourceId, 100) : [],
+      findConflictsOfEvent(db, event.id),
     ]);
-    const transitions = payment ? await selectPaymentTransitions(deps.db, payment.id) : [];
+    const transitions = payment ? await selectPaymentHistory(db, payment.id) : [];
     return c.html(renderEventPage({ event, payment, transitions, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 

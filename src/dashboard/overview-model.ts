@@ -1,8 +1,8 @@
-import type { BacklogCount } from '../observability/inbox-counts.ts';
-import type { ConflictCount } from '../operations/conflicts.ts';
-import type { ActivityRow } from './sql/provider-activity.ts';
-import type { LagPercentiles, ProviderLag } from './sql/processing-lag.ts';
-import { type ChartBucket, type StatusCounts, chartStatuses, totalOf } from './views/bar-chart.ts';
+import type { ActivityRow, BacklogCount } from '../inbox/sql/counts.ts';
+import type { ConflictCount } from '../inbox/sql/conflicts.ts';
+import type { LagInWindow, ProviderLag } from '../inbox/sql/lag.ts';
+import type { StatusCounts } from '../inbox/sql/counts.ts';
+import { type ChartBucket, chartStatuses, totalOf } from './views/bar-chart.ts';
 
 export const HOUR_BUCKET_SECONDS = 300;
 export const DAY_BUCKET_SECONDS = 3600;
@@ -24,13 +24,13 @@ export interface ProviderSummary {
   pendingNow: number;
   failedNow: number;
   oldestPendingSeconds: number | undefined;
-  lag: { lastHour: LagPercentiles; lastDay: LagPercentiles };
+  lag: { lastHour: LagInWindow; lastDay: LagInWindow };
   /** Duplicates received in the last 24 h that said something else than their stored event. */
   conflictsLastDay: number;
 }
 
 const emptyCounts = (): StatusCounts => ({ processed: 0, ignored: 0, pending: 0, failed: 0 });
-const noLag: LagPercentiles = { events: 0, p50Seconds: undefined, p99Seconds: undefined };
+const noLag: LagInWindow = { events: 0, p50Seconds: undefined, p99Seconds: undefined };
 
 /** Bucket starts (Unix seconds) of the last `count` buckets, the current partial one last. */
 export function bucketStarts(now: Date, bucketSeconds: number, count: number): number[] {

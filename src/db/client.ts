@@ -1,13 +1,46 @@
+import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { fromDrizzle } from 'pg-boss';
 import postgres from 'postgres';
 import * as schema from './schema.ts';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
-/** Either the pool or an open transaction: SQL functions take this so callers choose the scope. */
-export type Executor = Database | Transaction;
-/** What a raw statement needs of a postgres.js pool or transaction (the ingest hot path's prepared statements). */
-export type StatementRunner = Pick<postgres.ISql, 'unsafe'>;
+
+/**
+ * The one interface every SQL function takes: a statement's text and its values, rows back. It is
+ * pg-boss's own `executeSql` shape, so the same executor also carries pg-boss's job inserts into
+ * the caller's transaction. Whether it is the pool or an open transaction is the caller's choice.
+ *
+ * The rows are what postgres.js gives for this connection: drizzle replaces its parsers for
+ * timestamps (they arrive as text), and int8 arrives as text, so statements select times as epoch
+ * milliseconds and ids as float8 rather than rely on a parser.
+ */
+export interface SqlExecutor {
+  executeSql<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+}
+
+/**
+ * A postgres.js pool or transaction as an executor. Statements run as named prepared statements:
+ * after a connection's first use, one Bind/Execute round trip with no parse or plan (the ingest
+ * hot path's reason to take this one). So a statement's text must come from a bounded set.
+ */
+export function postgresExecutor(client: Pick<postgres.ISql, 'unsafe'>): SqlExecutor {
+  return {
+    async executeSql<Row>(text: string, values: unknown[] = []) {
+      return { rows: (await client.unsafe(text, values as never[], { prepare: true })) as unknown as Row[] };
+    },
+  };
+}
+
+/**
+ * A drizzle database or transaction as an executor, for the code that shares a drizzle
+ * transaction with the payments domain (processing) or holds only the drizzle handle (operations,
+ * dashboard). Statements go unprepared through drizzle's execute(), as its query builder sent them.
+ */
+export function drizzleExecutor(db: Database | Transaction): SqlExecutor {
+  return fromDrizzle(db, drizzleSql) as SqlExecutor;
+}
 
 export interface DatabaseHandle {
   db: Database;

@@ -1,7 +1,7 @@
-import type { StatementRunner } from '../db/client.ts';
+import type { SqlExecutor } from '../db/client.ts';
 import { type MeaningDifference, type PaymentFactReader, eventMeaning, meaningDifferences } from './event-fingerprint.ts';
-import { type ConflictToRecord, type StoredEventOfOtherFingerprint, insertConflicts, selectStoredEventsOfOtherFingerprint } from './conflicts-sql.ts';
-import type { IncomingEvent } from './insert-events.ts';
+import type { IncomingEvent } from './incoming-event.ts';
+import { type ConflictToRecord, type StoredEventOfOtherFingerprint, insertConflicts, selectStoredEventsOfOtherFingerprint } from './sql/conflicts.ts';
 
 /** A duplicate delivery that says something else than the stored event of its key. */
 export interface ConflictingDuplicate {
@@ -16,7 +16,7 @@ export interface ConflictRecorder {
    * called for a batch without duplicates): records each one whose meaning differs from the stored
    * event, and says which did (same order as `duplicates`; undefined: an ordinary resend).
    */
-  recordConflictingDuplicates(tx: StatementRunner, duplicates: readonly IncomingEvent[]): Promise<(ConflictingDuplicate | undefined)[]>;
+  recordConflictingDuplicates(tx: SqlExecutor, duplicates: readonly IncomingEvent[]): Promise<(ConflictingDuplicate | undefined)[]>;
 }
 
 export interface ConflictRecorderDeps {

@@ -1,7 +1,28 @@
 import { isUtf8 } from 'node:buffer';
 import { EventUnstorableError } from '../errors.ts';
 import { wasAlteredByParse } from '../providers/json-body.ts';
-import type { EventRow, IncomingEvent } from './insert-events.ts';
+import type { IncomingEvent } from './incoming-event.ts';
+
+/**
+ * One event as the INSERT's parameters, each in its column's text form. Built when the delivery
+ * arrives, outside the transaction it will share: a payload that cannot become a parameter fails
+ * that delivery alone, never the batch.
+ */
+export interface EventRow {
+  provider: string;
+  eventId: string;
+  eventType: string;
+  resourceId: string | null;
+  /** The payload as jsonb can hold it (see toJsonbText). */
+  payloadJson: string;
+  /** Whether payloadJson says something other than the body (webhook_inbox.payload_lossy). */
+  payloadLossy: boolean;
+  rawBody: Buffer;
+  /** ISO 8601 with a four-digit year (the gate keeps occurredAt within years 1–9999). */
+  occurredAt: string;
+  /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
+  fingerprint: string;
+}
 
 // JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a pair is written as
 // the character itself), lower-case hex: exactly the escapes jsonb refuses. The cheap test finds

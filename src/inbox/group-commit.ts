@@ -1,12 +1,13 @@
 import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import type { StatementRunner } from '../db/client.ts';
+import { type SqlExecutor, postgresExecutor } from '../db/client.ts';
 import { classifyDatabaseError } from '../db/database-errors.ts';
 import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import type { ConflictRecorder } from './conflicting-duplicates.ts';
-import { toEventRow } from './event-row.ts';
-import { type EventRow, type IncomingEvent, type InsertedEvent, eventKey, insertEventsIfAbsent } from './insert-events.ts';
+import { type EventRow, toEventRow } from './event-row.ts';
+import { type IncomingEvent, eventKey } from './incoming-event.ts';
+import { type InsertedEvent, insertEventsIfAbsent } from './sql/insert-events-if-absent.ts';
 
 /** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' } | { kind: 'conflicting_duplicate'; inboxId: number };
@@ -20,7 +21,7 @@ export interface Ingestor {
 }
 
 export interface GroupCommitOptions {
-  /** The postgres.js pool: both statements run on the driver as prepared statements (see insert-events.ts). */
+  /** The postgres.js pool: both statements run on the driver as prepared statements (see sql/insert-events-if-absent.ts). */
   sql: postgres.Sql;
   boss: PgBoss;
   /** Records the batch's duplicates that contradict their stored event (conflicting-duplicates.ts). */
@@ -80,7 +81,8 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const { inserted, conflicting } = await options.sql.begin(async (tx) => {
+    const { inserted, conflicting } = await options.sql.begin(async (transaction) => {
+      const tx = postgresExecutor(transaction);
       const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.row));
       await enqueueWebhookJobs(options.boss, tx, rows);
       return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
@@ -177,7 +179,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
  */
 async function recordConflictingDuplicates(
   conflicts: ConflictRecorder,
-  tx: StatementRunner,
+  tx: SqlExecutor,
   batch: Waiter[],
   firstByKey: Map<string, Waiter>,
   inserted: InsertedEvent[],

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Executor } from '../db/client.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
 import { inboxStatuses } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
-import { countBacklogByProvider, countRecentByProvider } from './inbox-counts.ts';
+import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
 import type { DatabaseGauges } from './metrics.ts';
 
 /** The part of pg-boss the refresher reads: its cached per-queue counts. */
@@ -17,7 +17,7 @@ export interface QueueCounts {
 }
 
 export interface GaugeRefresherDeps {
-  db: Executor;
+  db: Database;
   boss: QueueCounts;
   queues: readonly string[];
   gauges: DatabaseGauges;
@@ -56,7 +56,8 @@ export class GaugeRefresher {
   /** One refresh now; resolves when the gauges hold the new values. */
   async refresh(): Promise<void> {
     const { db, gauges } = this.#deps;
-    const [backlog, recent] = await Promise.all([countBacklogByProvider(db), countRecentByProvider(db, 3600)]);
+    const inbox = drizzleExecutor(db);
+    const [backlog, recent] = await Promise.all([countBacklogByProvider(inbox), countRecentByProvider(inbox, 3600)]);
     const providers = new Set(this.#deps.providers());
     for (const row of [...backlog, ...recent]) providers.add(row.provider);
     gauges.inboxEvents.reset();

@@ -1,9 +1,8 @@
-import { and, asc, eq, gte, inArray, lt } from 'drizzle-orm';
 import type { PgBoss } from 'pg-boss';
-import type { Database, Executor, Transaction } from '../db/client.ts';
-import { webhookInbox } from '../db/schema.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
+import { type ReplayFilter as CandidateFilter, findReplayCandidates } from '../inbox/sql/pending-events.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
-import type { EnqueueableEvent } from '../queue/queues.ts';
 import { OperationIncompleteError } from './errors.ts';
 import type { ReplayableStatus } from './statuses.ts';
 
@@ -14,16 +13,9 @@ export interface ReplayDeps {
   boss: PgBoss;
 }
 
-export interface ReplayFilter {
-  provider: string;
+export interface ReplayFilter extends CandidateFilter {
   /** Default: `['failed']`. */
   statuses?: readonly ReplayableStatus[];
-  /** Received at or after (inclusive). */
-  since?: Date;
-  /** Received before (exclusive). */
-  until?: Date;
-  /** Only these events (the gateway's ids). */
-  eventIds?: readonly string[];
 }
 
 export interface ReplayOptions {
@@ -49,56 +41,6 @@ export interface ReplayResult {
   sampleEventIds: string[];
 }
 
-interface Candidate {
-  id: number;
-  eventId: string;
-  status: string;
-}
-
-function matchingRows(filter: ReplayFilter, statuses: readonly ReplayableStatus[]) {
-  return and(
-    eq(webhookInbox.provider, filter.provider),
-    inArray(webhookInbox.status, [...statuses]),
-    filter.since ? gte(webhookInbox.receivedAt, filter.since) : undefined,
-    filter.until ? lt(webhookInbox.receivedAt, filter.until) : undefined,
-    filter.eventIds ? inArray(webhookInbox.eventId, [...filter.eventIds]) : undefined,
-  );
-}
-
-/**
- * The ids are read once, up front: each row is then visited at most once per replay, even when a
- * replayed event fails again (and so matches the filter again) before the replay has finished.
- * The (status, received_at) index serves the status/time part of the filter.
- */
-export async function selectReplayCandidates(db: Executor, filter: ReplayFilter, statuses: readonly ReplayableStatus[]): Promise<Candidate[]> {
-  if (filter.eventIds?.length === 0) return [];
-  return db
-    .select({ id: webhookInbox.id, eventId: webhookInbox.eventId, status: webhookInbox.status })
-    .from(webhookInbox)
-    .where(matchingRows(filter, statuses))
-    .orderBy(asc(webhookInbox.receivedAt), asc(webhookInbox.id));
-}
-
-/**
- * Back to `pending` with the error cleared and the recorded fact dropped (processing reads the
- * event afresh: its payload again, or a new gateway snapshot); the status is re-checked so a row
- * that changed since the candidates were read (another replay, a late worker) is left as it is.
- */
-export async function resetEventsToPending(tx: Transaction, ids: number[], statuses: readonly ReplayableStatus[]): Promise<EnqueueableEvent[]> {
-  return tx
-    .update(webhookInbox)
-    .set({ status: 'pending', lastError: null, fact: null })
-    .where(and(inArray(webhookInbox.id, ids), inArray(webhookInbox.status, [...statuses])))
-    .returning({
-      id: webhookInbox.id,
-      provider: webhookInbox.provider,
-      eventId: webhookInbox.eventId,
-      resourceId: webhookInbox.resourceId,
-      receivedAt: webhookInbox.receivedAt,
-    })
-    .then((rows) => rows.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || a.id - b.id));
-}
-
 /**
  * Replays stored events: matching rows go back to `pending` (last_error cleared) and get a job in
  * the same transaction, so nothing waits for the sweeper and no row is left pending without a job.
@@ -109,7 +51,9 @@ export async function resetEventsToPending(tx: Transaction, ids: number[], statu
 export async function replayEvents(deps: ReplayDeps, filter: ReplayFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
   const statuses = [...new Set(filter.statuses ?? (['failed'] as const))];
   const batchSize = options.batchSize ?? 500;
-  const candidates = await selectReplayCandidates(deps.db, filter, statuses);
+  // The ids are read once, up front: each row is then visited at most once per replay, even when a
+  // replayed event fails again (and so matches the filter again) before the replay has finished.
+  const candidates = await findReplayCandidates(drizzleExecutor(deps.db), filter, statuses);
   const byStatus: Partial<Record<ReplayableStatus, number>> = {};
   for (const { status } of candidates) byStatus[status as ReplayableStatus] = (byStatus[status as ReplayableStatus] ?? 0) + 1;
   const result: ReplayResult = {
@@ -126,8 +70,9 @@ export async function replayEvents(deps: ReplayDeps, filter: ReplayFilter, optio
     const ids = candidates.slice(start, start + batchSize).map((c) => c.id);
     try {
       result.replayed += await deps.db.transaction(async (tx) => {
-        const events = await resetEventsToPending(tx, ids, statuses);
-        await enqueueWebhookJobs(deps.boss, tx, events);
+        const inbox = drizzleExecutor(tx);
+        const events = await resetEventsToPending(inbox, ids, statuses);
+        await enqueueWebhookJobs(deps.boss, inbox, events);
         return events.length;
       });
     } catch (error) {

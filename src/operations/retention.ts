@@ -1,7 +1,5 @@
-import { and, asc, count, eq, gte, inArray, lt, sql } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { Database, Executor, Transaction } from '../db/client.ts';
-import { type InboxStatus, webhookInbox } from '../db/schema.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import { type ExactInboxRow, countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
@@ -80,101 +78,37 @@ export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, prov
   return warnings;
 }
 
-/** A timestamp as UTC ISO text with PostgreSQL's microseconds (a JS Date would keep milliseconds). */
-function isoMicros<T extends string | null>(column: AnyPgColumn) {
-  return sql<T>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-}
-
-function archivedColumns() {
-  return {
-    id: webhookInbox.id,
-    provider: webhookInbox.provider,
-    eventId: webhookInbox.eventId,
-    eventType: webhookInbox.eventType,
-    resourceId: webhookInbox.resourceId,
-    status: webhookInbox.status,
-    attempts: webhookInbox.attempts,
-    lastError: webhookInbox.lastError,
-    occurredAt: isoMicros<string>(webhookInbox.occurredAt),
-    receivedAt: isoMicros<string>(webhookInbox.receivedAt),
-    processedAt: isoMicros<string | null>(webhookInbox.processedAt),
-    payloadJson: sql<string>`${webhookInbox.payload}::text`,
-    payloadLossy: webhookInbox.payloadLossy,
-    factJson: sql<string | null>`${webhookInbox.fact}::text`,
-    fingerprint: webhookInbox.fingerprint,
-    rawBody: webhookInbox.rawBody,
-  };
-}
-
-type ArchivedRow = Awaited<ReturnType<typeof lockExpiredBatch>>[number];
-
-/**
- * The next batch, oldest first, on the (status, received_at) index; `from` (the last batch's
- * newest received_at) lets the scan start where the previous batch ended instead of walking
- * the index entries of rows just deleted. Locked rows (a replay in flight) are skipped.
- */
-export async function lockExpiredBatch(tx: Transaction, provider: string, status: PurgeableStatus, cutoff: Date, from: string | undefined, limit: number) {
-  return tx
-    .select(archivedColumns())
-    .from(webhookInbox)
-    .where(
-      and(
-        eq(webhookInbox.status, status),
-        lt(webhookInbox.receivedAt, cutoff),
-        from ? gte(webhookInbox.receivedAt, sql`${from}::timestamptz`) : undefined,
-        eq(webhookInbox.provider, provider),
-      ),
-    )
-    .orderBy(asc(webhookInbox.receivedAt), asc(webhookInbox.id))
-    .limit(limit)
-    .for('update', { skipLocked: true });
-}
-
-export async function deleteEvents(tx: Transaction, ids: number[]): Promise<void> {
-  await tx.delete(webhookInbox).where(inArray(webhookInbox.id, ids));
-}
-
-/** Per archive file, how many rows a purge would move (a dry run's answer). */
-export async function countExpiredByDay(db: Executor, provider: string, statuses: readonly PurgeableStatus[], cutoff: Date) {
-  const day = sql<string>`to_char(${webhookInbox.receivedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-  return db
-    .select({ day, rows: count() })
-    .from(webhookInbox)
-    .where(and(inArray(webhookInbox.status, [...statuses]), lt(webhookInbox.receivedAt, cutoff), eq(webhookInbox.provider, provider)))
-    .groupBy(day)
-    .orderBy(day);
-}
-
-function toArchived(row: ArchivedRow): ArchivedEvent {
+function toArchived(row: ExactInboxRow): ArchivedEvent {
   return {
     v: 1,
     id: row.id,
     provider: row.provider,
-    event_id: row.eventId,
-    event_type: row.eventType,
-    resource_id: row.resourceId,
-    status: row.status as InboxStatus,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    resource_id: row.resource_id,
+    status: row.status,
     attempts: row.attempts,
-    last_error: row.lastError,
-    occurred_at: row.occurredAt,
-    received_at: row.receivedAt,
-    processed_at: row.processedAt,
-    payload_json: row.payloadJson,
-    payload_lossy: row.payloadLossy,
-    raw_body_base64: Buffer.from(row.rawBody).toString('base64'),
-    fact_json: row.factJson,
+    last_error: row.last_error,
+    occurred_at: row.occurred_at,
+    received_at: row.received_at,
+    processed_at: row.processed_at,
+    payload_json: row.payload_json,
+    payload_lossy: row.payload_lossy,
+    raw_body_base64: row.raw_body_base64,
+    fact_json: row.fact_json,
     fingerprint: row.fingerprint,
   };
 }
 
 /** One transaction: lock a batch, append it to its archive files (fsynced), delete it. */
 async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: PurgeableStatus, from: string | undefined, limit: number) {
-  return deps.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${PURGE_LOCK_NAMESPACE}, hashtext(${request.provider}))`);
+  return deps.db.transaction(async (transaction) => {
+    const tx = drizzleExecutor(transaction);
+    await tx.executeSql('select pg_advisory_xact_lock($1, hashtext($2))', [PURGE_LOCK_NAMESPACE, request.provider]);
     const rows = await lockExpiredBatch(tx, request.provider, status, request.cutoff, from, limit);
     const byFile = new Map<string, ArchivedEvent[]>();
     for (const row of rows) {
-      const file = archiveFilePath(request.archiveDir, request.provider, row.receivedAt);
+      const file = archiveFilePath(request.archiveDir, request.provider, row.received_at);
       byFile.set(file, [...(byFile.get(file) ?? []), toArchived(row)]);
     }
     for (const [file, events] of byFile) await deps.archive.append(file, events);
@@ -195,9 +129,9 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
   const limit = request.batchSize ?? 500;
   const result: PurgeResult = { provider: request.provider, cutoff: request.cutoff, statuses, dryRun: request.dryRun === true, deleted: 0, files: [], stopped: false };
   if (result.dryRun) {
-    for (const { day, rows } of await countExpiredByDay(deps.db, request.provider, statuses, request.cutoff)) {
-      result.files.push({ file: archiveFilePath(request.archiveDir, request.provider, day), rows });
-      result.deleted += rows;
+    for (const { day, events } of await countExpiredByDay(drizzleExecutor(deps.db), request.provider, statuses, request.cutoff)) {
+      result.files.push({ file: archiveFilePath(request.archiveDir, request.provider, day), rows: events });
+      result.deleted += events;
     }
     return result;
   }
@@ -214,7 +148,7 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
         for (const [file, events] of byFile) files.set(file, (files.get(file) ?? 0) + events.length);
         result.deleted += rows.length;
         if (rows.length < limit) break;
-        from = rows[rows.length - 1]!.receivedAt;
+        from = rows[rows.length - 1]!.received_at;
       }
     }
   } catch (error) {

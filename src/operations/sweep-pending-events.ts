@@ -1,7 +1,6 @@
-import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { PgBoss } from 'pg-boss';
-import type { Database, Executor } from '../db/client.ts';
-import { webhookInbox } from '../db/schema.ts';
+import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.ts';
+import { findStalePendingEvents } from '../inbox/sql/pending-events.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { type EnqueueableEvent, WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, singletonKeyFor } from '../queue/queues.ts';
 
@@ -28,34 +27,20 @@ export interface SweepResult {
 }
 
 /**
- * Oldest first, on the (status, received_at) index: an index range scan that stops after `limit`
- * entries, however large the table.
- */
-export async function selectStalePendingEvents(db: Executor, cutoff: Date, limit: number) {
-  return db
-    .select({ id: webhookInbox.id, provider: webhookInbox.provider, eventId: webhookInbox.eventId, resourceId: webhookInbox.resourceId, receivedAt: webhookInbox.receivedAt })
-    .from(webhookInbox)
-    .where(and(eq(webhookInbox.status, 'pending'), lt(webhookInbox.receivedAt, cutoff)))
-    .orderBy(asc(webhookInbox.receivedAt))
-    .limit(limit);
-}
-
-/**
  * Inbox ids among these events that still have a queued, retrying or running job (in the
  * processing queue or on its way through the dead-letter queue). Looked up by singleton key, which
  * pg-boss indexes for live jobs, so the cost follows the candidates, not the job table.
  */
-export async function selectEventsWithLiveJobs(db: Executor, events: EnqueueableEvent[]): Promise<Set<number>> {
+export async function selectEventsWithLiveJobs(db: SqlExecutor, events: EnqueueableEvent[]): Promise<Set<number>> {
   if (events.length === 0) return new Set();
-  // sql.param binds each list as one array parameter (drizzle would otherwise expand it to a tuple).
-  const keys = sql.param([...new Set(events.map(singletonKeyFor))]);
-  const queues = sql.param([WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE]);
-  const rows = await db.execute<{ inbox_id: string }>(sql`
-    select (data->>'inboxId') as inbox_id from pgboss.job
-    where name = any(${queues}::text[]) and singleton_key = any(${keys}::text[]) and state < 'active'
-    union all
-    select (data->>'inboxId') from pgboss.job
-    where name = any(${queues}::text[]) and singleton_key = any(${keys}::text[]) and state = 'active'`);
+  const { rows } = await db.executeSql<{ inbox_id: string }>(
+    `select (data->>'inboxId') as inbox_id from pgboss.job
+     where name = any($1::text[]) and singleton_key = any($2::text[]) and state < 'active'
+     union all
+     select (data->>'inboxId') from pgboss.job
+     where name = any($1::text[]) and singleton_key = any($2::text[]) and state = 'active'`,
+    [[WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE], [...new Set(events.map(singletonKeyFor))]],
+  );
   return new Set(rows.map((r) => Number(r.inbox_id)));
 }
 
@@ -67,9 +52,10 @@ export async function selectEventsWithLiveJobs(db: Executor, events: Enqueueable
  */
 export async function sweepPendingEvents(deps: SweepDeps, options: SweepOptions): Promise<SweepResult> {
   const cutoff = new Date(deps.clock().getTime() - options.olderThanSeconds * 1000);
-  const stale = await selectStalePendingEvents(deps.db, cutoff, options.limit);
-  const live = await selectEventsWithLiveJobs(deps.db, stale);
+  const db = drizzleExecutor(deps.db);
+  const stale = await findStalePendingEvents(db, cutoff, options.limit);
+  const live = await selectEventsWithLiveJobs(db, stale);
   const lost = stale.filter((event) => !live.has(event.id));
-  if (lost.length > 0) await deps.db.transaction((tx) => enqueueWebhookJobs(deps.boss, tx, lost));
+  if (lost.length > 0) await deps.db.transaction((tx) => enqueueWebhookJobs(deps.boss, drizzleExecutor(tx), lost));
   return { considered: stale.length, requeued: lost.length, oldestReceivedAt: stale[0]?.receivedAt ?? null };
 }

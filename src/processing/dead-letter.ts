@@ -1,5 +1,5 @@
-import type { Executor } from '../db/client.ts';
-import { markEventFailed } from './inbox-sql.ts';
+import type { SqlExecutor } from '../db/client.ts';
+import { markEventFailed } from '../inbox/sql/mark-events.ts';
 
 /** What pg-boss stored as the final attempt's output: our `{ error }`, or its own serialized error (expiry, shutdown). */
 export function describeFinalFailure(sourceOutput: unknown): string {
@@ -16,6 +16,6 @@ export function describeFinalFailure(sourceOutput: unknown): string {
  * status that needs a human. Idempotent (a re-delivered dead-letter job changes nothing) and
  * careful not to touch a row that is no longer pending (a replay may already have fixed it).
  */
-export async function failDeadLetteredEvent(db: Executor, inboxId: number, sourceOutput: unknown): Promise<boolean> {
+export async function failDeadLetteredEvent(db: SqlExecutor, inboxId: number, sourceOutput: unknown): Promise<boolean> {
   return markEventFailed(db, inboxId, describeFinalFailure(sourceOutput));
 }

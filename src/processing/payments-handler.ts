@@ -5,7 +5,8 @@ import type { ChargeSnapshot } from '../gateways/types.ts';
 import type { StoredEvent } from '../providers/types.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
 import type { AppliedEvent, EventHandler, InboxEvent, PreparedEvent } from './handlers.ts';
-import { readInboxEvents, selectKnownResourceEvents } from './inbox-sql.ts';
+import { drizzleExecutor } from '../db/client.ts';
+import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-events.ts';
 
 /**
  * The batch's charges' other events that have been processed or ignored, as the facts they were
@@ -17,7 +18,8 @@ function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
   const providers = new Map(batch.map(({ event }) => [event.provider.name, event.provider]));
   const batchIds = batch.map(({ event }) => event.inboxId);
   return async (tx, charges) => {
-    const rows = await selectKnownResourceEvents(tx, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), batchIds);
+    const inbox = drizzleExecutor(tx);
+    const rows = await findKnownResourceEvents(inbox, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), batchIds);
     const facts: ProviderFact[] = [];
     const unreadable: number[] = [];
     const readPayload = (row: StoredEvent & { id: number }) => {
@@ -31,7 +33,7 @@ function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
       else readPayload(row);
     }
     // A recorded fact this version cannot read (another handler's, an older shape): its payload after all.
-    for (const row of (await readInboxEvents(tx, unreadable)).values()) readPayload(row);
+    for (const row of (await findEventsByIds(inbox, unreadable)).values()) readPayload(row);
     return facts;
   };
 }

@@ -1,4 +1,4 @@
-import type { Database } from '../db/client.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
@@ -6,7 +6,9 @@ import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { BreakerOpenError } from '../refetch/errors.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import { type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
-import { type EventOutcome, type InboxEventRow, lockInboxEvents, markEventOutcomes, readInboxEvents, recordFailedAttempt } from './inbox-sql.ts';
+import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
+import { findEventsByIds } from '../inbox/sql/find-events.ts';
+import { type EventOutcome, lockEventsForProcessing, markEventOutcomes, recordFailedAttempt } from '../inbox/sql/mark-events.ts';
 
 export interface ProcessingDeps {
   db: Database;
@@ -71,7 +73,7 @@ export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly Ev
   const results: EventResult[] = new Array(jobs.length);
   let rows: Map<number, InboxEventRow>;
   try {
-    rows = await readInboxEvents(deps.db, jobs.map((job) => job.inboxId));
+    rows = await findEventsByIds(drizzleExecutor(deps.db), jobs.map((job) => job.inboxId));
   } catch (error) {
     return Promise.all(jobs.map((job) => failedAttempt(deps, job, undefined, error)));
   }
@@ -170,7 +172,9 @@ async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]):
 
 async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
   return deps.db.transaction(async (tx) => {
-    const statuses = await lockInboxEvents(tx, ready.map((item) => item.event.inboxId));
+    // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
+    const inbox = drizzleExecutor(tx);
+    const statuses = await lockEventsForProcessing(inbox, ready.map((item) => item.event.inboxId));
     const outcomes = new Map<number, SettledStatus | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
     const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
     for (const item of ready) {
@@ -185,7 +189,7 @@ async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Pr
       if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
       items.forEach((item, i) => marked.push({ id: item.event.inboxId, ...applied[i]! }));
     }
-    await markEventOutcomes(tx, marked);
+    await markEventOutcomes(inbox, marked);
     for (const { id, outcome } of marked) outcomes.set(id, outcome);
     return outcomes;
   });
@@ -202,6 +206,6 @@ async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEven
   }
   if (row) deps.metrics?.failure(row.provider, errorClassOf(error));
   // Best effort: when the database itself is what failed, this fails too and the retry still happens.
-  await recordFailedAttempt(deps.db, job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
+  await recordFailedAttempt(drizzleExecutor(deps.db), job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
   return { error };
 }

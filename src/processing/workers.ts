@@ -1,7 +1,7 @@
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/config.ts';
-import type { Database } from '../db/client.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
@@ -11,7 +11,8 @@ import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
-import { noteEventDeferred, readInboxEvents } from './inbox-sql.ts';
+import { findEventsByIds } from '../inbox/sql/find-events.ts';
+import { noteEventDeferred } from '../inbox/sql/mark-events.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
 
 export interface ProcessingOptions {
@@ -35,10 +36,10 @@ export interface ProcessingOptions {
  */
 function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
   return async (inboxId, startAfter, reason) => {
-    const row = (await readInboxEvents(db, [inboxId])).get(inboxId);
+    const row = (await findEventsByIds(drizzleExecutor(db), [inboxId])).get(inboxId);
     if (!row || row.status !== 'pending') return;
-    await db.transaction((tx) => enqueueWebhookJobs(boss, tx, [row], { startAfter }));
-    await noteEventDeferred(db, inboxId, reason);
+    await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter }));
+    await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
     logger.info({ inboxId, provider: row.provider, startAfter }, 'gateway API breaker open: event queued again for when it half-opens');
   };
 }
@@ -88,7 +89,7 @@ async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerC
   const deadLetterWork = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds: worker.pollingIntervalSeconds } as const;
   await boss.work<WebhookJobData, void, typeof deadLetterWork>(WEBHOOKS_DEAD_LETTER_QUEUE, deadLetterWork, async (jobs) => {
     for (const job of jobs) {
-      if (await failDeadLetteredEvent(db, job.data.inboxId, job.sourceOutput)) {
+      if (await failDeadLetteredEvent(drizzleExecutor(db), job.data.inboxId, job.sourceOutput)) {
         logger.error(
           { inboxId: job.data.inboxId, attempts: (job.sourceRetryCount ?? 0) + 1 },
           'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',

@@ -1,6 +1,5 @@
-import { sql } from 'drizzle-orm';
-import { type Db, fromDrizzle, type PgBoss } from 'pg-boss';
-import type { StatementRunner, Transaction } from '../db/client.ts';
+import type { PgBoss } from 'pg-boss';
+import type { SqlExecutor } from '../db/client.ts';
 import { type EnqueueableEvent, WEBHOOKS_QUEUE, webhookJob } from './queues.ts';
 
 export class JobNotCreatedError extends Error {
@@ -12,34 +11,22 @@ export class JobNotCreatedError extends Error {
 }
 
 /**
- * pg-boss's statements inside the caller's transaction. A postgres.js transaction (the ingest hot
- * path) runs them as named prepared statements: pg-boss's job insert has one text per queue, so
- * after a connection's first batch it is a single Bind/Execute round trip with no parse or plan.
- * drizzle's execute() would send it unprepared (describe, wait, execute: two round trips, planned
- * every time), which the occasional sweeper, replay or breaker re-queue can afford.
- */
-function jobDatabase(tx: Transaction | StatementRunner): Db {
-  if ('unsafe' in tx) {
-    return { executeSql: async (text, values) => ({ rows: await tx.unsafe(text, values as never[], { prepare: true }) }) };
-  }
-  return fromDrizzle(tx, sql);
-}
-
-/**
- * Inserts one processing job per event inside the caller's transaction, so the jobs exist exactly
- * when the rows (or the replay's status change) commit. Every path that (re-)queues an event goes
- * through here: receiving, the sweeper and replays. Jobs are idempotent, so queuing an event that
- * already has a job is harmless.
+ * Inserts one processing job per event inside the caller's transaction (`tx` is an executor open
+ * on it, handed to pg-boss as its `db`), so the jobs exist exactly when the rows (or the replay's
+ * status change) commit. Every path that (re-)queues an event goes through here: receiving, the
+ * sweeper and replays. Jobs are idempotent, so queuing an event that already has a job is harmless.
+ * On the ingest path `tx` is a postgres.js executor: pg-boss's job insert has one text per queue,
+ * so as a prepared statement it costs one round trip with no parse or plan.
  */
 export async function enqueueWebhookJobs(
   boss: PgBoss,
-  tx: Transaction | StatementRunner,
+  tx: SqlExecutor,
   events: EnqueueableEvent[],
   options: { startAfter?: Date } = {},
 ): Promise<void> {
   if (events.length === 0) return;
   const jobs = events.map((event) => webhookJob(event, options.startAfter));
-  const ids = await boss.insert(WEBHOOKS_QUEUE, jobs, { db: jobDatabase(tx), returnId: true });
+  const ids = await boss.insert(WEBHOOKS_QUEUE, jobs, { db: tx, returnId: true });
   // A null or short answer means pg-boss refused a job (policy, id conflict): never ack without it.
   const created = ids?.length ?? 0;
   if (created !== events.length) throw new JobNotCreatedError(events.length, created);

@@ -78,7 +78,7 @@ describe('an event nested deeper than JavaScript recursion goes', () => {
   });
 
   test("the dashboard's event page lays it out from the raw body the same way", () => {
-    const pretty = prettyPayload({ rawBody: bodyOf(10_000), payload: {} });
+    const pretty = prettyPayload({ rawBody: bodyOf(10_000), payloadJson: '{}' });
     assert.match(pretty, /^\{\n {2}"id": "evt_deep_10000",\n {2}"type": "charge.succeeded",\n {2}"data": \[\n/, 'in the order the gateway sent, indented');
     assert.ok(pretty.includes('"innermost":12345678901234567890'));
     assert.equal(descend(JSON.parse(pretty).data).depth, 10_000);

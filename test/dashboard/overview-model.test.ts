@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { activitySince, bucketStarts, summarizeProviders } from '../../src/dashboard/overview-model.ts';
 import { niceMaximum, renderBarChart } from '../../src/dashboard/views/bar-chart.ts';
-import { formatDuration, formatRatio } from '../../src/dashboard/views/format.ts';
+import { formatRatio } from '../../src/dashboard/views/format.ts';
+import { formatDuration } from '../../src/format-duration.ts';
 
 const now = new Date('2026-06-01T12:07:30Z');
 const at = (iso: string) => Date.parse(iso) / 1000;
@@ -77,7 +78,7 @@ describe('the SVG bar chart', () => {
   });
 
   test('figures read like a person wrote them', () => {
-    assert.deepEqual([0.012, 4.25, 95, 7300, 200_000].map(formatDuration), ['12 ms', '4.3 s', '1 min 35 s', '2 h 1 min', '2 d 7 h']);
+    assert.deepEqual([0.012, 0, 4.25, 75, 95, 7300, 200_000, undefined].map(formatDuration), ['12ms', '0s', '4s', '1m15s', '1m35s', '2h01m', '2d07h', '—']);
     assert.deepEqual([undefined, 0, 0.004, 0.25].map(formatRatio), ['—', '0%', '0.4%', '25%']);
   });
 });

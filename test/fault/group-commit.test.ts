@@ -5,7 +5,7 @@ import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { EventUnstorableError, StorageUnavailableError } from '../../src/errors.ts';
 import { createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { type IngestOutcome, type Ingestor, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
-import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { testWorkerConfig } from '../support/config.ts';

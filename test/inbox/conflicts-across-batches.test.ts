@@ -5,7 +5,7 @@ import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { type ConflictRecorder, createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { type IngestOutcome, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
-import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';

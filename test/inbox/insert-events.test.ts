@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import { type DatabaseHandle, connectDatabase, postgresExecutor } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
-import { type IncomingEvent, insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
+import { insertEventsIfAbsent } from '../../src/inbox/sql/insert-events-if-absent.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 let database: TestDatabase;
@@ -40,7 +41,7 @@ describe('insertEventsIfAbsent', () => {
   test('stores every batch size exactly (raw bytes, payload, columns) and returns one row per new event', async () => {
     for (const size of [1, 2, 3, 5, 8, 13, 64, 100]) {
       const events = Array.from({ length: size }, (_, i) => incoming(`evt_size_${size}_${i}`, i === 0 ? everyByte : undefined));
-      const inserted = await handle.sql.begin((tx) => insertEventsIfAbsent(tx, events.map(toEventRow)));
+      const inserted = await handle.sql.begin((tx) => insertEventsIfAbsent(postgresExecutor(tx), events.map(toEventRow)));
       assert.equal(inserted.length, size, `batch of ${size}: every event is new`);
       const rows = await database.sql<{ id: string; event_id: string; event_type: string; resource_id: string | null; payload: unknown; raw_body: Buffer; occurred_at: Date }[]>`
         select id, event_id, event_type, resource_id, payload, raw_body, occurred_at from webhook_inbox where event_id like ${`evt_size_${size}_%`}`;
@@ -59,9 +60,9 @@ describe('insertEventsIfAbsent', () => {
   });
 
   test('events already stored are absent from the answer and keep their first row', async () => {
-    const first = await handle.sql.begin((tx) => insertEventsIfAbsent(tx, [incoming('evt_again_1'), incoming('evt_again_2')].map(toEventRow)));
+    const first = await handle.sql.begin((tx) => insertEventsIfAbsent(postgresExecutor(tx), [incoming('evt_again_1'), incoming('evt_again_2')].map(toEventRow)));
     const second = await handle.sql.begin((tx) =>
-      insertEventsIfAbsent(tx, [incoming('evt_again_1', Buffer.from('changed')), incoming('evt_again_3'), incoming('evt_again_2')].map(toEventRow)),
+      insertEventsIfAbsent(postgresExecutor(tx), [incoming('evt_again_1', Buffer.from('changed')), incoming('evt_again_3'), incoming('evt_again_2')].map(toEventRow)),
     );
     assert.deepEqual(second.map((r) => r.eventId), ['evt_again_3']);
     const [row] = await database.sql<{ id: string; raw_body: Buffer }[]>`select id, raw_body from webhook_inbox where event_id = 'evt_again_1'`;

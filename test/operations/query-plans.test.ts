@@ -1,23 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import type { Database } from '../../src/db/client.ts';
-import * as schema from '../../src/db/schema.ts';
-import { countByProviderAndStatus, failedByErrorShape, lagPercentiles, oldestPendingByProvider } from '../../src/operations/inbox-stats.ts';
-import { selectReplayCandidates } from '../../src/operations/replay-events.ts';
-import { lockExpiredBatch } from '../../src/operations/retention.ts';
-import { findEvent } from '../../src/operations/show-event.ts';
-import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/conflicts-sql.ts';
-import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
-import { listStoredProviders } from '../../src/operations/stored-providers.ts';
-import { selectStalePendingEvents } from '../../src/operations/sweep-pending-events.ts';
+import type postgres from 'postgres';
+import { type SqlExecutor, postgresExecutor } from '../../src/db/client.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
+import { lockExpiredBatch } from '../../src/inbox/sql/archive-rows.ts';
+import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/conflicts.ts';
+import { countByProviderAndStatus, listStoredProviders, oldestPendingByProvider } from '../../src/inbox/sql/counts.ts';
+import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
+import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
+import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
+import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 // Plans are the planner's choice for a table of this size and shape; at a few hundred rows it
 // would rightly scan. 60,000 rows over 60 days, mostly processed, as in production.
 const ROWS = 60_000;
 let database: TestDatabase;
-let db: Database;
+let db: SqlExecutor;
 const recorded: Array<{ sql: string; params: unknown[] }> = [];
 
 before(async () => {
@@ -30,9 +29,19 @@ before(async () => {
       case when g % 500 = 0 then 'boom' end, now() - interval '60 days' * (g::float8 / ${ROWS})
     from generate_series(1, ${ROWS}) g`);
   await database.sql`analyze webhook_inbox`;
-  // The operations' own queries, exactly as they send them, captured through drizzle's logger.
-  db = drizzle(database.sql, { schema, logger: { logQuery: (sql, params) => recorded.push({ sql, params }) } }) as unknown as Database;
+  db = recording(database.sql);
 });
+
+/** The inbox's statements, exactly as they send them, captured on their way through the one executor interface. */
+function recording(client: Pick<postgres.ISql, 'unsafe'>): SqlExecutor {
+  const executor = postgresExecutor(client);
+  return {
+    executeSql(text, values = []) {
+      recorded.push({ sql: text, params: values });
+      return executor.executeSql(text, values);
+    },
+  };
+}
 
 after(async () => {
   await database?.drop();
@@ -77,37 +86,38 @@ const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
 
 describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 rows)', () => {
   test('the sweeper: pending and older than 5 minutes, oldest first', async () => {
-    assertIndexOnly(await inboxPlanOf(() => selectStalePendingEvents(db, new Date(Date.now() - 300_000), 500)), 'webhook_inbox_status_received_at_idx');
+    assertIndexOnly(await inboxPlanOf(() => findStalePendingEvents(db, new Date(Date.now() - 300_000), 500)), 'webhook_inbox_status_received_at_idx');
   });
 
   test('a retention batch: one provider, one status, before the cut-off', async () => {
-    const work = () => db.transaction(async (tx) => {
-      await lockExpiredBatch(tx, 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
+    const work = () => database.sql.begin(async (tx) => {
+      await lockExpiredBatch(recording(tx), 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
       throw new Rollback();
     });
     assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
   });
 
-  test('stats: window counts, oldest pending, failed errors, lag sample', async () => {
+  test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {
     const filter = { since: hoursAgo(24) };
     for (const work of [
       () => countByProviderAndStatus(db, filter),
-      () => oldestPendingByProvider(db, filter),
-      () => failedByErrorShape(db, filter),
-      () => lagPercentiles(db, filter, 10_000),
+      () => oldestPendingByProvider(db, {}),
+      () => countFailedByErrorShape(db, {}),
+      () => sampleSettledLag(db, filter, 10_000),
+      () => settledLagByProvider(db, new Date()),
     ]) {
       assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
     }
   });
 
   test('replay candidates: one provider, failed', async () => {
-    assertIndexOnly(await inboxPlanOf(() => selectReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
+    assertIndexOnly(await inboxPlanOf(() => findReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
   });
 
   test("ingest: a batch's duplicates are compared with their stored events by lookups on the unique index", async () => {
     // The statement as group commit sends it, captured from the runner it is given.
     const sent: Array<{ text: string; params: unknown[] }> = [];
-    const runner = { unsafe: (text: string, params: unknown[]) => (sent.push({ text, params }), Promise.resolve([])) } as never;
+    const runner: SqlExecutor = { executeSql: async (text, params = []) => (sent.push({ text, params }), { rows: [] as never[] }) };
     const duplicates = Array.from({ length: 32 }, (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent);
     await selectStoredEventsOfOtherFingerprint(runner, duplicates);
     const [row] = await database.sql.unsafe(`explain (format json) ${sent[0]!.text}`, sent[0]!.params as never[]);
@@ -115,8 +125,9 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     assertIndexOnly(touched, 'webhook_inbox_provider_event_id_key');
   });
 
-  test('show: one event by its natural key; the provider list hops along an index', async () => {
-    assertIndexOnly(await inboxPlanOf(() => findEvent(db, 'stripe', 'evt_3000').catch(() => undefined)), 'webhook_inbox_provider_event_id_key');
+  test('show: one event by its natural key or its id; the provider list hops along an index', async () => {
+    assertIndexOnly(await inboxPlanOf(() => findEventByKey(db, 'stripe', 'evt_3000')), 'webhook_inbox_provider_event_id_key');
+    assertIndexOnly(await inboxPlanOf(() => findEventById(db, 3000)), 'webhook_inbox_pkey');
     const hops = await inboxPlanOf(() => listStoredProviders(db));
     assert.deepEqual(hops.filter((n) => n['Node Type'] === 'Seq Scan'), []);
     assert.deepEqual(await listStoredProviders(db), ['asaas', 'pagarme', 'stripe']);

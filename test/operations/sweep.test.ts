@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PgBoss } from 'pg-boss';
+import { drizzleExecutor } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SWEEP_QUEUE, ensureOperationsQueues, startOperationsCron } from '../../src/operations/cron.ts';
 import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
@@ -34,7 +35,7 @@ describe('sweepPendingEvents', () => {
       { eventId: 'sw1_done', status: 'processed', receivedAt: minutesAgo(60) },
       { eventId: 'sw1_has_job', resourceId: 'ch_shared', status: 'pending', receivedAt: minutesAgo(10) },
     ]);
-    await h.handle.db.transaction((tx) => enqueueWebhookJobs(h.boss, tx, [{ id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared' }]));
+    await h.handle.db.transaction((tx) => enqueueWebhookJobs(h.boss, drizzleExecutor(tx), [{ id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared' }]));
 
     const result = await sweep();
     assert.equal(result.considered, 2, 'the two pending rows older than 5 minutes');

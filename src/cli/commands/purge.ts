@@ -44,15 +44,16 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
   const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   const archiveOption = flags.archive === undefined ? undefined : requiredText(flags.archive, '--archive');
-  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { requireKnownProvider }] = await Promise.all([
+  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { drizzleExecutor }, { requireKnownProvider }] = await Promise.all([
     import('../../operations/archive.ts'),
     import('../../operations/retention.ts'),
-    import('../../operations/stored-providers.ts'),
+    import('../../inbox/sql/counts.ts'),
+    import('../../db/client.ts'),
     import('../known-provider.ts'),
   ]);
   const results = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
-    const providers = provider === undefined ? await listStoredProviders(handle.db) : [provider];
+    const providers = provider === undefined ? await listStoredProviders(drizzleExecutor(handle.db)) : [provider];
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
     for (const name of providers) {
       for (const warning of checkPurgeCutoff(name, cutoff, context.now, config.providers, flags.force === true)) context.notice(`warning: ${warning}`);

@@ -1,10 +1,11 @@
 import type { CAC } from 'cac';
-import type { ConflictDetails } from '../../operations/conflicts.ts';
+import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
-import { formatDuration, toJson } from '../output.ts';
+import { formatDuration } from '../../format-duration.ts';
+import { toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 

@@ -3,7 +3,8 @@ import type { InboxStatus } from '../../db/schema.ts';
 import type { InboxStats, LagPercentiles } from '../../operations/inbox-stats.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
-import { formatDuration, formatPercent, formatSeconds, table, toJson } from '../output.ts';
+import { formatDuration } from '../../format-duration.ts';
+import { formatPercent, formatSeconds, table, toJson } from '../output.ts';
 import { parseDuration, parseInstant, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';
 
@@ -21,7 +22,7 @@ function firstLine(text: string): string {
 }
 
 function lagLine(label: string, lag: LagPercentiles | null): string {
-  if (!lag) return `  ${label}: no processed events in the window`;
+  if (!lag) return `  ${label}: no settled events in the window`;
   return `  ${label}: p50 ${formatSeconds(lag.p50)}  p95 ${formatSeconds(lag.p95)}  p99 ${formatSeconds(lag.p99)}  max ${formatSeconds(lag.max)}`;
 }
 
@@ -61,9 +62,9 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
     lines.push(`          e.g. inbox id ${e.example.id} (${e.provider} ${e.example.eventId}): ${firstLine(e.example.error ?? '(no error recorded)')}`);
   }
   lines.push(...conflictLines(stats));
-  lines.push(`Lag over the latest ${stats.lag.sampleSize} processed events in the window (seconds):`);
+  lines.push(`Lag over the latest ${stats.lag.sampleSize} settled (processed or ignored) events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
-  lines.push(lagLine('processing (processed − received)', stats.lag.processing));
+  lines.push(lagLine('processing (settled − received)', stats.lag.processing));
   lines.push('');
   lines.push(alerts.length === 0 ? 'OK: nothing failed, nothing pending too long.' : alerts.map((a) => `ALERT: ${a}`).join('\n'));
   return lines;

@@ -1,10 +1,10 @@
 import { html } from 'hono/html';
+import type { StatusCounts } from '../../inbox/sql/counts.ts';
 import { formatClock, formatCount } from './format.ts';
 
 /** The statuses a bar stacks, bottom to top: the healthy mass first, the alarming sliver on top. */
 export const chartStatuses = ['processed', 'ignored', 'pending', 'failed'] as const;
 export type ChartStatus = (typeof chartStatuses)[number];
-export type StatusCounts = Record<ChartStatus, number>;
 
 export interface ChartBucket {
   start: Date;

@@ -1,14 +1,17 @@
 import { html } from 'hono/html';
 import { formatJsonText } from '../../format/json-text.ts';
-import type { ConflictDetails } from '../../operations/conflicts.ts';
-import type { InboxEventDetail, PaymentTransition, ResourceEvent } from '../sql/event-detail.ts';
-import { formatDuration, formatTime } from './format.ts';
+import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
+import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
+import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
+import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
+import { formatDuration } from '../../format-duration.ts';
+import { formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
 export interface EventPage {
   event: InboxEventDetail;
   payment: { id: number; row: Record<string, unknown> } | undefined;
-  transitions: PaymentTransition[];
+  transitions: PaymentHistoryEntry[];
   resourceEvents: ResourceEvent[];
   /** Later deliveries with this event's id that said something else (kept, not processed). */
   conflicts: ConflictDetails[];
@@ -73,7 +76,7 @@ function conflictsSection(page: EventPage) {
   const rows = page.conflicts.map(
     (c) => html`<tr data-conflict-id="${c.id}"><td class="time">${formatTime(c.receivedAt)}</td>
 <td><table class="compact"><tbody>${c.differences.map((d) => html`<tr><th>${d.field}</th><td><code>${shown(d.stored)}</code> → <code>${shown(d.received)}</code></td></tr>`)}</tbody></table></td>
-<td><details><summary>${c.rawBody.length} bytes</summary><pre>${prettyPayload({ rawBody: c.rawBody, payload: null })}</pre></details></td></tr>`,
+<td><details><summary>${c.rawBody.length} bytes</summary><pre>${prettyPayload({ rawBody: c.rawBody, payloadJson: null })}</pre></details></td></tr>`,
   );
   return html`<h2 id="conflicts">Conflicting duplicates (${page.conflicts.length})</h2>
 <p class="muted">Deliveries with this event's id that said something else. Each got 200 and was not processed: the event above is the one the inbox applied.</p>
@@ -85,12 +88,12 @@ function conflictsSection(page: EventPage) {
  * sender's order (jsonb reorders them), numbers their digits (a 64-bit id is not rounded) and any
  * nesting depth shows. A body that is not JSON (a form-encoded postback) shows verbatim.
  */
-export function prettyPayload(event: Pick<InboxEventDetail, 'rawBody' | 'payload'>): string {
+export function prettyPayload(event: { rawBody: Buffer; payloadJson: string | null }): string {
   const text = Buffer.from(event.rawBody).toString('utf8');
   try {
     return formatJsonText(text, { indent: 2 });
   } catch {
-    return text.length > 0 ? text : JSON.stringify(event.payload, null, 2);
+    return text.length > 0 ? text : formatJsonText(event.payloadJson ?? 'null', { indent: 2 });
   }
 }
 

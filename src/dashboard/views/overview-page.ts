@@ -1,16 +1,17 @@
 import { html } from 'hono/html';
 import type { ProviderSummary, WindowSummary } from '../overview-model.ts';
 import { DAY_BUCKET_SECONDS, HOUR_BUCKET_SECONDS } from '../overview-model.ts';
-import type { FailedEvent } from '../sql/failed-events.ts';
-import type { LagPercentiles } from '../sql/processing-lag.ts';
+import type { FailedEvent } from '../../inbox/sql/failed-events.ts';
+import type { LagInWindow } from '../../inbox/sql/lag.ts';
 import { renderBarChart } from './bar-chart.ts';
-import { formatClock, formatCount, formatDuration, formatRatio, formatTime } from './format.ts';
+import { formatDuration } from '../../format-duration.ts';
+import { formatClock, formatCount, formatRatio, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, legend, renderLayout } from './layout.ts';
 
 /** Oldest pending past this is what the alert rule calls stuck. */
 const STUCK_PENDING_SECONDS = 600;
 
-function windowRow(label: string, window: WindowSummary, lag: LagPercentiles) {
+function windowRow(label: string, window: WindowSummary, lag: LagInWindow) {
   const c = window.counts;
   return html`<tr><th>${label}</th><td class="num">${formatCount(window.received)}</td><td class="num">${formatCount(c.processed)}</td><td class="num">${formatCount(c.ignored)}</td><td class="num">${formatRatio(window.ignoredRatio)}</td><td class="num">${formatCount(c.failed)}</td><td class="num">${formatCount(c.pending)}</td><td class="num">${formatDuration(lag.p50Seconds)}</td><td class="num">${formatDuration(lag.p99Seconds)}</td></tr>`;
 }

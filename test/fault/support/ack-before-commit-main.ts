@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../../src/runtime/load-config.ts';
 import type { Ingestor } from '../../../src/inbox/group-commit.ts';
-import type { IncomingEvent } from '../../../src/inbox/insert-events.ts';
+import type { IncomingEvent } from '../../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { startService } from '../../../src/service.ts';
 

@@ -1,34 +1,5 @@
-import type { StatementRunner } from '../db/client.ts';
-import type { NormalizedEvent } from '../providers/types.ts';
-
-export interface IncomingEvent {
-  provider: string;
-  event: NormalizedEvent;
-  rawBody: Buffer;
-  /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
-  fingerprint: string;
-}
-
-/**
- * One event as the INSERT's parameters, each in its column's text form. Built when the delivery
- * arrives, outside the transaction it will share: a payload that cannot become a parameter fails
- * that delivery alone, never the batch.
- */
-export interface EventRow {
-  provider: string;
-  eventId: string;
-  eventType: string;
-  resourceId: string | null;
-  /** The payload as jsonb can hold it (see toJsonbText in event-row.ts). */
-  payloadJson: string;
-  /** Whether payloadJson says something other than the body (webhook_inbox.payload_lossy). */
-  payloadLossy: boolean;
-  rawBody: Buffer;
-  /** ISO 8601 with a four-digit year (the gate keeps occurredAt within years 1–9999). */
-  occurredAt: string;
-  /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
-  fingerprint: string;
-}
+import type { SqlExecutor } from '../../db/client.ts';
+import type { EventRow } from '../event-row.ts';
 
 export interface InsertedEvent {
   id: number;
@@ -43,7 +14,7 @@ const COLUMNS_PER_ROW = 9;
  * The statement for batches of up to `rows` events. Its text depends only on `rows`, a power of
  * two, so a connection prepares at most a handful of them once and then each batch is a single
  * Bind/Execute round trip with no parse or plan. Drizzle's builder sent a new text for every batch
- * size, unprepared: describe, wait, execute (two round trips) and a fresh plan every time.
+ * size, unprepared (so `tx` must be a postgresExecutor: db/client.ts): describe, wait, execute (two round trips) and a fresh plan every time.
  *
  * Why VALUES and not one JSON parameter (`json_to_recordset`): measured per row on PostgreSQL
  * 17, prepared VALUES costs the backend ~40–55 µs of CPU, json/jsonb_to_recordset ~100–145 µs
@@ -88,7 +59,7 @@ interface ReturnedRow {
  * deliveries of one event can never both be "new". The rows arrive serialised (toEventRow), so
  * nothing here can throw for what an event contains before the statement is sent.
  */
-export async function insertEventsIfAbsent(tx: StatementRunner, events: readonly EventRow[]): Promise<InsertedEvent[]> {
+export async function insertEventsIfAbsent(tx: SqlExecutor, events: readonly EventRow[]): Promise<InsertedEvent[]> {
   if (events.length === 0) return [];
   const rows = 2 ** Math.ceil(Math.log2(events.length));
   const parameters: (string | Buffer | boolean | null)[] = [];
@@ -96,9 +67,7 @@ export async function insertEventsIfAbsent(tx: StatementRunner, events: readonly
     parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint);
   }
   while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
-  const inserted = await tx.unsafe<ReturnedRow[]>(statementFor(rows), parameters, { prepare: true });
+  const { rows: inserted } = await tx.executeSql<ReturnedRow>(statementFor(rows), parameters);
   // bigserial ids come back as text (postgres.js leaves int8 as a string); they stay below 2^53.
   return inserted.map((row) => ({ id: Number(row.id), provider: row.provider, eventId: row.event_id, resourceId: row.resource_id }));
 }
-
-export const eventKey = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import type { Values } from './statement.ts';
 
 /**
  * What makes two failures "the same error": the message with what differs per event replaced by
@@ -18,7 +18,7 @@ export const errorShapeRules: ReadonlyArray<{ what: string; pattern: string; pla
   { what: 'numbers (numeric ids, statuses, counts)', pattern: '\\m\\d+(\\.\\d+)?\\M', placeholder: '<n>' },
 ];
 
-/** The shape of an error text, as SQL over `text`: the rules above as nested regexp_replace, patterns bound as parameters. */
-export function errorShapeSql(text: SQL): SQL {
-  return errorShapeRules.reduce<SQL>((inner, rule) => sql`regexp_replace(${inner}, ${rule.pattern}, ${rule.placeholder}, 'g')`, text);
+/** The shape of an error text, as SQL over the expression `text`: the rules above as nested regexp_replace, patterns bound as values. */
+export function errorShapeSql(text: string, values: Values): string {
+  return errorShapeRules.reduce((inner, rule) => `regexp_replace(${inner}, ${values.add(rule.pattern)}, ${values.add(rule.placeholder)}, 'g')`, text);
 }

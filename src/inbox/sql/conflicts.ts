@@ -1,7 +1,8 @@
-import type { StatementRunner } from '../db/client.ts';
-import type { StoredEvent } from '../providers/types.ts';
-import type { MeaningDifference } from './event-fingerprint.ts';
-import type { IncomingEvent } from './insert-events.ts';
+import type { SqlExecutor } from '../../db/client.ts';
+import type { StoredEvent } from '../../providers/types.ts';
+import type { MeaningDifference } from '../event-fingerprint.ts';
+import type { IncomingEvent } from '../incoming-event.ts';
+import { Values, dateOf, epochMs, where } from './statement.ts';
 
 /** A stored event whose fingerprint is not the one a duplicate delivery of it carries. */
 export interface StoredEventOfOtherFingerprint extends StoredEvent {
@@ -36,12 +37,12 @@ const SELECT_OTHER_FINGERPRINTS = `
  * insert just wrote and the ones a concurrent transaction committed while the insert waited on
  * them (ON CONFLICT waits for that transaction to end before it decides).
  */
-export async function selectStoredEventsOfOtherFingerprint(tx: StatementRunner, duplicates: readonly IncomingEvent[]): Promise<StoredEventOfOtherFingerprint[]> {
-  const rows = await tx.unsafe<OtherFingerprintRow[]>(
-    SELECT_OTHER_FINGERPRINTS,
-    [duplicates.map((d) => d.provider), duplicates.map((d) => d.event.eventId), duplicates.map((d) => d.fingerprint)],
-    { prepare: true },
-  );
+export async function selectStoredEventsOfOtherFingerprint(tx: SqlExecutor, duplicates: readonly IncomingEvent[]): Promise<StoredEventOfOtherFingerprint[]> {
+  const { rows } = await tx.executeSql<OtherFingerprintRow>(SELECT_OTHER_FINGERPRINTS, [
+    duplicates.map((d) => d.provider),
+    duplicates.map((d) => d.event.eventId),
+    duplicates.map((d) => d.fingerprint),
+  ]);
   return rows.map((row) => ({
     delivery: row.delivery,
     inboxId: Number(row.inbox_id),
@@ -66,17 +67,60 @@ export interface ConflictToRecord {
  * One statement for all of a batch's conflicts. Provider and event id are copied from the stored
  * row, so nothing but the differences (sanitised) and the base64 bytes travel inside the JSON.
  */
-export async function insertConflicts(tx: StatementRunner, conflicts: readonly ConflictToRecord[]): Promise<void> {
+export async function insertConflicts(tx: SqlExecutor, conflicts: readonly ConflictToRecord[]): Promise<void> {
   if (conflicts.length === 0) return;
   const rows = JSON.stringify(
     conflicts.map((c) => ({ inbox_id: c.inboxId, fingerprint: c.fingerprint, differences: c.differences, raw_body: c.rawBody.toString('base64') })),
   );
-  await tx.unsafe(
+  await tx.executeSql(
     `insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body)
      select s.id, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
      from jsonb_to_recordset($1::text::jsonb) as r(inbox_id bigint, fingerprint text, differences jsonb, raw_body text)
      join webhook_inbox s on s.id = r.inbox_id`,
     [rows],
-    { prepare: true },
   );
+}
+
+/** A duplicate delivery of a stored event that said something else (see webhook_inbox_conflicts). */
+export interface ConflictDetails {
+  id: number;
+  receivedAt: Date;
+  differences: MeaningDifference[];
+  /** The bytes that delivery carried, exactly. */
+  rawBody: Buffer;
+}
+
+/** The conflicts of one stored event, oldest first, on the inbox_id index. */
+export async function findConflictsOfEvent(db: SqlExecutor, inboxId: number): Promise<ConflictDetails[]> {
+  const { rows } = await db.executeSql<{ id: number; received_at_ms: number; differences: MeaningDifference[]; raw_body: Buffer }>(
+    `select id::float8 as id, ${epochMs('received_at')} as received_at_ms, differences, raw_body
+     from webhook_inbox_conflicts where inbox_id = $1 order by webhook_inbox_conflicts.id`,
+    [inboxId],
+  );
+  return rows.map((row) => ({ id: row.id, receivedAt: dateOf(row.received_at_ms), differences: row.differences, rawBody: Buffer.from(row.raw_body) }));
+}
+
+export interface ConflictCount {
+  provider: string;
+  count: number;
+  /** The most recent one's event: what to `inboxctl show` first. */
+  latestEventId: string;
+}
+
+/** Conflicts received since `since` (all time when undefined) per provider, on the received_at index. */
+export async function countConflictsByProvider(db: SqlExecutor, filter: { provider?: string; since?: Date }): Promise<ConflictCount[]> {
+  const values = new Values();
+  const { rows } = await db.executeSql<ConflictCount>(
+    `select provider, count(*)::int as count,
+            (array_agg(event_id order by received_at desc, id desc))[1] as "latestEventId"
+     from webhook_inbox_conflicts
+     ${where([
+       filter.since ? `received_at >= ${values.add(filter.since.toISOString())}::timestamptz` : undefined,
+       filter.provider ? `provider = ${values.add(filter.provider)}` : undefined,
+     ])}
+     group by provider
+     order by count(*) desc, provider asc`,
+    values.list,
+  );
+  return rows;
 }

@@ -1,0 +1,126 @@
+import type { SqlExecutor } from '../../db/client.ts';
+import type { InboxStatus } from '../../db/schema.ts';
+import { Values, isoMicros, where } from './statement.ts';
+
+/**
+ * An inbox row with everything that is not exact in JSON as text: what an archive line carries
+ * (operations/archive.ts). Timestamps keep PostgreSQL's microseconds, the payload is the jsonb as
+ * PostgreSQL renders it, the raw body is base64.
+ */
+export interface ExactInboxRow {
+  id: number;
+  provider: string;
+  event_id: string;
+  event_type: string;
+  resource_id: string | null;
+  status: InboxStatus;
+  attempts: number;
+  last_error: string | null;
+  occurred_at: string;
+  received_at: string;
+  processed_at: string | null;
+  payload_json: string;
+  /** Absent in archives written before the column existed: false. */
+  payload_lossy?: boolean;
+  raw_body_base64: string;
+  /** Absent in older archives. */
+  fact_json?: string | null;
+  /** Absent in older archives. */
+  fingerprint?: string | null;
+}
+
+const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
+  ${isoMicros('occurred_at')} as occurred_at, ${isoMicros('received_at')} as received_at, ${isoMicros('processed_at')} as processed_at,
+  payload::text as payload_json, payload_lossy, raw_body, fact::text as fact_json, fingerprint`;
+
+/**
+ * The next batch of one provider's rows in one status received before `cutoff`, oldest first, on
+ * the (status, received_at) index; `from` (the last batch's newest received_at, microseconds) lets
+ * the scan start where the previous batch ended instead of walking the index entries of rows just
+ * deleted. Locked rows (a replay in flight) are skipped.
+ */
+export async function lockExpiredBatch(tx: SqlExecutor, provider: string, status: InboxStatus, cutoff: Date, from: string | undefined, limit: number): Promise<ExactInboxRow[]> {
+  const values = new Values();
+  const { rows } = await tx.executeSql<Omit<ExactInboxRow, 'raw_body_base64'> & { raw_body: Buffer }>(
+    `select ${EXACT_COLUMNS} from webhook_inbox
+     ${where([
+       `status = ${values.add(status)}`,
+       `received_at < ${values.add(cutoff.toISOString())}::timestamptz`,
+       from ? `received_at >= ${values.add(from)}::timestamptz` : undefined,
+       `provider = ${values.add(provider)}`,
+     ])}
+     order by webhook_inbox.received_at, webhook_inbox.id
+     limit ${values.add(limit)}
+     for update skip locked`,
+    values.list,
+  );
+  return rows.map(({ raw_body, ...row }) => ({ ...row, raw_body_base64: Buffer.from(raw_body).toString('base64') }));
+}
+
+export async function deleteEvents(tx: SqlExecutor, ids: readonly number[]): Promise<void> {
+  await tx.executeSql('delete from webhook_inbox where id = any($1::bigint[])', [[...ids]]);
+}
+
+/** Per UTC day of receipt, how many of one provider's rows in these statuses were received before `cutoff`. */
+export async function countExpiredByDay(db: SqlExecutor, provider: string, statuses: readonly InboxStatus[], cutoff: Date): Promise<Array<{ day: string; events: number }>> {
+  const { rows } = await db.executeSql<{ day: string; events: number }>(
+    `select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int as events
+     from webhook_inbox
+     where status = any($1::text[]) and received_at < $2::timestamptz and provider = $3
+     group by 1 order by 1`,
+    [[...statuses], cutoff.toISOString(), provider],
+  );
+  return rows;
+}
+
+const COLUMNS_PER_ROW = 16;
+
+/** One multi-row INSERT … ON CONFLICT DO NOTHING: any unique key (id, or provider + event id) that exists wins. Answers how many were inserted. */
+export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly ExactInboxRow[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const values: unknown[] = [];
+  const tuples = events.map((e, row) => {
+    values.push(
+      e.id, e.provider, e.event_id, e.event_type, e.resource_id, e.status, e.attempts, e.last_error,
+      e.occurred_at, e.received_at, e.processed_at, e.payload_json, e.payload_lossy ?? false,
+      Buffer.from(e.raw_body_base64, 'base64'), e.fact_json ?? null, e.fingerprint ?? null,
+    );
+    const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
+    return `(${$(1)}::bigint, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}::smallint, ${$(8)}, ${$(9)}::timestamptz, ${$(10)}::timestamptz,
+      ${$(11)}::timestamptz, ${$(12)}::text::jsonb, ${$(13)}::boolean, ${$(14)}::bytea, ${$(15)}::text::jsonb, ${$(16)})`;
+  });
+  const { rows } = await db.executeSql(
+    `insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
+       processed_at, payload, payload_lossy, raw_body, fact, fingerprint)
+     values ${tuples.join(', ')}
+     on conflict do nothing
+     returning id`,
+    values,
+  );
+  return rows.length;
+}
+
+/** How many of these events the inbox already has (by id, or by provider + event id: one provider per call). */
+export async function countExistingEvents(db: SqlExecutor, events: readonly ExactInboxRow[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const { rows } = await db.executeSql<{ id: number; provider: string; event_id: string }>(
+    `select id::float8 as id, provider, event_id from webhook_inbox where id = any($1::bigint[])
+     union all
+     select id::float8 as id, provider, event_id from webhook_inbox where provider = $2 and event_id = any($3::text[])`,
+    [events.map((e) => e.id), events[0]!.provider, events.map((e) => e.event_id)],
+  );
+  const present = new Set(rows.map((r) => `${r.provider}\u0000${r.event_id}`));
+  const presentIds = new Set(rows.map((r) => r.id));
+  return events.filter((e) => presentIds.has(e.id) || present.has(`${e.provider}\u0000${e.event_id}`)).length;
+}
+
+/**
+ * Restored ids are the originals; if the archive is restored into a database whose id sequence
+ * is behind them (a fresh one), the sequence is moved past them so new deliveries cannot collide.
+ */
+export async function advanceIdSequencePast(db: SqlExecutor): Promise<void> {
+  await db.executeSql(`
+    select setval(pg_get_serial_sequence('webhook_inbox', 'id'), max_id)
+    from (select max(id) as max_id from webhook_inbox) m
+    where max_id > (select last_value from webhook_inbox_id_seq)`);
+}

@@ -1,0 +1,70 @@
+import type { SqlExecutor } from '../../db/client.ts';
+import { errorShapeSql } from './error-shape.ts';
+import { Values, dateOf, epochMs, where } from './statement.ts';
+
+export interface ErrorShapeCount {
+  provider: string;
+  /** The error with what differs per event replaced (error-shape.ts), at most 300 characters. */
+  shape: string;
+  n: number;
+  /** The group's newest failed event. */
+  example: { id: number; eventId: string; error: string | null };
+}
+
+/**
+ * Failed rows by provider and error shape, all time, most common first, each group with its
+ * newest row as the example: the failed rows come off the (status, received_at) index, each
+ * group's example by primary key.
+ */
+export async function countFailedByErrorShape(db: SqlExecutor, filter: { provider?: string }): Promise<ErrorShapeCount[]> {
+  const values = new Values();
+  const shape = `left(${errorShapeSql(`coalesce(last_error, '(no error recorded)')`, values)}, 300)`;
+  const { rows } = await db.executeSql<{ provider: string; shape: string; n: number; id: number; event_id: string; last_error: string | null }>(
+    `with failed as (
+       select id, provider, ${shape} as shape
+       from webhook_inbox
+       ${where([`status = 'failed'`, filter.provider ? `provider = ${values.add(filter.provider)}` : undefined])}
+     ), shapes as (
+       select provider, shape, count(*)::int as n, max(id) as example_id from failed group by provider, shape
+     )
+     select s.provider, s.shape, s.n, w.id::float8 as id, w.event_id, w.last_error
+     from shapes s join webhook_inbox w on w.id = s.example_id
+     order by s.n desc, s.provider, s.shape`,
+    values.list,
+  );
+  return rows.map((r) => ({ provider: r.provider, shape: r.shape, n: r.n, example: { id: r.id, eventId: r.event_id, error: r.last_error } }));
+}
+
+export interface FailedEvent {
+  id: number;
+  provider: string;
+  eventId: string;
+  eventType: string;
+  resourceId: string | null;
+  attempts: number;
+  lastError: string | null;
+  receivedAt: Date;
+}
+
+/** The newest failed rows first: a backward walk of the (status, received_at) index. */
+export async function findFailedEvents(db: SqlExecutor, options: { provider?: string; limit: number }): Promise<FailedEvent[]> {
+  const values = new Values();
+  const { rows } = await db.executeSql<{ id: number; provider: string; event_id: string; event_type: string; resource_id: string | null; attempts: number; last_error: string | null; received_at_ms: number }>(
+    `select id::float8 as id, provider, event_id, event_type, resource_id, attempts, last_error, ${epochMs('received_at')} as received_at_ms
+     from webhook_inbox
+     ${where([`status = 'failed'`, options.provider ? `provider = ${values.add(options.provider)}` : undefined])}
+     order by received_at desc
+     limit ${values.add(options.limit)}`,
+    values.list,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    provider: r.provider,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    resourceId: r.resource_id,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    receivedAt: dateOf(r.received_at_ms),
+  }));
+}
