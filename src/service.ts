@@ -9,7 +9,7 @@ import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } 
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { createAllowedHosts } from './web/allowed-hosts.ts';
-import { GaugeRefresher } from './observability/gauge-refresher.ts';
+import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';

@@ -8,7 +8,7 @@ export interface MetricsRouteDeps {
 
 /**
  * GET /metrics in the Prometheus text format. Reads memory only: the database-derived gauges are
- * refreshed on their own timer (observability/gauge-refresher.ts), never per scrape.
+ * refreshed on their own timer (operations/gauge-refresher.ts), never per scrape.
  */
 export function createMetricsRoute(deps: MetricsRouteDeps): Hono<AppEnv> {
   const route = new Hono<AppEnv>();

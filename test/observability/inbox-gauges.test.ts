@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import * as schema from '../../src/db/schema.ts';
 import { createMetricsRoute } from '../../src/http/metrics-route.ts';
 import { createLogger } from '../../src/logger.ts';
-import { GaugeRefresher, type QueueCounts } from '../../src/observability/gauge-refresher.ts';
+import { GaugeRefresher, type QueueCounts } from '../../src/operations/gauge-refresher.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -3,7 +3,7 @@ import { type Database, drizzleExecutor } from '../db/client.ts';
 import { inboxStatuses } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
-import type { DatabaseGauges } from './metrics.ts';
+import type { DatabaseGauges } from '../observability/metrics.ts';
 
 /** The part of pg-boss the refresher reads: its cached per-queue counts. */
 export interface QueueCounts {
