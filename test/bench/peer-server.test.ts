@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BENCH_SECRET, type Started, startPeer } from '../../bench/support/services.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 
 // The bench compares the inbox with this peer; these check that the peer really is the design it

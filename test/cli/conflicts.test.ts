@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 

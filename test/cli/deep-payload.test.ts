@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prettyPayload } from '../../src/dashboard/views/event-page.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { daysAgo, insertInboxRows } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 

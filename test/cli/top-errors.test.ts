@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { PaymentNotYetKnown } from '../../src/domain/payments/errors.ts';
 import { describeError } from '../../src/errors.ts';
 import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from '../../src/refetch/errors.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 

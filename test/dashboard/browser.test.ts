@@ -15,9 +15,9 @@ import { createHandlerRegistry, type EventHandler } from '../../src/processing/h
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 // REBOUND resolves to the service's own address, as an attacker's name does after DNS rebinding.

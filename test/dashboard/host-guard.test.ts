@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { requestWithHost } from '../support/host-request.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
 
 const SECRET = 'whsec_host_guard_test_secret';

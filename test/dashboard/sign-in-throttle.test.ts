@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from '../../src/dashboard/sign-in-throttle.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { requestWithHost } from '../support/host-request.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 
 const ADMIN_TOKEN = 'throttle-admin-token-0123456789ab';
 const start = new Date('2026-06-01T12:00:00Z');

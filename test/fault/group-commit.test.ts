@@ -9,7 +9,7 @@ import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { testWorkerConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { countJobs } from './support/inbox-state.ts';
 
 let database: TestDatabase;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
 import { freePort } from './support/private-cluster.ts';
 import { type RawOutcome, rawRequest } from './support/raw-http.ts';

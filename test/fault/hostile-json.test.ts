@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe, stripeSignatureOfBytes } from '../support/stripe.ts';
 import { INVALID_BYTE, bodyBytes, expectedPayload, nestedFragment, valueFragment } from './support/hostile-json.ts';
 import { freePort } from './support/private-cluster.ts';

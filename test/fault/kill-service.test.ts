@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { waitFor } from '../support/wait.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { startFastSupervisor } from './support/fast-supervisor.ts';
 import { checkHistory, summarize } from './support/history.ts';
 import { countJobs, countUnfinished, readEffects, readStoredState } from './support/inbox-state.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { waitFor } from '../support/wait.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { distinctChargeEvents } from './support/deliveries.ts';
 import { deliverAll } from './support/gateway.ts';
 import { DeliveryHistory, checkHistory, summarize } from './support/history.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import postgres from 'postgres';
 import { connectDatabase } from '../../src/db/client.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { distinctChargeEvents } from './support/deliveries.ts';
 import { deliverAll } from './support/gateway.ts';
 import { type Attempt, DeliveryHistory, checkHistory, summarize } from './support/history.ts';

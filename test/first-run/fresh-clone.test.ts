@@ -21,7 +21,7 @@ import { test } from 'node:test';
 import { runningCluster } from '../../src/db/embedded-address.ts';
 import { LOCATION_RECORD } from '../../src/db/embedded-location.ts';
 import { repoRoot } from '../cli/run-inboxctl.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 const isRoot = process.getuid?.() === 0;
 

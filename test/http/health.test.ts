@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { adminDatabaseUrl } from '../support/env.ts';
 import postgres from 'postgres';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 const SECRET = 'whsec_health_test';
 let database: TestDatabase;

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { runInboxctl } from '../cli/run-inboxctl.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe, stripeSignatureOfBytes } from '../support/stripe.ts';
 
 // Item 1 and 3 of issue 11, each sent among 50 valid deliveries that share its batches: the

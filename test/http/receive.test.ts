@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 
 const SECRET = 'whsec_receive_test_secret';

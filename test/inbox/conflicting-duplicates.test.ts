@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { logLineCapture } from '../support/log-lines.ts';
 import { sampleValue, scrape } from '../observability/prometheus-text.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';

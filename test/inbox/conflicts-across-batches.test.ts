@@ -10,10 +10,10 @@ import { createLogger } from '../../src/logger.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { testConfig, testWorkerConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 const SECRET = 'whsec_conflicts_across_batches';
 const HELD_LOCK = 4242;

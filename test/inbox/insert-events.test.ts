@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import { type IncomingEvent, insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 
 let database: TestDatabase;
 let handle: DatabaseHandle;

@@ -5,8 +5,8 @@ import { createApp } from '../../src/http/app.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 import { sampleValue, scrape } from './prometheus-text.ts';
 

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger.ts';
 import { GaugeRefresher, type QueueCounts } from '../../src/observability/gauge-refresher.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { sampleValue } from './prometheus-text.ts';
 
 let database: TestDatabase;

@@ -6,10 +6,10 @@ import { createHandlerRegistry, type EventHandler } from '../../src/processing/h
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { logLineCapture } from '../support/log-lines.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { sampleValue, scrape } from './prometheus-text.ts';
 
 const SECRET = 'whsec_log_test_secret_must_never_be_logged';

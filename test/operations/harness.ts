@@ -1,7 +1,7 @@
 import { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 
 export interface OperationsHarness {
   database: TestDatabase;

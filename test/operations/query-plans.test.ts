@@ -11,7 +11,7 @@ import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/conflicts-
 import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
 import { listStoredProviders } from '../../src/operations/stored-providers.ts';
 import { selectStalePendingEvents } from '../../src/operations/sweep-pending-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 
 // Plans are the planner's choice for a table of this size and shape; at a few hundred rows it
 // would rightly scan. 60,000 rows over 60 days, mostly processed, as in production.

@@ -8,7 +8,7 @@ import { PgBoss } from 'pg-boss';
 import { createLogger } from '../../src/logger.ts';
 import { RETENTION_QUEUE, startOperationsCron } from '../../src/operations/cron.ts';
 import { testConfig } from '../support/config.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type OperationsHarness, daysAgo, insertInboxRows, openOperationsHarness } from './harness.ts';
 
 let h: OperationsHarness;

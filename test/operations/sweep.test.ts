@@ -6,7 +6,7 @@ import { SWEEP_QUEUE, ensureOperationsQueues, startOperationsCron } from '../../
 import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
 import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
 import { testConfig } from '../support/config.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type OperationsHarness, insertInboxRows, jobsFor, minutesAgo, openOperationsHarness } from './harness.ts';
 
 let h: OperationsHarness;

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
 import { postStripe } from '../support/stripe.ts';
 import { type Scenario, referenceOutcome, scenarioWithArrivalArb, stripeEvents } from '../domain/charge-scenarios.ts';

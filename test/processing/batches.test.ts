@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { type EventHandler, builtInHandlers, createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
 import { chargeEvent } from '../support/stripe.ts';
 import { SECRET, inboxRows, paymentOf, storeEvent, transitionsOf } from './harness.ts';

@@ -4,10 +4,10 @@ import postgres from 'postgres';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testWorkerConfig } from '../support/config.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type InboxService, SECRET, inboxRows, paymentOf, startInbox, waitUntilSettled } from './harness.ts';
 
 let database: TestDatabase;

@@ -4,7 +4,7 @@ import { createLogger } from '../../src/logger.ts';
 import type { HandlerRegistry } from '../../src/processing/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import type { ScenarioEvent } from '../domain/charge-scenarios.ts';
 
 export const SECRET = 'whsec_processing_test_secret';

@@ -3,9 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type InboxService, SECRET, inboxRows, isChain, paymentOf, startInbox, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
 
 let database: TestDatabase;

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../../src/processing/payments-handler.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { type InboxService, SECRET, isChain, paymentOf, startInbox, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { startInbox } from './harness.ts';
 
 // pg-boss's fetch is planned from the job table's statistics; stale ones turn a 3 ms fetch into a

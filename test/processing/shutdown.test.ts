@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type InboxService, SECRET, inboxRows, startInbox } from './harness.ts';
 
 let database: TestDatabase;

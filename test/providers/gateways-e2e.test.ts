@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { waitFor } from '../support/wait.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from './jwks-server.ts';
 
 // From HTTP to the inbox row to the payments table, one payment driver at a time, through the

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
 import { testConfig } from '../support/config.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestServiceLegacy as startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 // The real service (receiver + workers) on a real database, its gateway API a real HTTP server on
 // 127.0.0.1 (one per file, a path prefix per provider). Every webhook is signed by the official

@@ -6,7 +6,7 @@ import type { BreakerState, RefetchMetrics, RefetchOutcome } from '../../src/ref
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
 import { type FakeGateway, maxRequestsInWindow, startFakeGateway } from '../support/fake-gateway.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForLegacy as waitFor } from '../support/wait.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const KEY = 'sk_test_refetch_key';

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../support/wait.ts';
+import { waitForLegacy as waitFor } from '../../support/wait.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
