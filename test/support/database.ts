@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { after, afterEach, before } from 'node:test';
+import { after, afterEach } from 'node:test';
 import postgres from 'postgres';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { TEMPLATE_DATABASE, adminDatabaseUrl, databaseUrl } from './env.ts';
+import { setup } from './setup.ts';
 
 export interface TestDatabase {
   url: string;
@@ -22,7 +23,7 @@ export interface TestDatabase {
 /**
  * One database per test file, cloned from the template test/run.ts migrated once (ours and
  * pg-boss's schema), so a file starts clean in milliseconds. Registers the file's hooks: the
- * handle's fields are filled in `before`; `after` closes what was registered with `onTeardown`
+ * handle's fields are filled in a `setup` (test/support/setup.ts: later setup steps may use them); `after` closes what was registered with `onTeardown`
  * and drops the database, unless a test failed: then it is kept, and its name printed, so the
  * rows the failure left behind can be read.
  */
@@ -41,7 +42,7 @@ export function useTestDatabase(): TestDatabase {
       return pool;
     },
   };
-  before(async () => {
+  setup(async () => {
     created = await createDatabase();
     Object.assign(handle, { url: created.url, name: created.name, sql: created.sql });
   });

@@ -1,10 +1,10 @@
-import { before } from 'node:test';
 import type { AppConfig, WorkerConfig } from '../../src/config/config.ts';
 import { type Logger, createLogger } from '../../src/logger.ts';
 import type { HandlerRegistry } from '../../src/processing/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from './config.ts';
 import type { TestDatabase } from './database.ts';
+import { setup } from './setup.ts';
 
 export interface TestService extends RunningService {
   baseUrl: string;
@@ -40,12 +40,12 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
 }
 
 /**
- * One service for the whole file: started in `before` (after the database's, so register the
- * database first), stopped before the database is dropped. The handle's fields are filled in `before`.
+ * One service for the whole file: started in a `setup` (after the database's, so register the
+ * database first), stopped before the database is dropped. The handle's fields are filled then.
  */
 export function useService(options: TestServiceOptions | (() => TestServiceOptions)): TestService {
   const handle = {} as TestService;
-  before(async () => {
+  setup(async () => {
     Object.assign(handle, await startTestService(typeof options === 'function' ? options() : options));
   });
   return handle;
