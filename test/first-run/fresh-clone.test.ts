@@ -21,7 +21,7 @@ import { test } from 'node:test';
 import { runningCluster } from '../../src/db/embedded-address.ts';
 import { LOCATION_RECORD } from '../../src/db/embedded-location.ts';
 import { repoRoot } from '../cli/run-inboxctl.ts';
-import { waitForLegacy as waitFor } from '../support/wait.ts';
+import { waitFor } from '../support/wait.ts';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -103,7 +103,7 @@ async function stopLeftoverCluster(app: string): Promise<void> {
     const running = runningCluster(dataDir);
     if (!running) continue;
     process.kill(running.pid, 'SIGQUIT');
-    await waitFor('the leftover cluster to exit', () => !runningCluster(dataDir), 30_000, 100);
+    await waitFor(() => !runningCluster(dataDir), { message: 'the leftover cluster to exit', timeoutMs: 30_000, intervalMs: 100 });
   }
   if (home) await rm(home, { recursive: true, force: true });
 }

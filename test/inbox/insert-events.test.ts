@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import { describe, test } from 'node:test';
+import type { DatabaseHandle } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import { type IncomingEvent, insertEventsIfAbsent } from '../../src/inbox/insert-events.ts';
-import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let handle: DatabaseHandle;
 
-before(async () => {
-  database = await createTestDatabase();
-  handle = connectDatabase({ url: database.url, poolSize: 2, connectTimeoutSeconds: 2, applicationName: 'insert-events-test' });
-});
-
-after(async () => {
-  await handle?.close();
-  await database?.drop();
+setup(async () => {
+  handle = database.connect('insert-events-test');
 });
 
 /** Every byte value, NUL and invalid UTF-8 included: raw_body must come back exactly. */

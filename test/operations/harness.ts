@@ -1,32 +1,29 @@
 import { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
-import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import type { DatabaseHandle } from '../../src/db/client.ts';
+import { type TestDatabase, useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
 export interface OperationsHarness {
   database: TestDatabase;
   handle: DatabaseHandle;
   /** pg-boss without workers, maintenance or cron: jobs stay queued so tests can count them. */
   boss: PgBoss;
-  close(): Promise<void>;
 }
 
-export async function openOperationsHarness(): Promise<OperationsHarness> {
-  const database = await createTestDatabase();
-  const handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'operations-test' });
-  const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
-  boss.on('error', () => {});
-  await boss.start();
-  return {
-    database,
-    handle,
-    boss,
-    async close() {
-      await boss.stop({ graceful: false, close: true });
-      await handle.close();
-      await database.drop();
-    },
-  };
+/** A test database, the application's pool on it and a quiet pg-boss; fields filled in setup, closed at teardown. */
+export function useOperationsHarness(): OperationsHarness {
+  const database = useTestDatabase();
+  const harness = { database } as OperationsHarness;
+  setup(async () => {
+    harness.handle = database.connect('operations-test', 4);
+    const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
+    boss.on('error', () => {});
+    await boss.start();
+    database.onTeardown(() => boss.stop({ graceful: false, close: true }));
+    harness.boss = boss;
+  });
+  return harness;
 }
 
 export interface FixtureRow {

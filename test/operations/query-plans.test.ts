@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type { Database } from '../../src/db/client.ts';
 import * as schema from '../../src/db/schema.ts';
@@ -11,17 +11,17 @@ import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/conflicts-
 import type { IncomingEvent } from '../../src/inbox/insert-events.ts';
 import { listStoredProviders } from '../../src/operations/stored-providers.ts';
 import { selectStalePendingEvents } from '../../src/operations/sweep-pending-events.ts';
-import { createTestDatabase, type CreatedDatabase as TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
 // Plans are the planner's choice for a table of this size and shape; at a few hundred rows it
 // would rightly scan. 60,000 rows over 60 days, mostly processed, as in production.
 const ROWS = 60_000;
-let database: TestDatabase;
+const database = useTestDatabase();
 let db: Database;
 const recorded: Array<{ sql: string; params: unknown[] }> = [];
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   await database.sql.unsafe(`
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, last_error, processed_at)
     select (array['stripe','asaas','pagarme'])[1 + g % 3], 'evt_' || g, 'charge.succeeded', 'ch_' || (g / 3), '{}', '\\x7b7d',
@@ -32,10 +32,6 @@ before(async () => {
   await database.sql`analyze webhook_inbox`;
   // The operations' own queries, exactly as they send them, captured through drizzle's logger.
   db = drizzle(database.sql, { schema, logger: { logQuery: (sql, params) => recorded.push({ sql, params }) } }) as unknown as Database;
-});
-
-after(async () => {
-  await database?.drop();
 });
 
 interface PlanNode {

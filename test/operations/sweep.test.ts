@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { PgBoss } from 'pg-boss';
 import { createLogger } from '../../src/logger.ts';
 import { SWEEP_QUEUE, ensureOperationsQueues, startOperationsCron } from '../../src/operations/cron.ts';
 import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
 import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
 import { testConfig } from '../support/config.ts';
-import { waitForLegacy as waitFor } from '../support/wait.ts';
-import { type OperationsHarness, insertInboxRows, jobsFor, minutesAgo, openOperationsHarness } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
+import { insertInboxRows, jobsFor, minutesAgo, useOperationsHarness } from './harness.ts';
 
-let h: OperationsHarness;
-
-before(async () => {
-  h = await openOperationsHarness();
-});
-
-after(async () => {
-  await h?.close();
-});
+const h = useOperationsHarness();
 
 const sweep = (limit = 500) => sweepPendingEvents({ db: h.handle.db, boss: h.boss, clock: () => new Date() }, { olderThanSeconds: 300, limit });
 
@@ -108,16 +100,16 @@ describe('the sweeper on pg-boss cron, two instances', () => {
           operations: { ...config.operations, sweepCron: '* * * * *', retentionCron: '0 0 1 1 *' },
         });
       }
-      const completed = await waitFor('a completed sweep', async () => {
+      const completed = await waitFor(async () => {
         const rows = await h.database.sql`select created_on from pgboss.job where name = ${SWEEP_QUEUE} and state = 'completed'`;
         return rows.length > 0 ? rows[0]!.created_on as Date : undefined;
-      }, 30_000);
+      }, { message: 'a completed sweep', timeoutMs: 30_000 });
       assert.equal((await jobsFor(h.database.sql, [lost!])).length, 1, 'the lost row got its job back');
       // Let both instances run several more cron passes over the same occurrence.
-      await waitFor('three more cron passes', async () => {
+      await waitFor(async () => {
         const [v] = await h.database.sql`select cron_on from pgboss.version`;
         return (v!.cron_on as Date).getTime() > completed.getTime() + 3000;
-      }, 30_000, 200);
+      }, { message: 'three more cron passes', timeoutMs: 30_000, intervalMs: 200 });
       const [jobs] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${SWEEP_QUEUE}`;
       const [ticks] = await h.database.sql`
         select count(distinct data->>'slot')::int as n from pgboss.job where name = '__pgboss__send-it' and data->>'name' = ${SWEEP_QUEUE}`;

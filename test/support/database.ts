@@ -65,7 +65,7 @@ export function useTestDatabase(): TestDatabase {
   return handle;
 }
 
-export interface CreatedDatabase {
+interface CreatedDatabase {
   url: string;
   name: string;
   sql: postgres.Sql;
@@ -106,7 +106,3 @@ async function onAdmin<T>(run: (admin: postgres.Sql) => Promise<T>): Promise<T> 
   }
 }
 
-/** @deprecated transition only: files not yet moved to useTestDatabase(). Removed when the last one is. */
-export async function createTestDatabase(): Promise<CreatedDatabase> {
-  return createDatabase();
-}

@@ -51,8 +51,3 @@ export function useService(options: TestServiceOptions | (() => TestServiceOptio
   return handle;
 }
 
-/** @deprecated transition only: the old (config, databaseUrl, clock) form. Removed when the last caller moves. */
-export async function startTestServiceLegacy(config: AppConfig, databaseUrl: string, clock?: () => Date): Promise<TestService> {
-  const service = await startService({ config, databaseUrl, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), clock });
-  return { ...service, baseUrl: `http://127.0.0.1:${service.port}` };
-}

@@ -29,7 +29,3 @@ export async function waitFor<T>(condition: () => Promise<T | undefined | false>
   }
 }
 
-/** @deprecated transition only: the old (description, check, timeoutMs, intervalMs) form. Removed when the last caller moves. */
-export function waitForLegacy<T>(message: string, condition: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs?: number, intervalMs?: number): Promise<T> {
-  return waitFor(condition, { message, timeoutMs, intervalMs });
-}
