@@ -1,6 +1,9 @@
 import { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
+import type { AppConfig } from '../../src/config/config.ts';
 import type { DatabaseHandle } from '../../src/db/client.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startOperationsCron } from '../../src/operations/cron.ts';
 import { type TestDatabase, useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -24,6 +27,26 @@ export function useOperationsHarness(): OperationsHarness {
     harness.boss = boss;
   });
   return harness;
+}
+
+/**
+ * A pg-boss that schedules (its cron passes every second) with the operations cron on it, as a
+ * service instance runs it; stopped at teardown. `operations` overrides the config's schedules.
+ */
+export async function startCronInstance(h: OperationsHarness, config: AppConfig, operations: Partial<AppConfig['operations']>): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
+  h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
+  boss.on('error', () => {});
+  await boss.start();
+  await startOperationsCron({
+    db: h.handle.db,
+    boss,
+    clock: () => new Date(),
+    logger: createLogger('silent'),
+    providers: config.providers,
+    operations: { ...config.operations, ...operations },
+  });
+  return boss;
 }
 
 export interface FixtureRow {

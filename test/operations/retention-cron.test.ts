@@ -4,12 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { PgBoss } from 'pg-boss';
-import { createLogger } from '../../src/logger.ts';
-import { RETENTION_QUEUE, startOperationsCron } from '../../src/operations/cron.ts';
+import { RETENTION_QUEUE } from '../../src/operations/cron.ts';
 import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
-import { daysAgo, insertInboxRows, useOperationsHarness } from './harness.ts';
+import { daysAgo, insertInboxRows, startCronInstance, useOperationsHarness } from './harness.ts';
 
 const h = useOperationsHarness();
 let archiveDir: string;
@@ -29,19 +27,8 @@ describe('the retention job on pg-boss cron', () => {
       { eventId: 'evt_kept', status: 'processed', receivedAt: daysAgo(29) },
     ]);
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_cron' });
-    const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
-    h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
-    boss.on('error', () => {});
-    await boss.start();
-    await startOperationsCron({
-      db: h.handle.db,
-      boss,
-      clock: () => new Date(),
-      logger: createLogger('silent'),
-      providers: config.providers,
-      // Every minute, so the schedule is due as soon as it is registered; the sweep never.
-      operations: { ...config.operations, retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir },
-    });
+    // Every minute, so the schedule is due as soon as it is registered; the sweep never.
+    await startCronInstance(h, config, { retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir });
     await waitFor(async () => {
       const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
       return row!.n > 0;
