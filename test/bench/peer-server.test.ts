@@ -1,25 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { BENCH_SECRET, type Started, startPeer } from '../../bench/support/services.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 
 // The bench compares the inbox with this peer; these check that the peer really is the design it
 // stands for (stored once, with its job, in one transaction, before the 200), so a ratio against
 // it is a ratio against a correct implementation.
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let peer: Started;
 const created = Math.floor(Date.now() / 1000);
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   peer = await startPeer(database.url);
-});
-
-after(async () => {
-  await peer?.process.stop();
-  await database?.drop();
+  database.onTeardown(() => peer.process.stop());
 });
 
 async function storedFor(eventId: string) {

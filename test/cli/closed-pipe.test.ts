@@ -2,18 +2,18 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { after, describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { daysAgo, insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let archiveDir: string;
 let env: Record<string, string>;
 let archiveFile: string;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-pipe-'));
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_pipe', INBOX_ARCHIVE_DIR: archiveDir };
   // Enough archived events that restore --print is still writing when the reader has gone.
@@ -25,7 +25,6 @@ before(async () => {
 });
 
 after(async () => {
-  await database?.drop();
   if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
 });
 

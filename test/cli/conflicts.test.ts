@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const SECRET = 'whsec_cli_conflicts';
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: TestService;
 let env: Record<string, string>;
 const created = Math.floor(Date.now() / 1000) - 60;
@@ -16,20 +16,14 @@ const refunded = chargeEvent({ id: 'evt_cli_conflict', type: 'charge.refunded', 
 const failed = chargeEvent({ id: 'evt_cli_other', type: 'charge.failed', chargeId: 'ch_cli_other', created });
 const plain = chargeEvent({ id: 'evt_cli_plain', type: 'charge.succeeded', chargeId: 'ch_cli_plain', created });
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
   // Real deliveries through the real service; inboxctl then reads what they left.
-  service = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }), database.url);
+  service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
   for (const body of [succeeded, refunded, succeeded, refunded, failed, plain, plain]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   // The other event's conflict happened long ago: outside a 1 h window.
   await database.sql`insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body, received_at)
     select id, provider, event_id, 'f', '[]', '\\x7b7d', now() - interval '2 days' from webhook_inbox where event_id = 'evt_cli_other'`;
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
 });
 
 describe('inboxctl and conflicting duplicates', () => {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { prettyPayload } from '../../src/dashboard/views/event-page.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { daysAgo, insertInboxRows } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
@@ -15,12 +16,11 @@ const DEPTHS = [3000, 10_000];
 const INNERMOST = '{"innermost": 12345678901234567890}';
 const bodyOf = (depth: number) => Buffer.from(`{"id": "evt_deep_${depth}", "type": "charge.succeeded", "data": ${'['.repeat(depth)}${INNERMOST}${']'.repeat(depth)}}`);
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let archiveDir: string;
 let env: Record<string, string>;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-deep-'));
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_deep', INBOX_ARCHIVE_DIR: archiveDir };
   await insertInboxRows(
@@ -30,7 +30,6 @@ before(async () => {
 });
 
 after(async () => {
-  await database?.drop();
   if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
 });
 

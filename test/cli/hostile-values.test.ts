@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { daysAgo, insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { repoRoot, runInboxctl } from './run-inboxctl.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let env: Record<string, string>;
 let scratch: string;
 
 // Rows old enough for a purge and failed ones for a replay, so a value that slipped through
 // validation would reach the database (where the failures this file guards against happened).
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'inboxctl-hostile-'));
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_hostile', INBOX_ARCHIVE_DIR: scratch };
   await insertInboxRows(database.sql, [
@@ -26,7 +26,6 @@ before(async () => {
 });
 
 after(async () => {
-  await database?.drop();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 

@@ -1,48 +1,43 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createLogger } from '../../src/logger.ts';
+import { describe, test } from 'node:test';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../support/handlers.ts';
-import { type RunningService, startService } from '../../src/service.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { createApplyCounter } from '../support/apply-counter.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 import { insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const SECRET = 'whsec_incident_secret';
-let database: TestDatabase;
-let service: RunningService;
-let baseUrl: string;
+const database = useTestDatabase();
+let service: TestService;
 let env: Record<string, string>;
 const created = Math.floor(Date.now() / 1000);
 
 // The deployed handler has a bug for the evt_bug_* events until the "fix" is deployed; every
 // apply that gets through is counted, to prove each event changes the payment exactly once.
 let bugDeployed = true;
-const applies = new Map<string, number>();
 const paymentsWithBug: EventHandler = {
   ...paymentsHandler,
   async apply(tx, events) {
     if (bugDeployed && events.some(({ event }) => event.stored.eventId.startsWith('evt_bug_'))) throw new TypeError("Cannot read properties of undefined (reading 'amount')");
-    const outcomes = await paymentsHandler.apply(tx, events);
-    for (const { event } of events) applies.set(event.stored.eventId, (applies.get(event.stored.eventId) ?? 0) + 1);
-    return outcomes;
+    return paymentsHandler.apply(tx, events);
   },
 };
+const applies = createApplyCounter();
 
 async function statusesOf(eventIds: string[]) {
   const rows = await database.sql`select event_id, status from webhook_inbox where event_id = any(${eventIds}) order by event_id`;
   return Object.fromEntries(rows.map((r) => [r.event_id, r.status]));
 }
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // One attempt, so a bug fails an event at once; the sweep every minute, so the cron runs in the test.
-  const config = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '1', SWEEP_CRON: '* * * * *' });
-  service = await startService({ config, databaseUrl: database.url, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), handlers: createHandlerRegistry([paymentsWithBug]) });
-  baseUrl = `http://127.0.0.1:${service.port}`;
+  const serviceEnv = { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '1', SWEEP_CRON: '* * * * *' };
+  service = await startTestService({ database, env: serviceEnv, handlers: createHandlerRegistry([applies.handler('incident', paymentsWithBug)]) });
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
   // A pending event whose job was lost (stored, no job), older than the sweep's 5 minutes and
   // younger than the 10-minute stats alert, so the playbook's final check is not about it.
@@ -51,19 +46,14 @@ before(async () => {
   ]);
 });
 
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
-
 describe('the incident playbook: handler bug → fix → replay → verify', () => {
   test('failed events are replayed once after the fix and each changes its payment exactly once', async () => {
     const ids = ['evt_bug_1', 'evt_bug_2'];
     for (const [i, id] of ids.entries()) {
-      const response = await postStripe(baseUrl, chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_bug_${i}`, created }), SECRET);
+      const response = await postStripe(service.baseUrl, chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_bug_${i}`, created }), SECRET);
       assert.equal(response.status, 200);
     }
-    await waitFor('both events failed', async () => Object.values(await statusesOf(ids)).every((s) => s === 'failed') && Object.keys(await statusesOf(ids)).length === 2, 30_000);
+    await waitFor(async () => Object.values(await statusesOf(ids)).every((s) => s === 'failed') && Object.keys(await statusesOf(ids)).length === 2, { message: 'both events failed', timeoutMs: 30_000 });
 
     const alert = await runInboxctl(['stats', '--provider', 'stripe', '--json'], env);
     assert.equal(alert.code, 1, 'failed events are an alert');
@@ -74,7 +64,7 @@ describe('the incident playbook: handler bug → fix → replay → verify', () 
     const replay = await runInboxctl(['replay', 'stripe', '--status', 'failed'], env);
     assert.equal(replay.code, 0, replay.stderr);
     assert.match(replay.out, /2 events back to pending and queued/);
-    await waitFor('both events processed', async () => Object.values(await statusesOf(ids)).every((s) => s === 'processed'), 30_000);
+    await waitFor(async () => Object.values(await statusesOf(ids)).every((s) => s === 'processed'), { message: 'both events processed', timeoutMs: 30_000 });
 
     const again = await runInboxctl(['replay', 'stripe', '--status', 'failed', '--json'], env);
     assert.equal(again.json().replayed, 0, 'nothing is failed any more');
@@ -84,7 +74,7 @@ describe('the incident playbook: handler bug → fix → replay → verify', () 
       select count(*)::int as n from pgboss.job j join webhook_inbox i on (j.data->>'inboxId')::bigint = i.id
       where j.name = 'webhooks' and i.event_id = any(${ids}) and j.state < 'completed'`;
     assert.equal(live!.n, 0, 'no job left that could apply them again');
-    assert.deepEqual(Object.fromEntries(ids.map((id) => [id, applies.get(id)])), { evt_bug_1: 1, evt_bug_2: 1 });
+    assert.deepEqual(Object.fromEntries(ids.map((id) => [id, applies.appliedOf(id)])), { evt_bug_1: 1, evt_bug_2: 1 });
 
     const verify = await runInboxctl(['stats', '--provider', 'stripe'], env);
     assert.equal(verify.code, 0, verify.out + verify.stderr);
@@ -95,8 +85,8 @@ describe('the incident playbook: handler bug → fix → replay → verify', () 
 describe('the sweeper, on the service cron', () => {
   // Started with the service in before(): the cron's first pass can be ~30 s after start.
   test('picks up the pending event whose job was lost, and it is processed', async () => {
-    await waitFor('the lost-job event processed', async () => (await statusesOf(['evt_lost_job'])).evt_lost_job === 'processed', 90_000, 500);
-    assert.equal(applies.get('evt_lost_job'), 1);
+    await waitFor(async () => (await statusesOf(['evt_lost_job'])).evt_lost_job === 'processed', { message: 'the lost-job event processed', timeoutMs: 90_000, intervalMs: 500 });
+    assert.equal(applies.appliedOf('evt_lost_job'), 1);
     const [sweeps] = await database.sql`select count(*)::int as n from pgboss.job where name = 'inbox-sweep' and state = 'completed'`;
     assert.ok(sweeps!.n >= 1, 'a sweep job ran');
   });

@@ -3,24 +3,23 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { after, describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { daysAgo, insertInboxRows, jobsFor, minutesAgo } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let archiveDir: string;
 let env: Record<string, string>;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-archive-'));
   // The service's own configuration: stripe keeps 30 days (the default retention).
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_purge', INBOX_ARCHIVE_DIR: archiveDir };
 });
 
 after(async () => {
-  await database?.drop();
   if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
 });
 

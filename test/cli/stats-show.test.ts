@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { insertInboxRows } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let env: Record<string, string>;
 const now = new Date();
 const ago = (ms: number) => new Date(now.getTime() - ms);
@@ -14,8 +15,7 @@ const H = 3_600_000;
 // A known fixture: the numbers below are worked out by hand from it.
 const stripeRaw = Buffer.from('{"id":"s_p1", "type":"charge.succeeded","data":{"object":{"id":"ch_1","amount":9007199254740993}}}');
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_stats' };
   const r = (hours: number) => ago(hours * H);
   await insertInboxRows(database.sql, [
@@ -35,10 +35,6 @@ before(async () => {
     { provider: 'asaas', eventId: 'a_i2', status: 'ignored', receivedAt: r(2) },
     { provider: 'late', eventId: 'l_pending', status: 'pending', receivedAt: ago(20 * 60_000) },
   ]);
-});
-
-after(async () => {
-  await database?.drop();
 });
 
 describe('inboxctl stats', () => {

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { PaymentNotYetKnown } from '../../src/domain/payments/errors.ts';
 import { describeError } from '../../src/errors.ts';
 import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from '../../src/refetch/errors.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { insertInboxRows, minutesAgo } from '../operations/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let env: Record<string, string>;
 
 // last_error as processing records it: describeError of what the handler threw (process-events.ts).
@@ -29,17 +30,12 @@ const failures: Array<{ provider: string; error: Error }> = [
 ];
 
 let ids: number[];
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_top_errors' };
   ids = await insertInboxRows(
     database.sql,
     failures.map(({ provider, error }, i) => ({ provider, eventId: `evt_fail_${i}`, status: 'failed' as const, attempts: 10, lastError: describeError(error), receivedAt: minutesAgo(60 - i) })),
   );
-});
-
-after(async () => {
-  await database?.drop();
 });
 
 const statsOf = async (provider: string) => {

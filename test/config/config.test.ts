@@ -2,21 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/runtime/load-config.ts';
-import { ConfigError } from '../../src/errors.ts';
-
-const noFiles = (path: string): string => {
-  throw new Error(`ENOENT: ${path}`);
-};
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  assert.fail('expected a ConfigError');
-}
+import { noFiles, problemsOf } from '../support/config.ts';
 
 describe('loadConfig', () => {
   test('defaults: port 3000, embedded database, 1 MiB body limit, no providers', () => {

@@ -8,14 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { type Server, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
-import { createLogger } from '../../src/logger.ts';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../support/handlers.ts';
-import { type RunningService, startService } from '../../src/service.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -58,8 +57,8 @@ const switchablePayments: EventHandler = {
   },
 };
 
-let database: TestDatabase;
-let service: RunningService;
+const database = useTestDatabase();
+let service: TestService;
 let baseUrl: string;
 let profile: string;
 let browser: BrowserContext;
@@ -73,16 +72,14 @@ async function statusOf(id: number): Promise<string> {
   return row!.status;
 }
 
-before(async () => {
+setup(async () => {
   if (skip) return;
-  database = await createTestDatabase();
-  service = await startService({
-    config: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN, WORKER_MAX_ATTEMPTS: '1' }),
-    databaseUrl: database.url,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+  service = await startTestService({
+    database,
+    env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN, WORKER_MAX_ATTEMPTS: '1' },
     handlers: createHandlerRegistry([switchablePayments]),
   });
-  baseUrl = `http://127.0.0.1:${service.port}`;
+  baseUrl = service.baseUrl;
   // Real traffic: one event fails (the bug), others are ignored (no handler for customers).
   const created = Math.floor(Date.now() / 1000);
   assert.equal((await postStripe(baseUrl, chargeEvent({ id: 'evt_browser_paid', type: 'charge.succeeded', chargeId: 'ch_browser_1', created }), SECRET)).status, 200);
@@ -90,10 +87,10 @@ before(async () => {
     const body = JSON.stringify({ id: `evt_browser_cus_${i}`, object: 'event', type: 'customer.created', created, data: { object: { id: `cus_${i}`, object: 'customer' } } });
     assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
   }
-  failedId = await waitFor('the charge event to fail', async () => {
+  failedId = await waitFor(async () => {
     const [row] = await database.sql`select id from webhook_inbox where event_id = 'evt_browser_paid' and status = 'failed'`;
     return row ? Number(row.id) : undefined;
-  }, 30_000);
+  }, { message: 'the charge event to fail', timeoutMs: 30_000 });
 
   // Another origin's page that tries to replay the event with the admin's cookie.
   attacker = createServer((_req, res) => {
@@ -112,8 +109,6 @@ after(async () => {
   await browser?.close();
   if (profile) await rm(profile, { recursive: true, force: true });
   await new Promise((resolve) => (attacker ? attacker.close(resolve) : resolve(undefined)));
-  await service?.stop();
-  await database?.drop();
 });
 
 describe('the dashboard in headless chromium', { skip }, () => {
@@ -172,7 +167,7 @@ describe('the dashboard in headless chromium', { skip }, () => {
     handlerBroken = false;
     await page.locator(`#failed-events tr[data-event-id="evt_browser_paid"] button`, { hasText: 'Replay' }).click();
     await page.waitForURL(new RegExp(`/dashboard/events/${failedId}\\?notice=replayed&count=1`));
-    await waitFor('the replayed event to be processed', async () => (await statusOf(failedId)) === 'processed', 30_000);
+    await waitFor(async () => (await statusOf(failedId)) === 'processed', { message: 'the replayed event to be processed', timeoutMs: 30_000 });
     await page.reload();
     assert.equal(await page.locator('[data-status]').first().getAttribute('data-status'), 'processed');
     assert.match((await page.locator('#status-history').textContent()) ?? '', /paid/);

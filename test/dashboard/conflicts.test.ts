@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 
 const SECRET = 'whsec_dashboard_conflicts';
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: TestService;
 let storedId: number;
 const created = Math.floor(Date.now() / 1000) - 60;
@@ -17,17 +17,11 @@ const refunded = JSON.stringify({
   description: '</pre><script>alert(1)</script>',
 });
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startTestService(testConfig({ INBOX_ROLE: 'receiver', INBOX_DASHBOARD: 'on', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_ASAAS: 'asaas-token' }), database.url);
+setup(async () => {
+  service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', INBOX_DASHBOARD: 'on', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_ASAAS: 'asaas-token' } });
   for (const body of [succeeded, refunded, succeeded]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   const [row] = await database.sql`select id::int as id from webhook_inbox where event_id = 'evt_dash_conflict'`;
   storedId = row!.id;
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
 });
 
 const page = async (path: string) => {

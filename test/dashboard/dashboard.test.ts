@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { useService, startTestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 
 const SECRET = 'whsec_dashboard_test_secret';
 const ADMIN_TOKEN = 'dashboard-admin-token-0123456789';
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 let sequence = 0;
 
 /** A real signed delivery, then its row set to `failed` as if retries had run out. */
@@ -53,19 +51,8 @@ async function signIn(): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf };
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  // Receiver only: a replayed event stays pending with its job, so the test can see both.
-  service = await startTestService(
-    testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN }),
-    database.url,
-  );
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+// Receiver only: a replayed event stays pending with its job, so the test can see both.
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN } });
 
 describe('GET /dashboard', () => {
   test('renders per-provider figures, SVG charts and the failed list from the database', async () => {
@@ -148,13 +135,13 @@ describe('dashboard actions', () => {
 
 describe('access configuration', () => {
   test('without INBOX_ADMIN_TOKEN the dashboard is off unless INBOX_DASHBOARD=on, and then read-only', async () => {
-    const off = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }), database.url);
+    const off = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
     try {
       assert.equal((await fetch(`${off.baseUrl}/dashboard`)).status, 404);
     } finally {
       await off.stop();
     }
-    const readOnly = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_DASHBOARD: 'on' }), database.url);
+    const readOnly = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_DASHBOARD: 'on' } });
     try {
       const page = await (await fetch(`${readOnly.baseUrl}/dashboard`)).text();
       assert.match(page, /INBOX_ADMIN_TOKEN is not set/);

@@ -5,18 +5,16 @@
  * gateways and scrapers keep reaching webhooks, metrics and health checks by any name.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
 import { requestWithHost } from '../support/host-request.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService, startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
 
 const SECRET = 'whsec_host_guard_test_secret';
 const ADMIN_TOKEN = 'host-guard-admin-token-0123456789';
 const FORGED = 'attacker.example';
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 let sequence = 0;
 
 const env = (extra: Record<string, string> = {}) => ({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN, ...extra });
@@ -47,7 +45,7 @@ async function signIn(s: TestService, host: string, origin = `http://${host}`): 
 }
 
 async function withService<T>(extra: Record<string, string>, use: (s: TestService) => Promise<T>): Promise<T> {
-  const other = await startTestService(testConfig(env(extra)), database.url);
+  const other = await startTestService({ database, env: env(extra) });
   try {
     return await use(other);
   } finally {
@@ -55,15 +53,7 @@ async function withService<T>(extra: Record<string, string>, use: (s: TestServic
   }
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startTestService(testConfig(env()), database.url);
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService(() => ({ database, env: env() }));
 
 describe('a request naming another host', () => {
   test('gets 421 on every dashboard page and action, and no payload', async () => {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from '../../src/dashboard/sign-in-throttle.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
 import { requestWithHost } from '../support/host-request.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useService } from '../support/service.ts';
 
 const ADMIN_TOKEN = 'throttle-admin-token-0123456789ab';
 const start = new Date('2026-06-01T12:00:00Z');
@@ -12,8 +11,7 @@ let now = start;
 const advance = (seconds: number) => {
   now = new Date(now.getTime() + seconds * 1000);
 };
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 
 /** A sign-in POST from `client` (a 127.0.0.0/8 address: each is another client to the server). */
 function signIn(client: string, token: string) {
@@ -27,15 +25,7 @@ async function failTimes(client: string, times: number): Promise<number[]> {
   return statuses;
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startTestService(testConfig({ INBOX_ROLE: 'receiver', INBOX_ADMIN_TOKEN: ADMIN_TOKEN }), database.url, () => now);
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', INBOX_ADMIN_TOKEN: ADMIN_TOKEN }, clock: () => now });
 
 describe('sign-in attempts over HTTP, per client address', () => {
   test('the 11th wrong token in a minute gets 429 with Retry-After, and so does the right token until the window passes', async () => {

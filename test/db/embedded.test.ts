@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
-import { freePort } from '../../src/db/embedded-cluster.ts';
+import { freePort } from '../support/free-port.ts';
 import { EmbeddedDatabaseError } from '../../src/db/embedded-error.ts';
 import { LOCATION_RECORD } from '../../src/db/embedded-location.ts';
 import { clusterUser, runClusterCommand } from '../../src/db/embedded-process.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
 import { distinctChargeEvents } from './support/deliveries.ts';
@@ -13,20 +13,14 @@ const SECRET = 'whsec_fault_duplicates_secret';
 const EVENTS = 20;
 const COPIES = 100;
 
-let database: TestDatabase;
+const database = useTestDatabase();
 const services: TestService[] = [];
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // Two instances, each with its own pools, pg-boss and workers, on one database.
   for (let i = 0; i < 2; i += 1) {
-    services.push(await startTestService(testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'all' }), database.url));
+    services.push(await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'all' } }));
   }
-});
-
-after(async () => {
-  for (const service of services) await service.stop();
-  await database?.drop();
 });
 
 test('100 concurrent copies of each of 20 events across two instances: 20 rows, 20 jobs, 20 effects', async (t) => {
@@ -46,7 +40,7 @@ test('100 concurrent copies of each of 20 events across two instances: 20 rows, 
   const jobs = await countJobs(database.sql, prefix);
   assert.deepEqual(jobs, { rows: EVENTS, jobs: EVENTS, rowsWithoutJob: 0 }, 'one row and one job per event, whatever the copies');
 
-  await waitFor('the 20 events to be processed', async () => (await countUnfinished(database.sql, prefix)) === 0, 60_000);
+  await waitFor(async () => (await countUnfinished(database.sql, prefix)) === 0, { message: 'the 20 events to be processed', timeoutMs: 60_000 });
   const state = { ...(await readStoredState(database.sql, prefix)), effects: await readEffects(database.sql, prefix) };
   const result = checkHistory(history, state, { allowedStatuses: [200], requireProcessedOnce: true });
   t.diagnostic(summarize('2 instances × 100 copies × 20 events', result));

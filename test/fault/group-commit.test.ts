@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { PgBoss } from 'pg-boss';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import { describe, test } from 'node:test';
 import { EventUnstorableError, StorageUnavailableError } from '../../src/errors.ts';
 import { createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { type IngestOutcome, type Ingestor, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
@@ -9,15 +7,13 @@ import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { testWorkerConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { countJobs } from './support/inbox-state.ts';
 
-let database: TestDatabase;
-const pools: DatabaseHandle[] = [];
-const bosses: PgBoss[] = [];
+const database = useTestDatabase();
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // Failures injected in the database for chosen event ids, each counted (a sequence is not
   // rolled back with the transaction it was used in): how often the poisoned row was tried tells
   // whether its batch was split to find it. A data error (check_violation, class 23), an
@@ -55,18 +51,11 @@ before(async () => {
       for each row execute function fail_at_commit();`);
 });
 
-after(async () => {
-  for (const boss of bosses) await boss.stop({ graceful: false, close: true });
-  for (const pool of pools) await pool.close();
-  await database?.drop();
-});
-
 /** An ingestor with its own pool and pg-boss, as one service instance has. */
 async function newIngestor(options: { maxBatchSize: number; maxConcurrentBatches: number }): Promise<Ingestor> {
-  const handle = connectDatabase({ url: database.url, poolSize: options.maxConcurrentBatches + 2, connectTimeoutSeconds: 2, applicationName: 'group-commit-test' });
+  const handle = database.connect('group-commit-test', options.maxConcurrentBatches + 2);
   const boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
-  pools.push(handle);
-  bosses.push(boss);
+  database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   const conflicts = createConflictRecorder({ driverOf: () => undefined });
   return createGroupCommitIngestor({ sql: handle.sql, boss, conflicts, commitDeadlineMs: 30_000, ...options });
 }

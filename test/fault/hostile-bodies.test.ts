@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
-import { freePort } from './support/private-cluster.ts';
+import { freePort } from '../support/free-port.ts';
 import { type RawOutcome, rawRequest } from './support/raw-http.ts';
 import { type ServiceProcess, spawnService } from './support/service-process.ts';
 
@@ -13,21 +14,16 @@ const MAX_BODY_BYTES = 64 * 1024;
 const REJECTIONS = new Set<RawOutcome>([400, 401, 404, 413]);
 const RUNS = 60;
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: ServiceProcess;
 const outcomes: RawOutcome[] = [];
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   service = await spawnService({
     port: await freePort(),
     env: { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'receiver', MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
   });
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
+  database.onTeardown(() => service.stop());
 });
 
 async function send(options: Partial<Parameters<typeof rawRequest>[0]> & { body?: Buffer; signature?: string | null }): Promise<RawOutcome> {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, postStripe, stripeSignatureOfBytes } from '../support/stripe.ts';
 import { INVALID_BYTE, bodyBytes, expectedPayload, nestedFragment, valueFragment } from './support/hostile-json.ts';
-import { freePort } from './support/private-cluster.ts';
+import { freePort } from '../support/free-port.ts';
 import { type ServiceProcess, spawnService } from './support/service-process.ts';
 
 // The property of issue 11: correctly signed hostile JSON (NULs, lone surrogates, invalid bytes,
@@ -17,18 +18,13 @@ const MAX_DEPTH = 512;
 const YEAR_9999_END = 253_402_300_799;
 const now = Math.floor(Date.now() / 1000);
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: ServiceProcess;
 let sequence = 0;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   service = await spawnService({ port: await freePort(), env: { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'receiver' } });
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
+  database.onTeardown(() => service.stop());
 });
 
 type Expected = { status: 200; lossy: boolean; payload: unknown } | { status: 400; code: string };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { waitFor } from '../support/wait.ts';
 import { startFastSupervisor } from './support/fast-supervisor.ts';
 import { checkHistory, summarize } from './support/history.ts';
@@ -13,17 +14,12 @@ const KILL_AFTER_ACKS = [300, 900, 1500];
 // Jobs a kill left `active` are retried once they expire (10 s, the least the config allows).
 const WORKER_ENV = { WORKER_EXPIRE_IN_SECONDS: '10', WORKER_RETRY_DELAY_SECONDS: '1', WORKER_POLLING_INTERVAL_SECONDS: '0.5' };
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let supervisor: { stop(): Promise<void> };
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   supervisor = await startFastSupervisor(database.url);
-});
-
-after(async () => {
-  await supervisor?.stop();
-  await database?.drop();
+  database.onTeardown(() => supervisor.stop());
 });
 
 test('kill -9 three times during 2,000 deliveries: every acknowledged event is stored with its job and processed exactly once (0 lost, 0 double effects)', async (t) => {
@@ -35,7 +31,7 @@ test('kill -9 three times during 2,000 deliveries: every acknowledged event is s
     t.diagnostic(`rows ${jobs.rows}, jobs ${jobs.jobs}, rows without a job ${jobs.rowsWithoutJob}`);
     assert.equal(jobs.rowsWithoutJob, 0, 'every stored event has its job (insert and enqueue share the COMMIT)');
     // The last instance keeps running: it processes the backlog, including the jobs the kills left active.
-    await waitFor('every stored event to be processed', async () => (await countUnfinished(database.sql, prefix)) === 0, 120_000, 250);
+    await waitFor(async () => (await countUnfinished(database.sql, prefix)) === 0, { message: 'every stored event to be processed', timeoutMs: 120_000, intervalMs: 250 });
   } finally {
     await run.service.stop();
   }

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { useService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
 import { distinctChargeEvents } from './support/deliveries.ts';
 import { deliverAll } from './support/gateway.ts';
 import { DeliveryHistory, checkHistory, summarize } from './support/history.ts';
 import { countUnfinished, readEffects, readStoredState } from './support/inbox-state.ts';
-import { freePort } from './support/private-cluster.ts';
+import { freePort } from '../support/free-port.ts';
 import { spawnService } from './support/service-process.ts';
 
 const SECRET = 'whsec_fault_worker_secret';
@@ -22,19 +21,10 @@ const HEARTBEAT_SECONDS = 10;
 const QUEUE_ENV = { WORKER_EXPIRE_IN_SECONDS: String(EXPIRE_SECONDS), WORKER_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS) };
 const WORKER_ENV = { INBOX_ROLE: 'worker', ...QUEUE_ENV, WORKER_RETRY_DELAY_SECONDS: '1', WORKER_POLLING_INTERVAL_SECONDS: '0.5' };
 
-let database: TestDatabase;
-let receiver: TestService;
+const database = useTestDatabase();
 
-before(async () => {
-  database = await createTestDatabase();
-  // The queue's settings are copied onto each job at insert: the receiver's are the ones these jobs get.
-  receiver = await startTestService(testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'receiver', ...QUEUE_ENV }), database.url);
-});
-
-after(async () => {
-  await receiver?.stop();
-  await database?.drop();
-});
+// The queue's settings are copied onto each job at insert: the receiver's are the ones these jobs get.
+const receiver = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'receiver', ...QUEUE_ENV } });
 
 interface HeldJob {
   state: string;
@@ -65,12 +55,11 @@ test('kill -9 of a worker mid-job: its heartbeat stops, the job is retried long 
   // transactions take its whole pool, so its /readyz never answers 200: wait for the holds instead.
   const slow = await spawnService({ entry: 'test/fault/support/slow-handler-main.ts', port: await freePort(), env, waitUntilReady: false });
   const holding = await waitFor(
-    'the slow worker to hold events mid-transaction',
     () => {
       const lines = slow.linesIncluding('slow handler holding');
       return lines.length > 0 ? lines : undefined;
     },
-    90_000,
+    { message: 'the slow worker to hold events mid-transaction', timeoutMs: 90_000 },
   );
   const heldIds = holding.map((line) => line.replace(/.*slow handler holding /, '').trim());
 
@@ -80,13 +69,11 @@ test('kill -9 of a worker mid-job: its heartbeat stops, the job is retried long 
     t.diagnostic(`${elapsed()}: a healthy worker is up; the slow worker holds ${heldIds.join(', ')}`);
     // A live worker's heartbeats keep its jobs: held past heartbeat + a supervise interval, none is taken away.
     const alive = await waitFor(
-      'the held jobs to have been active longer than their heartbeat allows without one',
       async () => {
         const jobs = await readJobs(heldIds);
         return jobs.length === heldIds.length && jobs.every((j) => j.active_seconds > HEARTBEAT_SECONDS + 6) ? jobs : undefined;
       },
-      90_000,
-      250,
+      { message: 'the held jobs to have been active longer than their heartbeat allows without one', timeoutMs: 90_000, intervalMs: 250 },
     );
     for (const job of alive) {
       assert.deepEqual([job.state, job.retry_count, job.heartbeat_seconds], ['active', 0, HEARTBEAT_SECONDS], 'a job whose worker is alive keeps its first attempt');
@@ -101,10 +88,8 @@ test('kill -9 of a worker mid-job: its heartbeat stops, the job is retried long 
     // Expiry counts from the claim, not from the kill: the first moment it could retry these jobs.
     const expiresAt = Math.min(...alive.map((j) => j.started_ms)) + EXPIRE_SECONDS * 1000;
     await waitFor(
-      `every event to be processed before the held jobs' ${EXPIRE_SECONDS} s expiry (so through the heartbeat)`,
       async () => (await countUnfinished(database.sql, PREFIX)) === 0,
-      Math.max(0, expiresAt - Date.now()),
-      100,
+      { message: `every event to be processed before the held jobs' ${EXPIRE_SECONDS} s expiry (so through the heartbeat)`, timeoutMs: Math.max(0, expiresAt - Date.now()), intervalMs: 100 },
     );
     const doneAt = Date.now();
     const retries = await readJobs(heldIds);

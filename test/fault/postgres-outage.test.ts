@@ -8,7 +8,8 @@ import { deliverAll } from './support/gateway.ts';
 import { type Attempt, DeliveryHistory, checkHistory, summarize } from './support/history.ts';
 import { countJobs, countUnfinished, readEffects, readStoredState } from './support/inbox-state.ts';
 import { startFastSupervisor } from './support/fast-supervisor.ts';
-import { type PrivateCluster, freePort, startPrivateCluster } from './support/private-cluster.ts';
+import { freePort } from '../support/free-port.ts';
+import { type PrivateCluster, startPrivateCluster } from './support/private-cluster.ts';
 import { type SupervisedService, spawnService, superviseService } from './support/service-process.ts';
 
 const SECRET = 'whsec_fault_outage_secret';
@@ -122,7 +123,7 @@ test('PostgreSQL stopped (-m immediate) mid-load: no 200 while it is down, and a
   assert.equal(outage.duringOutage.filter((a) => a.outcome === 200).length, 0, 'no 200 while the database was down');
   assert.equal(await readyz(), 200, '/readyz recovers after the restart');
 
-  await waitFor('every stored event to be processed', async () => (await countUnfinished(sql, PREFIX)) === 0, 90_000, 200);
+  await waitFor(async () => (await countUnfinished(sql, PREFIX)) === 0, { message: 'every stored event to be processed', timeoutMs: 90_000, intervalMs: 200 });
   const state = { ...(await readStoredState(sql, PREFIX)), effects: await readEffects(sql, PREFIX) };
   const result = checkHistory(history, state, { allowedStatuses: [200, 503], requireProcessedOnce: true });
   t.diagnostic(summarize('postgres outage', result));
@@ -161,7 +162,7 @@ test('a transaction whose backend dies mid-statement rejects with CONNECTION_CLO
       pid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]?.pid;
       await tx`select pg_sleep(30)`;
     });
-    const victim = await waitFor('the transaction to report its backend', () => pid, 10_000, 10);
+    const victim = await waitFor(() => pid, { message: 'the transaction to report its backend', timeoutMs: 10_000, intervalMs: 10 });
     await sql`select pg_terminate_backend(${victim})`;
     await assert.rejects(transaction, { code: 'CONNECTION_CLOSED' });
     // Unpatched, the process died here. The connection comes back clean too: 3.4.9 carried the dead

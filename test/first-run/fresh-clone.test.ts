@@ -103,7 +103,7 @@ async function stopLeftoverCluster(app: string): Promise<void> {
     const running = runningCluster(dataDir);
     if (!running) continue;
     process.kill(running.pid, 'SIGQUIT');
-    await waitFor('the leftover cluster to exit', () => !runningCluster(dataDir), 30_000, 100);
+    await waitFor(() => !runningCluster(dataDir), { message: 'the leftover cluster to exit', timeoutMs: 30_000, intervalMs: 100 });
   }
   if (home) await rm(home, { recursive: true, force: true });
 }

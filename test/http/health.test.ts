@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testConfig } from '../support/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { useService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { adminDatabaseUrl } from '../support/env.ts';
 import postgres from 'postgres';
 import { waitFor } from '../support/wait.ts';
 
 const SECRET = 'whsec_health_test';
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startTestService(testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, COMMIT_DEADLINE_MS: '3000' }), database.url);
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, COMMIT_DEADLINE_MS: '3000' } });
 
 /** Makes the service's database unreachable: refuse new connections and cut the open ones. */
 async function cutDatabase(allow: boolean) {
@@ -56,7 +46,7 @@ test('with the database unreachable: 503 with Retry-After, /readyz 503, no row; 
   const [row] = await database.sql`select count(*)::int as n from webhook_inbox where event_id = 'evt_during_outage'`;
   assert.equal(row!.n, 0, 'nothing was stored while the database was down');
 
-  await waitFor('readiness after the outage', async () => (await fetch(`${service.baseUrl}/readyz`)).status === 200);
+  await waitFor(async () => (await fetch(`${service.baseUrl}/readyz`)).status === 200, { message: 'readiness after the outage' });
   const body = chargeEvent({ id: 'evt_during_outage', type: 'charge.succeeded', chargeId: 'ch_outage', created: Math.floor(Date.now() / 1000) });
   assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200, 'the gateway retry is accepted');
 });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
-import { type RunningService, startService } from '../../src/service.ts';
 import { runInboxctl } from '../cli/run-inboxctl.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { logLineCapture } from '../support/log-lines.ts';
+import { setup } from '../support/setup.ts';
 import { chargeEvent, postStripe, stripeSignatureOfBytes } from '../support/stripe.ts';
 
 // Item 1 and 3 of issue 11, each sent among 50 valid deliveries that share its batches: the
@@ -17,13 +17,11 @@ const GITHUB_SECRET = 'github-poison-test-secret';
 // Letters and digits only: PostgreSQL's JSON parser then quotes it whole as the bad token.
 const CANARY = 'payloadcanary3b9d41f0c2e8';
 const now = () => Math.floor(Date.now() / 1000);
-const lines: string[] = [];
-let database: TestDatabase;
-let service: RunningService;
-let baseUrl: string;
+const { lines, destination } = logLineCapture();
+const database = useTestDatabase();
+let service: TestService;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // A data error whose PostgreSQL report quotes the payload (in `detail` and `where`), as the
   // jsonb parser's does: raised for one event id only.
   await database.sql.unsafe(`
@@ -33,23 +31,7 @@ before(async () => {
       return new;
     end $$;
     create trigger reject_canary_event before insert on webhook_inbox for each row execute function reject_canary_event();`);
-  const capture = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  service = await startService({
-    config: testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET }),
-    databaseUrl: database.url,
-    logger: createLogger('info', capture),
-  });
-  baseUrl = `http://127.0.0.1:${service.port}`;
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
+  service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET }, logger: createLogger('info', destination) });
 });
 
 /** A Stripe charge event as JSON text, with `object` fields merged in and the envelope overridden. */
@@ -62,12 +44,12 @@ function stripeBody(id: string, options: { type?: string; created?: number; obje
 }
 
 const postBytes = (body: Buffer) =>
-  fetch(`${baseUrl}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(body, SECRET) }, body });
+  fetch(`${service.baseUrl}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(body, SECRET) }, body });
 
 function postGithub(body: string) {
   const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
   const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'issue_comment', 'x-github-delivery': randomUUID() };
-  return fetch(`${baseUrl}/webhooks/github`, { method: 'POST', headers, body });
+  return fetch(`${service.baseUrl}/webhooks/github`, { method: 'POST', headers, body });
 }
 
 interface Answer {
@@ -81,9 +63,9 @@ async function amongFiftyValid(hostile: () => Promise<Response>): Promise<Answer
   round += 1;
   const valid = Array.from({ length: 50 }, (_, i) => stripeBody(`evt_valid_${round}_${i}`));
   // Sent in the middle, so it lands in a batch with valid deliveries on either side of it.
-  const first = valid.slice(0, 25).map((body) => postStripe(baseUrl, body, SECRET));
+  const first = valid.slice(0, 25).map((body) => postStripe(service.baseUrl, body, SECRET));
   const sent = hostile();
-  const rest = valid.slice(25).map((body) => postStripe(baseUrl, body, SECRET));
+  const rest = valid.slice(25).map((body) => postStripe(service.baseUrl, body, SECRET));
   const [answer, ...others] = await Promise.all([sent, ...first, ...rest]);
   assert.deepEqual(others.map((r) => r.status), valid.map(() => 200), 'every valid delivery sent with it gets 200');
   const [row] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox where event_id like ${`evt_valid_${round}_%`}`;

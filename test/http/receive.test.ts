@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testConfig } from '../support/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { useService } from '../support/service.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 
 const SECRET = 'whsec_receive_test_secret';
 const OLD_SECRET = 'whsec_previous_secret';
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 let sequence = 0;
 
 function newEvent(type = 'charge.succeeded') {
@@ -28,19 +26,8 @@ async function jobCount(inboxEventId: string): Promise<number> {
   return row!.n;
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  // Receiver only: jobs stay queued, so the test can count them.
-  service = await startTestService(
-    testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: `${SECRET},${OLD_SECRET}`, MAX_BODY_BYTES: '4096' }),
-    database.url,
-  );
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+// Receiver only: jobs stay queued, so the test can count them.
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: `${SECRET},${OLD_SECRET}`, MAX_BODY_BYTES: '4096' } });
 
 describe('POST /webhooks/stripe', () => {
   test('a new event gets 200 {"received":true}, one inbox row and one job', async () => {
@@ -98,6 +85,8 @@ describe('POST /webhooks/stripe', () => {
   });
 });
 
+// The other ways a delivery is refused are in webhook-route.test.ts, in-process; these two go
+// over a real socket to a real database.
 describe('rejected deliveries store nothing', () => {
   async function expectRejected(response: Response, status: number, code: string, eventId?: string) {
     assert.equal(response.status, status);
@@ -112,51 +101,7 @@ describe('rejected deliveries store nothing', () => {
     await expectRejected(await postStripe(service.baseUrl, body, 'whsec_wrong'), 401, 'signature_mismatch', JSON.parse(body).id);
   });
 
-  test('a body changed after signing gets 401', async () => {
-    const body = newEvent();
-    const signature = stripeSignature(body, SECRET);
-    const tampered = body.replace('"amount":2000', '"amount":2001');
-    await expectRejected(await postStripe(service.baseUrl, tampered, SECRET, { signature }), 401, 'signature_mismatch', JSON.parse(body).id);
-  });
-
-  test('a signature older than the tolerance gets 401 timestamp_outside_tolerance', async () => {
-    const body = newEvent();
-    const signature = stripeSignature(body, SECRET, Math.floor(Date.now() / 1000) - 301);
-    await expectRejected(await postStripe(service.baseUrl, body, SECRET, { signature }), 401, 'timestamp_outside_tolerance', JSON.parse(body).id);
-  });
-
-  test('a signature from the future beyond the tolerance gets 401', async () => {
-    const body = newEvent();
-    const signature = stripeSignature(body, SECRET, Math.floor(Date.now() / 1000) + 301);
-    await expectRejected(await postStripe(service.baseUrl, body, SECRET, { signature }), 401, 'timestamp_outside_tolerance', JSON.parse(body).id);
-  });
-
-  test('a missing signature header gets 401 signature_missing', async () => {
-    const body = newEvent();
-    const response = await fetch(`${service.baseUrl}/webhooks/stripe`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-    await expectRejected(response, 401, 'signature_missing', JSON.parse(body).id);
-  });
-
-  test('a garbage signature header gets 401 signature_malformed', async () => {
-    const body = newEvent();
-    await expectRejected(await postStripe(service.baseUrl, body, SECRET, { signature: 'this-is-garbage' }), 401, 'signature_malformed');
-  });
-
-  test('an unknown provider gets 404 unknown_provider', async () => {
-    const body = newEvent();
-    await expectRejected(await postStripe(service.baseUrl, body, SECRET, { provider: 'nope' }), 404, 'unknown_provider');
-  });
-
-  test('a correctly signed body that is not JSON gets 400 malformed_payload', async () => {
-    const body = '{"id": "evt_truncated", "type": ';
-    await expectRejected(await postStripe(service.baseUrl, body, SECRET), 400, 'malformed_payload');
-  });
-
-  test('a signed JSON body that is not a Stripe event gets 400', async () => {
-    await expectRejected(await postStripe(service.baseUrl, '{"hello":"world"}', SECRET), 400, 'malformed_payload');
-  });
-
-  test('a body over MAX_BODY_BYTES gets 413, with or without Content-Length', async () => {
+  test('a body over MAX_BODY_BYTES gets 413 over a real socket, with or without Content-Length', async () => {
     const big = JSON.stringify({ id: 'evt_big', padding: 'x'.repeat(5000) });
     await expectRejected(await postStripe(service.baseUrl, big, SECRET), 413, 'payload_too_large');
     const chunked = new ReadableStream({

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
-import { type RunningService, startService } from '../../src/service.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { useService } from '../support/service.ts';
 import { logLineCapture } from '../support/log-lines.ts';
 import { sampleValue, scrape } from '../observability/prometheus-text.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
@@ -12,26 +11,11 @@ const SECRET = 'whsec_conflicting_duplicates_test';
 // Only the bodies carry this: a log line holding it would hold payload bytes.
 const PAYLOAD_MARKER = 'conflict-payload-marker-5d1e@example.com';
 const { lines, destination } = logLineCapture();
-let database: TestDatabase;
-let service: RunningService;
-let baseUrl: string;
+const database = useTestDatabase();
 let sequence = 0;
 
-before(async () => {
-  database = await createTestDatabase();
-  // Receiver only: the stored event stays pending, so the test sees exactly what ingest wrote.
-  service = await startService({
-    config: testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }),
-    databaseUrl: database.url,
-    logger: createLogger('info', destination),
-  });
-  baseUrl = `http://127.0.0.1:${service.port}`;
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+// Receiver only: the stored event stays pending, so the test sees exactly what ingest wrote.
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET }, logger: createLogger('info', destination) });
 
 /** A Stripe charge event as the gateway sends it, with the marker in the charge's receipt_email. */
 function stripeBody(eventId: string, chargeId: string, type: string, extra: { amountRefunded?: number } = {}): string {
@@ -61,8 +45,8 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
     const { eventId, chargeId } = nextIds();
     const succeeded = stripeBody(eventId, chargeId, 'charge.succeeded');
     const refunded = stripeBody(eventId, chargeId, 'charge.refunded', { amountRefunded: 2000 });
-    assert.equal((await postStripe(baseUrl, succeeded, SECRET)).status, 200);
-    assert.equal((await postStripe(baseUrl, refunded, SECRET)).status, 200, 'still 200: the gateway must stop resending');
+    assert.equal((await postStripe(service.baseUrl, succeeded, SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, refunded, SECRET)).status, 200, 'still 200: the gateway must stop resending');
 
     const stored = await storedEvent(eventId);
     assert.equal(stored!.event_type, 'charge.succeeded', 'the first body stays the truth');
@@ -95,9 +79,9 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
     // What Stripe changes between resends, and a different key order and spacing on top.
     const { data, ...envelope } = { ...event, pending_webhooks: 3, request: { id: 'req_resend_9', idempotency_key: null } };
     const resend = JSON.stringify({ data, ...envelope }, null, 1);
-    assert.equal((await postStripe(baseUrl, first, SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, first, SECRET)).status, 200);
     const later = stripeSignature(resend, SECRET, Math.floor(Date.now() / 1000) + 60);
-    assert.equal((await postStripe(baseUrl, resend, SECRET, { signature: later })).status, 200);
+    assert.equal((await postStripe(service.baseUrl, resend, SECRET, { signature: later })).status, 200);
 
     assert.deepEqual(await conflictsOf(eventId), []);
     const [, second] = logLinesOf(eventId);
@@ -109,7 +93,7 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
     const { eventId, chargeId } = nextIds();
     const stored = stripeBody(eventId, chargeId, 'charge.pending');
     const other = stripeBody(eventId, chargeId, 'charge.failed');
-    for (const body of [stored, other, stored, other, other, stored]) assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
+    for (const body of [stored, other, stored, other, other, stored]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
     const conflicts = await conflictsOf(eventId);
     assert.equal(conflicts.length, 3, 'three deliveries of the other body');
     for (const conflict of conflicts) assert.ok(Buffer.from(conflict.raw_body).equals(Buffer.from(other)));
@@ -120,7 +104,7 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
     const a = stripeBody(eventId, chargeId, 'charge.succeeded');
     const b = stripeBody(eventId, chargeId, 'charge.refunded', { amountRefunded: 500 });
     const bodies = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? a : b));
-    const answers = await Promise.all(bodies.map((body) => postStripe(baseUrl, body, SECRET)));
+    const answers = await Promise.all(bodies.map((body) => postStripe(service.baseUrl, body, SECRET)));
     assert.deepEqual(new Set(answers.map((r) => r.status)), new Set([200]));
 
     const [{ n }] = (await database.sql`select count(*)::int as n from webhook_inbox where event_id = ${eventId}`) as unknown as [{ n: number }];
@@ -137,13 +121,13 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
   });
 
   test('/metrics counts conflicting duplicates per provider (as duplicates too), starting from 0', async () => {
-    const before = await scrape(baseUrl);
+    const before = await scrape(service.baseUrl);
     const counted = (text: string) => sampleValue(text, 'webhook_conflicting_duplicates_total', { provider: 'stripe' });
     const duplicates = (text: string) => sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: 'duplicate' });
     const { eventId, chargeId } = nextIds();
     const stored = stripeBody(eventId, chargeId, 'charge.succeeded');
-    for (const body of [stored, stripeBody(eventId, chargeId, 'charge.failed'), stored]) assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
-    const afterwards = await scrape(baseUrl);
+    for (const body of [stored, stripeBody(eventId, chargeId, 'charge.failed'), stored]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
+    const afterwards = await scrape(service.baseUrl);
     assert.equal(counted(afterwards)! - counted(before)!, 1);
     assert.equal(duplicates(afterwards)! - duplicates(before)!, 2);
     assert.ok(!afterwards.includes('webhook_conflicting_duplicates_total{provider="unknown"}'));
@@ -151,16 +135,16 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
 
   test('a stored row without a fingerprint (stored before they existed) is never judged', async () => {
     const { eventId, chargeId } = nextIds();
-    assert.equal((await postStripe(baseUrl, stripeBody(eventId, chargeId, 'charge.succeeded'), SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, stripeBody(eventId, chargeId, 'charge.succeeded'), SECRET)).status, 200);
     await database.sql`update webhook_inbox set fingerprint = null where event_id = ${eventId}`;
-    assert.equal((await postStripe(baseUrl, stripeBody(eventId, chargeId, 'charge.refunded', { amountRefunded: 2000 }), SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, stripeBody(eventId, chargeId, 'charge.refunded', { amountRefunded: 2000 }), SECRET)).status, 200);
     assert.deepEqual(await conflictsOf(eventId), []);
     assert.equal(logLinesOf(eventId)[1]!.outcome, 'duplicate');
   });
 
   test("an event's conflicts go with it when it is deleted (retention)", async () => {
     const { eventId, chargeId } = nextIds();
-    for (const type of ['charge.succeeded', 'charge.failed']) assert.equal((await postStripe(baseUrl, stripeBody(eventId, chargeId, type), SECRET)).status, 200);
+    for (const type of ['charge.succeeded', 'charge.failed']) assert.equal((await postStripe(service.baseUrl, stripeBody(eventId, chargeId, type), SECRET)).status, 200);
     assert.equal((await conflictsOf(eventId)).length, 1);
     await database.sql`delete from webhook_inbox where event_id = ${eventId}`;
     assert.deepEqual(await conflictsOf(eventId), []);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { PgBoss } from 'pg-boss';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import type { DatabaseHandle } from '../../src/db/client.ts';
 import { type ConflictRecorder, createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { type IngestOutcome, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
@@ -9,21 +9,21 @@ import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';
-import { testConfig, testWorkerConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { testWorkerConfig } from '../support/config.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
+import { useService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 
 const SECRET = 'whsec_conflicts_across_batches';
 const HELD_LOCK = 4242;
 const stripe = builtInDrivers.stripe!.create({ name: 'stripe', secrets: [SECRET], signatureToleranceSeconds: 300, options: {} });
-let database: TestDatabase;
+const database = useTestDatabase();
 let pool: DatabaseHandle;
 let boss: PgBoss;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // Holds a chosen event's transaction open after its INSERT, for as long as the test holds a lock.
   await database.sql.unsafe(`
     create function hold_event() returns trigger language plpgsql as $$
@@ -32,14 +32,9 @@ before(async () => {
       return new;
     end $$;
     create trigger hold_event after insert on webhook_inbox for each row execute function hold_event();`);
-  pool = connectDatabase({ url: database.url, poolSize: 3, connectTimeoutSeconds: 2, applicationName: 'conflicts-test' });
+  pool = database.connect('conflicts-test', 3);
   boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
-});
-
-after(async () => {
-  await boss?.stop({ graceful: false, close: true });
-  await pool?.close();
-  await database?.drop();
+  database.onTeardown(() => boss.stop({ graceful: false, close: true }));
 });
 
 function body(eventId: string, type: string, amountRefunded?: number): string {
@@ -100,26 +95,15 @@ describe('conflicts inside one group-commit batch', () => {
 });
 
 describe('conflicts across concurrent transactions (READ COMMITTED)', () => {
-  let first: TestService;
-  let second: TestService;
-
-  before(async () => {
-    // Two service instances on one database: their batches commit independently.
-    const config = testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET });
-    first = await startTestService(config, database.url);
-    second = await startTestService(config, database.url);
-  });
-
-  after(async () => {
-    await first?.stop();
-    await second?.stop();
-  });
+  // Two service instances on one database: their batches commit independently.
+  const first = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
+  const second = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
 
   const waiting = (waitEvent: string) =>
-    waitFor(`a backend waiting on ${waitEvent}`, async () => {
+    waitFor(async () => {
       const [row] = await database.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${waitEvent}`;
       return row!.n > 0;
-    });
+    }, { message: `a backend waiting on ${waitEvent}` });
 
   test('a copy whose INSERT waited on the other instance\'s uncommitted row is compared with it once that commits', async () => {
     const a = body('evt_held_1', 'charge.succeeded');

@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type DatabaseHandle, connectDatabase, postgresExecutor } from '../../src/db/client.ts';
+import { describe, test } from 'node:test';
+import { type DatabaseHandle, postgresExecutor } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { insertEventsIfAbsent } from '../../src/inbox/sql/insert-events-if-absent.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let handle: DatabaseHandle;
 
-before(async () => {
-  database = await createTestDatabase();
-  handle = connectDatabase({ url: database.url, poolSize: 2, connectTimeoutSeconds: 2, applicationName: 'insert-events-test' });
-});
-
-after(async () => {
-  await handle?.close();
-  await database?.drop();
+setup(async () => {
+  handle = database.connect('insert-events-test');
 });
 
 /** Every byte value, NUL and invalid UTF-8 included: raw_body must come back exactly. */

@@ -1,35 +1,23 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { StorageUnavailableError } from '../../src/errors.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { useService, startTestService } from '../support/service.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 import { sampleValue, scrape } from './prometheus-text.ts';
 
 const SECRET = 'whsec_metrics_test_secret';
-let database: TestDatabase;
-let service: TestService;
+const database = useTestDatabase();
 
 function event(n: number) {
   return chargeEvent({ id: `evt_metrics_${n}`, type: 'charge.succeeded', chargeId: `ch_metrics_${n}`, created: Math.floor(Date.now() / 1000) });
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startTestService(
-    testConfig({ INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, MAX_BODY_BYTES: '4096' }),
-    database.url,
-  );
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, MAX_BODY_BYTES: '4096' } });
 
 describe('GET /metrics after real signed deliveries', () => {
   test('counts each delivery by provider and outcome, and times every answer', async () => {
@@ -110,7 +98,7 @@ describe('GET /metrics after real signed deliveries', () => {
   });
 
   test('a worker-only instance serves /metrics and health checks, and no webhooks', async () => {
-    const worker = await startTestService(testConfig({ INBOX_ROLE: 'worker', WEBHOOK_SECRET_STRIPE: SECRET }), database.url);
+    const worker = await startTestService({ database, env: { INBOX_ROLE: 'worker', WEBHOOK_SECRET_STRIPE: SECRET } });
     try {
       const base = `http://127.0.0.1:${worker.port}`;
       assert.match(await scrape(base), /^# TYPE inbox_processing_attempts_total counter$/m);

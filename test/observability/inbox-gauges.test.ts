@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { PgBoss } from 'pg-boss';
 import postgres from 'postgres';
@@ -9,10 +9,11 @@ import { createLogger } from '../../src/logger.ts';
 import { GaugeRefresher, type QueueCounts } from '../../src/operations/gauge-refresher.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { sampleValue } from './prometheus-text.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let client: postgres.Sql;
 const queries: { text: string; params: unknown[] }[] = [];
 
@@ -32,8 +33,7 @@ const fixedQueueCounts: QueueCounts = {
     name === WEBHOOKS_QUEUE ? { queuedCount: 7, readyCount: 5, deferredCount: 2, activeCount: 1, failedCount: 3 } : null,
 };
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // Three days of settled history the gauges must not read, plus a known recent picture.
   await database.sql`
     insert into webhook_inbox (provider, event_id, event_type, payload, raw_body, occurred_at, received_at, status, processed_at)
@@ -49,11 +49,7 @@ before(async () => {
   await insertRows('asaas', 'ignored', ['3 minutes', '4 minutes']);
   await database.sql`analyze webhook_inbox`;
   client = postgres(database.url, { max: 2, onnotice: () => {} });
-});
-
-after(async () => {
-  await client?.end();
-  await database?.drop();
+  database.onTeardown(() => client.end());
 });
 
 function refresherFor(metrics: ReturnType<typeof createMetrics>, boss: QueueCounts = fixedQueueCounts) {

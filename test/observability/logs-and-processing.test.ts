@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logger.ts';
 import { SWEEP_QUEUE } from '../../src/operations/cron.ts';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../support/handlers.ts';
-import { type RunningService, startService } from '../../src/service.ts';
-import { testConfig } from '../support/config.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { useService } from '../support/service.ts';
 import { logLineCapture } from '../support/log-lines.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
@@ -16,9 +15,7 @@ const SECRET = 'whsec_log_test_secret_must_never_be_logged';
 // A value only the payload carries: if it shows up in a log line, a body was logged.
 const PAYLOAD_MARKER = 'customer-pii-7f3a9c@example.com';
 const { lines, destination } = logLineCapture();
-let database: TestDatabase;
-let service: RunningService;
-let baseUrl: string;
+const database = useTestDatabase();
 
 class DownstreamUnavailable extends Error {
   readonly code = 'downstream_unavailable';
@@ -41,29 +38,15 @@ function withMarker(body: string): string {
 }
 
 async function settled(eventId: string, statuses: string[]) {
-  return waitFor(`${eventId} to reach ${statuses.join('/')}`, async () => {
+  return waitFor(async () => {
     const [row] = await database.sql`select id, status from webhook_inbox where event_id = ${eventId}`;
     return row && statuses.includes(row.status) ? { id: Number(row.id), status: row.status as string } : undefined;
-  }, 30_000);
+  }, { message: `${eventId} to reach ${statuses.join('/')}`, timeoutMs: 30_000 });
 }
 
 const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startService({
-    config: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' }),
-    databaseUrl: database.url,
-    logger: createLogger('debug', destination),
-    handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]),
-  });
-  baseUrl = `http://127.0.0.1:${service.port}`;
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' }, logger: createLogger('debug', destination), handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]) });
 
 describe('logs and processing metrics after real deliveries', () => {
   let paid: { id: number; status: string };
@@ -75,15 +58,15 @@ describe('logs and processing metrics after real deliveries', () => {
       id: 'evt_log_customer', object: 'event', type: 'customer.created', created: now(),
       data: { object: { id: 'cus_log_1', object: 'customer', email: PAYLOAD_MARKER } },
     });
-    assert.equal((await postStripe(baseUrl, paidBody, SECRET)).status, 200);
-    assert.equal((await postStripe(baseUrl, paidBody, SECRET)).status, 200, 'a duplicate');
-    assert.equal((await postStripe(baseUrl, customerBody, SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, paidBody, SECRET)).status, 200);
+    assert.equal((await postStripe(service.baseUrl, paidBody, SECRET)).status, 200, 'a duplicate');
+    assert.equal((await postStripe(service.baseUrl, customerBody, SECRET)).status, 200);
     const forged = stripeSignature(paidBody, 'whsec_someone_else');
-    assert.equal((await postStripe(baseUrl, paidBody, SECRET, { signature: forged })).status, 401);
+    assert.equal((await postStripe(service.baseUrl, paidBody, SECRET, { signature: forged })).status, 401);
     paid = await settled('evt_log_paid', ['processed', 'ignored']);
     failed = await settled('evt_log_customer', ['failed']);
     // The dead-letter worker logs the final failure after it has marked the row.
-    await waitFor('the final-failure log line', () => parsed().some((l) => l.inboxId === failed.id && l.level === 50));
+    await waitFor(() => parsed().some((l) => l.inboxId === failed.id && l.level === 50), { message: 'the final-failure log line' });
   });
 
   test('no line carries a secret, a signature or a payload body', () => {
@@ -112,7 +95,7 @@ describe('logs and processing metrics after real deliveries', () => {
   });
 
   test('/metrics counts attempts, failures by error class and the processing latency', async () => {
-    const text = await scrape(baseUrl);
+    const text = await scrape(service.baseUrl);
     assert.equal(sampleValue(text, 'inbox_processing_attempts_total', { provider: 'stripe' }), 3, 'one for the charge, two for the customer');
     assert.equal(sampleValue(text, 'inbox_processing_failures_total', { provider: 'stripe', error_class: 'downstream_unavailable' }), 2);
     assert.equal(sampleValue(text, 'inbox_events_settled_total', { provider: 'stripe', status: paid.status }), 1);
@@ -127,10 +110,10 @@ describe('logs and processing metrics after real deliveries', () => {
       values ('stripe', 'evt_log_lost', 'charge.succeeded', 'ch_log_lost', ${JSON.parse(body)}::jsonb, ${Buffer.from(body)},
               now() - interval '10 minutes', now() - interval '10 minutes')`;
     await service.boss.send(SWEEP_QUEUE, {});
-    const text = await waitFor('a sweeper run in /metrics', async () => {
-      const text = await scrape(baseUrl);
+    const text = await waitFor(async () => {
+      const text = await scrape(service.baseUrl);
       return sampleValue(text, 'inbox_sweeper_runs_total', { outcome: 'ok' }) === 1 ? text : undefined;
-    });
+    }, { message: 'a sweeper run in /metrics' });
     assert.equal(sampleValue(text, 'inbox_sweeper_requeued_events_total', {}), 1);
     await settled('evt_log_lost', ['processed']);
   });

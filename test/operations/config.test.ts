@@ -2,10 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/runtime/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
-
-const noFiles = () => {
-  throw new Error('no files');
-};
+import { noFiles } from '../support/config.ts';
 
 describe('operations configuration', () => {
   test('defaults: sweep every 5 minutes for rows pending 5 minutes, 500 at a time; retention daily; archives under the data folder', () => {

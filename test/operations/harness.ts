@@ -1,32 +1,52 @@
 import { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { AppConfig } from '../../src/runtime/load-config.ts';
+import type { DatabaseHandle } from '../../src/db/client.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startOperationsCron } from '../../src/operations/cron.ts';
+import { type TestDatabase, useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
 export interface OperationsHarness {
   database: TestDatabase;
   handle: DatabaseHandle;
   /** pg-boss without workers, maintenance or cron: jobs stay queued so tests can count them. */
   boss: PgBoss;
-  close(): Promise<void>;
 }
 
-export async function openOperationsHarness(): Promise<OperationsHarness> {
-  const database = await createTestDatabase();
-  const handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'operations-test' });
-  const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
+/** A test database, the application's pool on it and a quiet pg-boss; fields filled in setup, closed at teardown. */
+export function useOperationsHarness(): OperationsHarness {
+  const database = useTestDatabase();
+  const harness = { database } as OperationsHarness;
+  setup(async () => {
+    harness.handle = database.connect('operations-test', 4);
+    const boss = new PgBoss({ connectionString: database.url, max: 2, supervise: false, schedule: false });
+    boss.on('error', () => {});
+    await boss.start();
+    database.onTeardown(() => boss.stop({ graceful: false, close: true }));
+    harness.boss = boss;
+  });
+  return harness;
+}
+
+/**
+ * A pg-boss that schedules (its cron passes every second) with the operations cron on it, as a
+ * service instance runs it; stopped at teardown. `operations` overrides the config's schedules.
+ */
+export async function startCronInstance(h: OperationsHarness, config: AppConfig, operations: Partial<AppConfig['operations']>): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
+  h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   boss.on('error', () => {});
   await boss.start();
-  return {
-    database,
-    handle,
+  await startOperationsCron({
+    db: h.handle.db,
     boss,
-    async close() {
-      await boss.stop({ graceful: false, close: true });
-      await handle.close();
-      await database.drop();
-    },
-  };
+    clock: () => new Date(),
+    logger: createLogger('silent'),
+    providers: config.providers,
+    operations: { ...config.operations, ...operations },
+  });
+  return boss;
 }
 
 export interface FixtureRow {

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type DatabaseHandle, connectDatabase, drizzleExecutor } from '../../src/db/client.ts';
+import { describe, test } from 'node:test';
+import { type DatabaseHandle, drizzleExecutor } from '../../src/db/client.ts';
 import { settledLagByProvider } from '../../src/inbox/sql/lag.ts';
 import { runInboxctl } from '../cli/run-inboxctl.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { insertInboxRows, minutesAgo } from './harness.ts';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let handle: DatabaseHandle;
 const now = new Date();
 const settledAfter = (receivedAt: Date, seconds: number) => new Date(receivedAt.getTime() + seconds * 1000);
 
-before(async () => {
-  database = await createTestDatabase();
-  handle = connectDatabase({ url: database.url, poolSize: 2, connectTimeoutSeconds: 5, applicationName: 'lag-agreement-test' });
+setup(async () => {
+  handle = database.connect('lag-agreement-test');
   const at = (minutes: number) => minutesAgo(minutes, now);
   // Within the last hour: processed after 1, 2, 3 s, ignored after 10 and 20 s. Settled lags
   // 1, 2, 3, 10, 20: p50 3, p99 19.6 (percentile_cont). Processed alone would say p50 2, p99 2.98.
@@ -29,11 +29,6 @@ before(async () => {
     { eventId: 'i_restored', status: 'ignored', receivedAt: at(40), processedAt: null },
     { eventId: 'p_earlier', status: 'processed', receivedAt: at(120), processedAt: settledAfter(at(120), 100) },
   ]);
-});
-
-after(async () => {
-  await handle?.close();
-  await database?.drop();
 });
 
 describe('one lag: received → settled (processed or ignored)', () => {

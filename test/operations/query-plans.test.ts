@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type postgres from 'postgres';
 import { type SqlExecutor, postgresExecutor } from '../../src/db/client.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
@@ -10,17 +10,17 @@ import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 
 // Plans are the planner's choice for a table of this size and shape; at a few hundred rows it
 // would rightly scan. 60,000 rows over 60 days, mostly processed, as in production.
 const ROWS = 60_000;
-let database: TestDatabase;
+const database = useTestDatabase();
 let db: SqlExecutor;
 const recorded: Array<{ sql: string; params: unknown[] }> = [];
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   await database.sql.unsafe(`
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, last_error, processed_at)
     select (array['stripe','asaas','pagarme'])[1 + g % 3], 'evt_' || g, 'charge.succeeded', 'ch_' || (g / 3), '{}', '\\x7b7d',
@@ -42,10 +42,6 @@ function recording(client: Pick<postgres.ISql, 'unsafe'>): SqlExecutor {
     },
   };
 }
-
-after(async () => {
-  await database?.drop();
-});
 
 interface PlanNode {
   'Node Type': string;

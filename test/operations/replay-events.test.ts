@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { replayEvents } from '../../src/operations/replay-events.ts';
-import { type OperationsHarness, daysAgo, insertInboxRows, jobsFor, minutesAgo, openOperationsHarness } from './harness.ts';
+import { daysAgo, insertInboxRows, jobsFor, minutesAgo, useOperationsHarness } from './harness.ts';
 
-let h: OperationsHarness;
-
-before(async () => {
-  h = await openOperationsHarness();
-});
-
-after(async () => {
-  await h?.close();
-});
+const h = useOperationsHarness();
 
 async function statusOf(id: number) {
   const [row] = await h.database.sql`select status, last_error from webhook_inbox where id = ${id}`;

@@ -4,25 +4,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { PgBoss } from 'pg-boss';
-import { createLogger } from '../../src/logger.ts';
-import { RETENTION_QUEUE, startOperationsCron } from '../../src/operations/cron.ts';
+import { RETENTION_QUEUE } from '../../src/operations/cron.ts';
 import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
-import { type OperationsHarness, daysAgo, insertInboxRows, openOperationsHarness } from './harness.ts';
+import { daysAgo, insertInboxRows, startCronInstance, useOperationsHarness } from './harness.ts';
 
-let h: OperationsHarness;
+const h = useOperationsHarness();
 let archiveDir: string;
-let boss: PgBoss | undefined;
 
 before(async () => {
-  h = await openOperationsHarness();
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inbox-retention-cron-'));
 });
 
 after(async () => {
-  await boss?.stop({ graceful: false, close: true });
-  await h?.close();
   if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
 });
 
@@ -33,22 +27,12 @@ describe('the retention job on pg-boss cron', () => {
       { eventId: 'evt_kept', status: 'processed', receivedAt: daysAgo(29) },
     ]);
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_cron' });
-    boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
-    boss.on('error', () => {});
-    await boss.start();
-    await startOperationsCron({
-      db: h.handle.db,
-      boss,
-      clock: () => new Date(),
-      logger: createLogger('silent'),
-      providers: config.providers,
-      // Every minute, so the schedule is due as soon as it is registered; the sweep never.
-      operations: { ...config.operations, retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir },
-    });
-    await waitFor('a completed retention run', async () => {
+    // Every minute, so the schedule is due as soon as it is registered; the sweep never.
+    await startCronInstance(h, config, { retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir });
+    await waitFor(async () => {
       const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
       return row!.n > 0;
-    }, 30_000);
+    }, { message: 'a completed retention run', timeoutMs: 30_000 });
     const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;
     assert.deepEqual(left.map((r) => r.event_id), ['evt_kept']);
     assert.ok(existsSync(path.join(archiveDir, 'stripe', 'stripe-2024-02-03.jsonl.gz')));

@@ -10,19 +10,17 @@ import { OperationRefusedError } from '../../src/operations/errors.ts';
 import { restoreArchive } from '../../src/operations/restore.ts';
 import { applyRetention, checkPurgeCutoff, purgeEvents } from '../../src/operations/retention.ts';
 import { testConfig } from '../support/config.ts';
-import { type OperationsHarness, daysAgo, insertInboxRows, openOperationsHarness } from './harness.ts';
+import { daysAgo, insertInboxRows, useOperationsHarness } from './harness.ts';
 
-let h: OperationsHarness;
+const h = useOperationsHarness();
 let archiveDir: string;
 const now = new Date();
 
 before(async () => {
-  h = await openOperationsHarness();
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inbox-archive-'));
 });
 
 after(async () => {
-  await h?.close();
   if (archiveDir) await rm(archiveDir, { recursive: true, force: true });
 });
 

@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { PgBoss } from 'pg-boss';
+import { describe, test } from 'node:test';
 import { drizzleExecutor } from '../../src/db/client.ts';
-import { createLogger } from '../../src/logger.ts';
-import { SWEEP_QUEUE, ensureOperationsQueues, startOperationsCron } from '../../src/operations/cron.ts';
+import { SWEEP_QUEUE, ensureOperationsQueues } from '../../src/operations/cron.ts';
 import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
 import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
 import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
-import { type OperationsHarness, insertInboxRows, jobsFor, minutesAgo, openOperationsHarness } from './harness.ts';
+import { insertInboxRows, jobsFor, minutesAgo, startCronInstance, useOperationsHarness } from './harness.ts';
 
-let h: OperationsHarness;
-
-before(async () => {
-  h = await openOperationsHarness();
-});
-
-after(async () => {
-  await h?.close();
-});
+const h = useOperationsHarness();
 
 const sweep = (limit = 500) => sweepPendingEvents({ db: h.handle.db, boss: h.boss, clock: () => new Date() }, { olderThanSeconds: 300, limit });
 
@@ -91,42 +81,24 @@ describe('the sweeper on pg-boss cron, two instances', () => {
     await h.database.sql`delete from pgboss.job where name = ${SWEEP_QUEUE}`;
     const [lost] = await insertInboxRows(h.database.sql, [{ eventId: 'sw_cron_lost', status: 'pending', receivedAt: minutesAgo(15) }]);
     const config = testConfig({});
-    const instances: PgBoss[] = [];
-    try {
-      for (let i = 0; i < 2; i++) {
-        // Every instance passes its cron every second; only one may file each occurrence.
-        const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
-        boss.on('error', () => {});
-        await boss.start();
-        instances.push(boss);
-        await startOperationsCron({
-          db: h.handle.db,
-          boss,
-          clock: () => new Date(),
-          logger: createLogger('silent'),
-          providers: config.providers,
-          // Every minute: a schedule whose last occurrence is under a minute old fires at once.
-          operations: { ...config.operations, sweepCron: '* * * * *', retentionCron: '0 0 1 1 *' },
-        });
-      }
-      const completed = await waitFor('a completed sweep', async () => {
-        const rows = await h.database.sql`select created_on from pgboss.job where name = ${SWEEP_QUEUE} and state = 'completed'`;
-        return rows.length > 0 ? rows[0]!.created_on as Date : undefined;
-      }, 30_000);
-      assert.equal((await jobsFor(h.database.sql, [lost!])).length, 1, 'the lost row got its job back');
-      // Let both instances run several more cron passes over the same occurrence.
-      await waitFor('three more cron passes', async () => {
-        const [v] = await h.database.sql`select cron_on from pgboss.version`;
-        return (v!.cron_on as Date).getTime() > completed.getTime() + 3000;
-      }, 30_000, 200);
-      const [jobs] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${SWEEP_QUEUE}`;
-      const [ticks] = await h.database.sql`
-        select count(distinct data->>'slot')::int as n from pgboss.job where name = '__pgboss__send-it' and data->>'name' = ${SWEEP_QUEUE}`;
-      assert.ok(jobs!.n >= 1);
-      // Equal unless a minute boundary passed while a sweep was still running (that tick is dropped).
-      assert.ok(jobs!.n <= ticks!.n, `${jobs!.n} sweep jobs for ${ticks!.n} cron occurrences: at most one per occurrence, with two instances scheduling`);
-    } finally {
-      for (const boss of instances) await boss.stop({ graceful: false, close: true });
-    }
+    // Two instances, each passing its cron every second; only one may file each occurrence. Every
+    // minute: a schedule whose last occurrence is under a minute old fires at once.
+    for (let i = 0; i < 2; i++) await startCronInstance(h, config, { sweepCron: '* * * * *', retentionCron: '0 0 1 1 *' });
+    const completed = await waitFor(async () => {
+      const rows = await h.database.sql`select created_on from pgboss.job where name = ${SWEEP_QUEUE} and state = 'completed'`;
+      return rows.length > 0 ? rows[0]!.created_on as Date : undefined;
+    }, { message: 'a completed sweep', timeoutMs: 30_000 });
+    assert.equal((await jobsFor(h.database.sql, [lost!])).length, 1, 'the lost row got its job back');
+    // Let both instances run several more cron passes over the same occurrence.
+    await waitFor(async () => {
+      const [v] = await h.database.sql`select cron_on from pgboss.version`;
+      return (v!.cron_on as Date).getTime() > completed.getTime() + 3000;
+    }, { message: 'three more cron passes', timeoutMs: 30_000, intervalMs: 200 });
+    const [jobs] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${SWEEP_QUEUE}`;
+    const [ticks] = await h.database.sql`
+      select count(distinct data->>'slot')::int as n from pgboss.job where name = '__pgboss__send-it' and data->>'name' = ${SWEEP_QUEUE}`;
+    assert.ok(jobs!.n >= 1);
+    // Equal unless a minute boundary passed while a sweep was still running (that tick is dropped).
+    assert.ok(jobs!.n <= ticks!.n, `${jobs!.n} sweep jobs for ${ticks!.n} cron occurrences: at most one per occurrence, with two instances scheduling`);
   });
 });

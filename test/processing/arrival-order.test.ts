@@ -1,45 +1,39 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import type { DatabaseHandle } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { builtInHandlers } from '../support/handlers.ts';
 import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { testConfig } from '../support/config.ts';
+import { useService } from '../support/service.ts';
 import { postStripe } from '../support/stripe.ts';
 import { type Scenario, referenceOutcome, scenarioWithArrivalArb, stripeEvents } from '../domain/charge-scenarios.ts';
 import {
-  type InboxService,
   SECRET,
   inboxRows,
   isChain,
   outboundEventsOf,
   outboxMatchesTransitions,
   paymentOf,
-  startInbox,
   storeEvent,
   transitionsOf,
   waitUntilSettled,
 } from './harness.ts';
 
 const BASE = 1_760_000_000;
-let database: TestDatabase;
+const database = useTestDatabase();
 let handle: DatabaseHandle;
 let deps: ProcessingDeps;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   // Hundreds of runs of small transactions: skip the fsync per COMMIT. Visibility and locking, the
   // things under test, are the same either way; only a crash could lose the last commits.
   await database.sql.unsafe(`alter database "${database.name}" set synchronous_commit = off`);
-  handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'arrival-order-test' });
+  handle = database.connect('arrival-order-test', 4);
   deps = { db: handle.db, providers: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET }).providers, handlers: createHandlerRegistry(builtInHandlers) };
-});
-
-after(async () => {
-  await handle?.close();
-  await database?.drop();
 });
 
 /** The payment, the inbox rows and the status history agree with the reference model. */
@@ -105,15 +99,7 @@ describe('arrival-order independence', () => {
 });
 
 describe('arrival-order independence through HTTP and real workers', () => {
-  let service: InboxService;
-
-  before(async () => {
-    service = await startInbox(database.url);
-  });
-
-  after(async () => {
-    await service?.stop();
-  });
+  const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET } });
 
   test('20 random charge histories, posted in random order with duplicates at once, all end as in true order', async () => {
     const seed = Date.now() % 2_147_483_647;

@@ -1,30 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
+import { describe, test } from 'node:test';
+import type { DatabaseHandle } from '../../src/db/client.ts';
 import { type EventHandler, createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { builtInHandlers } from '../support/handlers.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { testConfig } from '../support/config.ts';
 import { chargeEvent } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
 import { SECRET, inboxRows, paymentOf, storeEvent, transitionsOf } from './harness.ts';
 
 // A worker applies a fetched batch of jobs in one transaction. These pin down what that must not
 // cost: one event's failure or slowness stays its own.
 
 const now = Math.floor(Date.now() / 1000);
-let database: TestDatabase;
+const database = useTestDatabase();
 let handle: DatabaseHandle;
 const providers = () => testConfig({ WEBHOOK_SECRET_STRIPE: SECRET }).providers;
 
-before(async () => {
-  database = await createTestDatabase();
-  handle = connectDatabase({ url: database.url, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'batches-test' });
-});
-
-after(async () => {
-  await handle?.close();
-  await database?.drop();
+setup(async () => {
+  handle = database.connect('batches-test', 4);
 });
 
 function charge(eventId: string, type: string, chargeId: string, createdOffset = 0) {
@@ -88,11 +84,10 @@ describe('a batch of jobs', () => {
       await storeEvent(database.sql, charge('evt_w2', 'charge.succeeded', 'ch_w2')),
     ];
     const processing = processInboxEvents(deps, ids.map((inboxId) => ({ inboxId })));
-    const deadline = Date.now() + 10_000;
-    while ((await inboxRows(database.sql, ['evt_w2']))[0]?.status !== 'processed') {
-      assert.ok(Date.now() < deadline, 'the charge event was held back by the slow prepare');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(async () => (await inboxRows(database.sql, ['evt_w2']))[0]?.status === 'processed', {
+      message: 'the charge event to be processed while its neighbour is still preparing (held back by the slow prepare?)',
+      timeoutMs: 10_000,
+    });
     assert.equal((await inboxRows(database.sql, ['evt_w1']))[0]?.status, 'pending');
     release();
     assert.deepEqual(outcomes(await processing), ['processed', 'processed']);

@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import postgres from 'postgres';
 import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../support/handlers.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { testWorkerConfig } from '../support/config.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { useService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
-import { type InboxService, SECRET, inboxRows, paymentOf, startInbox, waitUntilSettled } from './harness.ts';
+import { SECRET, inboxRows, paymentOf, waitUntilSettled } from './harness.ts';
 
-let database: TestDatabase;
-let service: InboxService;
+const database = useTestDatabase();
 let probe: postgres.Sql;
 const now = Math.floor(Date.now() / 1000);
 let explosions = 0;
@@ -55,17 +56,11 @@ const noting: EventHandler = {
   },
 };
 
-before(async () => {
-  database = await createTestDatabase();
+setup(() => {
   probe = postgres(database.url, { max: 1, onnotice: () => {} });
-  service = await startInbox(database.url, { handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler, noting]) });
+  database.onTeardown(() => probe.end());
 });
-
-after(async () => {
-  await service?.stop();
-  await probe?.end();
-  await database?.drop();
-});
+const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET }, handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler, noting]) });
 
 const post = async (id: string, type: string, resource: string) =>
   assert.equal((await postStripe(service.baseUrl, chargeEvent({ id, type, chargeId: resource, created: now }), SECRET)).status, 200);
@@ -114,10 +109,10 @@ describe('handlers', () => {
     const [failed] = await inboxRows(database.sql, ['evt_explodes']);
     const before = explosions;
     const ids = [await service.boss.send('webhooks', { inboxId: failed!.id }), await service.boss.send(WEBHOOKS_DEAD_LETTER_QUEUE, { inboxId: failed!.id })];
-    await waitFor('both jobs to complete', async () => {
+    await waitFor(async () => {
       const rows = await database.sql`select state from pgboss.job where id = any(${ids}::uuid[])`;
       return rows.length === 2 && rows.every((r) => r.state === 'completed');
-    });
+    }, { message: 'both jobs to complete' });
     assert.deepEqual(await inboxRows(database.sql, ['evt_explodes']), [failed]);
     assert.equal(explosions, before);
   });

@@ -1,33 +1,8 @@
 import type postgres from 'postgres';
-import type { WorkerConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/logger.ts';
-import type { HandlerRegistry } from '../../src/processing/handlers.ts';
-import { type RunningService, startService } from '../../src/service.ts';
-import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
 import type { ScenarioEvent } from '../domain/charge-scenarios.ts';
 
 export const SECRET = 'whsec_processing_test_secret';
-
-export interface InboxService extends RunningService {
-  baseUrl: string;
-}
-
-export interface InboxServiceOptions {
-  env?: Record<string, string>;
-  files?: Record<string, string>;
-  handlers?: HandlerRegistry;
-  worker?: Partial<WorkerConfig>;
-}
-
-/** The real service (receiver + workers unless INBOX_ROLE says otherwise) on a test database. */
-export async function startInbox(databaseUrl: string, options: InboxServiceOptions = {}): Promise<InboxService> {
-  const base = testConfig({ WEBHOOK_SECRET_STRIPE: SECRET, ...options.env }, options.files);
-  const config = { ...base, worker: { ...base.worker, ...options.worker } };
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const service = await startService({ config, databaseUrl, logger, handlers: options.handlers });
-  return { ...service, baseUrl: `http://127.0.0.1:${service.port}` };
-}
 
 export interface InboxState {
   id: number;
@@ -48,12 +23,11 @@ export async function inboxRows(sql: postgres.Sql, eventIds: readonly string[], 
 export async function waitUntilSettled(sql: postgres.Sql, eventIds: readonly string[], timeoutMs = 20_000, provider = 'stripe'): Promise<InboxState[]> {
   const unique = [...new Set(eventIds)];
   return waitFor(
-    `${unique.length} events to leave pending`,
     async () => {
       const rows = await inboxRows(sql, unique, provider);
       return rows.length === unique.length && rows.every((r) => r.status !== 'pending') ? rows : undefined;
     },
-    timeoutMs,
+    { message: `${unique.length} events to leave pending`, timeoutMs },
   );
 }
 

@@ -1,35 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
+import { describe, test } from 'node:test';
+import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { paymentsHandler } from '../support/handlers.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { createApplyCounter } from '../support/apply-counter.ts';
+import { useService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
-import { type InboxService, SECRET, inboxRows, isChain, paymentOf, startInbox, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
+import { SECRET, inboxRows, isChain, paymentOf, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
 
-let database: TestDatabase;
-let service: InboxService;
+const database = useTestDatabase();
 const now = Math.floor(Date.now() / 1000);
 
 // The payments handler, counting how many applies of one charge run at the same moment.
-const inFlight = new Map<string, number>();
-const maxInFlight = new Map<string, number>();
-const countingPayments: EventHandler = {
-  ...paymentsHandler,
-  async apply(tx, events) {
-    const charges = events.map(({ event }) => event.stored.resourceId ?? '');
-    for (const charge of charges) {
-      inFlight.set(charge, (inFlight.get(charge) ?? 0) + 1);
-      maxInFlight.set(charge, Math.max(maxInFlight.get(charge) ?? 0, inFlight.get(charge)!));
-    }
-    try {
-      return await paymentsHandler.apply(tx, events);
-    } finally {
-      for (const charge of charges) inFlight.set(charge, inFlight.get(charge)! - 1);
-    }
-  },
-};
+const applies = createApplyCounter();
 
 function event(id: string, type: string, chargeId: string, createdOffset = 0, amountRefunded?: number) {
   return { eventId: id, type, chargeId, created: now + createdOffset, body: chargeEvent({ id, type, chargeId, created: now + createdOffset, amountRefunded }) };
@@ -43,15 +28,7 @@ async function jobOutcomes(inboxId: number): Promise<string[] | undefined> {
   return rows.map((r) => r.outcome as string).sort();
 }
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startInbox(database.url, { handlers: createHandlerRegistry([countingPayments]) });
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
-});
+const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET }, handlers: createHandlerRegistry([applies.handler()]) });
 
 describe('processing is idempotent', () => {
   test('the same event delivered 50 times at once changes the payment once', async () => {
@@ -70,7 +47,7 @@ describe('processing is idempotent', () => {
     const id = await storeEvent(database.sql, event('evt_five_jobs', 'charge.succeeded', 'ch_five_jobs'));
     // Distinct singleton keys, so pg-boss runs them side by side: only the inbox row lock decides.
     await service.boss.insert(WEBHOOKS_QUEUE, Array.from({ length: 5 }, (_, i) => ({ data: { inboxId: id }, singletonKey: `test-copy-${i}` })));
-    const outcomes = await waitFor('all five jobs to complete', () => jobOutcomes(id));
+    const outcomes = await waitFor(() => jobOutcomes(id), { message: 'all five jobs to complete' });
     assert.deepEqual(outcomes, ['processed', 'skipped', 'skipped', 'skipped', 'skipped']);
     const [row] = await inboxRows(database.sql, ['evt_five_jobs']);
     assert.equal(row!.status, 'processed');
@@ -81,7 +58,7 @@ describe('processing is idempotent', () => {
   test('a job for an event that is already processed changes nothing', async () => {
     const [row] = await inboxRows(database.sql, ['evt_fifty']);
     await service.boss.insert(WEBHOOKS_QUEUE, [{ data: { inboxId: row!.id }, singletonKey: 'stripe:ch_fifty' }]);
-    const outcomes = await waitFor('the extra job to complete', () => jobOutcomes(row!.id).then((o) => (o?.length === 2 ? o : undefined)));
+    const outcomes = await waitFor(() => jobOutcomes(row!.id).then((o) => (o?.length === 2 ? o : undefined)), { message: 'the extra job to complete' });
     assert.deepEqual(outcomes, ['processed', 'skipped']);
     assert.equal((await inboxRows(database.sql, ['evt_fifty']))[0]!.attempts, 1);
     assert.equal((await transitionsOf(database.sql, 'ch_fifty')).length, 1);
@@ -98,7 +75,7 @@ describe('events of one charge are serialized', () => {
     const responses = await Promise.all(events.map((e) => postStripe(service.baseUrl, e.body, SECRET)));
     assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
     await waitUntilSettled(database.sql, events.map((e) => e.eventId));
-    assert.equal(maxInFlight.get('ch_serial'), 1, 'never two applies of one charge at the same moment');
+    assert.equal(applies.maxInFlight('ch_serial'), 1, 'never two applies of one charge at the same moment');
     const payment = await paymentOf(database.sql, 'ch_serial');
     assert.equal(payment!.status, 'refunded');
     assert.equal(payment!.amountRefunded, 2000);

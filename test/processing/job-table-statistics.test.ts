@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startInbox } from './harness.ts';
+import { test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { startTestService } from '../support/service.ts';
 
 // pg-boss's fetch is planned from the job table's statistics; stale ones turn a 3 ms fetch into a
 // sort of the whole backlog (README "Benchmarks"). The service asks autovacuum to re-analyze the
 // table after a fixed number of changed rows instead of 10% of a table of retained jobs.
 
-let database: TestDatabase;
-
-before(async () => {
-  database = await createTestDatabase();
-});
-
-after(async () => {
-  await database?.drop();
-});
+const database = useTestDatabase();
 
 async function jobTableOptions(): Promise<string[]> {
   const [row] = await database.sql<{ options: string[] | null }[]>`
@@ -28,8 +20,8 @@ async function jobTableOptions(): Promise<string[]> {
 
 test('the webhooks job table is re-analyzed after 5,000 changed rows, set once by whichever instance starts first', async () => {
   await database.sql.unsafe(`alter table pgboss.job_common reset (autovacuum_analyze_scale_factor, autovacuum_analyze_threshold)`).catch(() => {});
-  const first = await startInbox(database.url);
-  const second = await startInbox(database.url);
+  const first = await startTestService({ database });
+  const second = await startTestService({ database });
   try {
     const options = await jobTableOptions();
     assert.ok(options.includes('autovacuum_analyze_scale_factor=0'), JSON.stringify(options));

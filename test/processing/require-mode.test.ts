@@ -1,27 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { useService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
-import { type InboxService, SECRET, inboxRows, paymentOf, startInbox, transitionsOf, waitUntilSettled } from './harness.ts';
+import { SECRET, inboxRows, paymentOf, transitionsOf, waitUntilSettled } from './harness.ts';
 
 const MAX_ATTEMPTS = 4;
-let database: TestDatabase;
-let service: InboxService;
+const database = useTestDatabase();
 const now = Math.floor(Date.now() / 1000);
 
-before(async () => {
-  database = await createTestDatabase();
-  service = await startInbox(database.url, {
-    env: { INBOX_CONFIG: '/inbox.json' },
-    files: { '/inbox.json': JSON.stringify({ providers: { stripe: { driver: 'stripe', unknownPayment: 'require' } } }) },
-    worker: { maxAttempts: MAX_ATTEMPTS },
-  });
-});
-
-after(async () => {
-  await service?.stop();
-  await database?.drop();
+const service = useService({
+  database,
+  env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_CONFIG: '/inbox.json' },
+  files: { '/inbox.json': JSON.stringify({ providers: { stripe: { driver: 'stripe', unknownPayment: 'require' } } }) },
+  worker: { maxAttempts: MAX_ATTEMPTS },
 });
 
 /** What the merchant's application does after the gateway's synchronous answer. */
@@ -37,10 +30,10 @@ async function post(id: string, type: string, chargeId: string, createdOffset = 
 describe('unknownPayment: require', () => {
   test('a webhook that beats the application is retried, then applied once the payment row appears', async () => {
     await post('evt_req_early', 'charge.succeeded', 'ch_req_early');
-    const failedOnce = await waitFor('a failed attempt to be recorded', async () => {
+    const failedOnce = await waitFor(async () => {
       const [row] = await inboxRows(database.sql, ['evt_req_early']);
       return row && row.attempts >= 1 ? row : undefined;
-    });
+    }, { message: 'a failed attempt to be recorded' });
     assert.equal(failedOnce.status, 'pending', 'still waiting for its retry');
     assert.match(failedOnce.lastError ?? '', /^PaymentNotYetKnown: No payment for stripe charge ch_req_early/);
     assert.equal(await paymentOf(database.sql, 'ch_req_early'), undefined, 'require mode never creates the payment');

@@ -2,22 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { secretEnvName } from '../../src/config/config.ts';
 import { loadConfig } from '../../src/runtime/load-config.ts';
-import { ConfigError } from '../../src/errors.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
-
-const noFiles = (path: string): string => {
-  throw new Error(`ENOENT: ${path}`);
-};
-
-function problemsOf(action: () => unknown): string[] {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  assert.fail('expected a ConfigError');
-}
+import { noFiles, problemsOf } from '../support/config.ts';
 
 // A secret of the right shape for each driver (Standard Webhooks wants whsec_<base64>).
 const zeroConfigSecrets: Record<string, string> = {

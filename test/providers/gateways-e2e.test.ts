@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testConfig } from '../support/config.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
 import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from './jwks-server.ts';
@@ -17,13 +17,12 @@ const ZOOP_AUTHORIZATION = `Basic ${Buffer.from('zoop:e2e').toString('base64')}`
 const MP_SECRET = 'mp-e2e-secret-signature';
 const SW_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: TestService;
 let jwks: JwksServer;
 let pagarmeKey: TestSigningKey;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   pagarmeKey = generateSigningKey('e2e-key');
   jwks = await startJwksServer([pagarmeKey]);
   const file = JSON.stringify({
@@ -43,13 +42,11 @@ before(async () => {
     WEBHOOK_SECRET_MERCADOPAGO: MP_SECRET,
     WEBHOOK_SECRET_STANDARD_WEBHOOKS: SW_SECRET,
   };
-  service = await startTestService(testConfig(env, { '/inbox.json': file }), database.url);
+  service = await startTestService({ database, env, files: { '/inbox.json': file } });
 });
 
 after(async () => {
-  await service?.stop();
   await jwks?.close();
-  await database?.drop();
 });
 
 async function post(provider: string, body: string, headers: Record<string, string>, query = '') {
@@ -66,11 +63,11 @@ async function inboxRow(provider: string, eventId: string) {
 }
 
 async function settledPayment(provider: string, chargeId: string) {
-  return waitFor(`the ${provider} payment ${chargeId}`, async () => {
+  return waitFor(async () => {
     const [row] = await database.sql`
       select status, amount::int as amount, currency from payments where provider = ${provider} and gateway_charge_id = ${chargeId}`;
     return row;
-  });
+  }, { message: `the ${provider} payment ${chargeId}` });
 }
 
 describe('payment gateways end to end', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { testConfig } from '../support/config.ts';
+import { after, describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { setup } from '../support/setup.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
@@ -16,12 +16,11 @@ const MP_SECRET = 'mp-refetch-e2e-secret';
 const API_KEY = 'sk_test_refetch_e2e';
 const HALF_OPEN_AFTER_MS = 5000;
 
-let database: TestDatabase;
+const database = useTestDatabase();
 let service: TestService;
 let gateway: FakeGateway;
 
-before(async () => {
-  database = await createTestDatabase();
+setup(async () => {
   gateway = await startFakeGateway();
   const file = JSON.stringify({
     providers: {
@@ -52,13 +51,11 @@ before(async () => {
     GATEWAY_API_KEY_STRIPE_SLOW: API_KEY,
     GATEWAY_API_KEY_MERCADOPAGO: 'APP_USR-refetch-e2e',
   };
-  service = await startTestService(testConfig(env, { '/inbox.json': file }), database.url);
+  service = await startTestService({ database, env, files: { '/inbox.json': file } });
 });
 
 after(async () => {
-  await service?.stop();
   await gateway?.close();
-  await database?.drop();
 });
 
 function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
@@ -88,10 +85,10 @@ async function inboxRow(provider: string, eventId: string): Promise<InboxRow | u
 }
 
 function settled(provider: string, eventId: string, timeoutMs = 20_000) {
-  return waitFor(`${provider} ${eventId} to be processed`, async () => {
+  return waitFor(async () => {
     const row = await inboxRow(provider, eventId);
     return row && row.status !== 'pending' ? row : undefined;
-  }, timeoutMs);
+  }, { message: `${provider} ${eventId} to be processed`, timeoutMs: timeoutMs });
 }
 
 async function payment(provider: string, chargeId: string) {
@@ -162,10 +159,10 @@ describe('circuit breaker', () => {
     gateway.rules.push((request) => (request.pathname.startsWith('/breaker/') ? { status: 503, json: { error: { message: 'maintenance' } } } : undefined));
     await send('stripe-breaker', chargeEvent({ id: 'evt_brk_1', type: 'charge.refunded', chargeId: 'ch_brk_1', created: nowSeconds(), amountRefunded: 2000 }));
     // Two 503s open the breaker; the third attempt (the test's last: WORKER max 3) finds it open.
-    const deferred = await waitFor('the event to be deferred', async () => {
+    const deferred = await waitFor(async () => {
       const row = await inboxRow('stripe-breaker', 'evt_brk_1');
       return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
-    });
+    }, { message: 'the event to be deferred' });
     assert.equal(deferred.status, 'pending', 'not failed early');
     assert.equal(deferred.attempts, 2, 'the deferral is no attempt');
     assert.equal(requestsUnder('/breaker/').length, 2, 'nothing sent while open');
@@ -174,7 +171,7 @@ describe('circuit breaker', () => {
 
     // Another charge's event while it is open waits too, without a request.
     await send('stripe-breaker', chargeEvent({ id: 'evt_brk_2', type: 'charge.succeeded', chargeId: 'ch_brk_2', created: nowSeconds() }));
-    await waitFor('the second event to be deferred', async () => (await inboxRow('stripe-breaker', 'evt_brk_2'))?.last_error?.includes('BreakerOpenError'));
+    await waitFor(async () => (await inboxRow('stripe-breaker', 'evt_brk_2'))?.last_error?.includes('BreakerOpenError'), { message: 'the second event to be deferred' });
     assert.equal(requestsUnder('/breaker/').length, 2);
 
     // The gateway recovers; at half-open time one trial call closes the breaker.
@@ -199,7 +196,7 @@ describe('no database lock is held while a fetch is in flight', () => {
     gateway.resources.set('/slow/v1/charges/ch_B', stripeCharge('ch_B'));
     gateway.rules.push((request) => (request.pathname === '/slow/v1/charges/ch_A' ? { hold: true } : undefined));
     await send('stripe-slow', chargeEvent({ id: 'evt_A', type: 'charge.pending', chargeId: 'ch_A', created: nowSeconds() }));
-    await waitFor('A\'s fetch to be in flight', () => gateway.heldCount() === 1);
+    await waitFor(() => gateway.heldCount() === 1, { message: 'A\'s fetch to be in flight' });
 
     // A's job is inside prepare: if it held a transaction, its inbox row would be locked.
     const a = (await inboxRow('stripe-slow', 'evt_A'))!;

@@ -117,7 +117,7 @@ describe('fetchCharge', () => {
     const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 } })], clock: () => NOW });
     const controller = new AbortController();
     const call = refetcher.fetchCharge('stripe', 'ch_stopped', controller.signal);
-    await waitFor('the request to reach the gateway', () => gateway.heldCount() === 1);
+    await waitFor(() => gateway.heldCount() === 1, { message: 'the request to reach the gateway' });
     controller.abort(new Error('job expired'));
     await assert.rejects(call, /job expired/);
     assert.equal(refetcher.breakerState('stripe'), 'closed');
@@ -170,7 +170,7 @@ describe('circuit breaker', () => {
     assert.ok(halfOpensAt!.getTime() <= openedBy + 300 && halfOpensAt!.getTime() > openedBy - 1000, 'half-opens halfOpenAfterMs after opening');
 
     gateway.rules.length = 0; // the gateway is back
-    await waitFor('the half-open time', () => Date.now() >= halfOpensAt!.getTime());
+    await waitFor(() => Date.now() >= halfOpensAt!.getTime(), { message: 'the half-open time' });
     const snapshot = await refetcher.fetchCharge('stripe', 'ch_b');
     assert.equal(snapshot.status, 'paid');
     assert.equal(refetcher.breakerState('stripe'), 'closed');
@@ -185,7 +185,7 @@ describe('circuit breaker', () => {
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError);
     const first = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
     assert.ok(first instanceof BreakerOpenError);
-    await waitFor('the half-open time', () => Date.now() >= first.halfOpensAt.getTime());
+    await waitFor(() => Date.now() >= first.halfOpensAt.getTime(), { message: 'the half-open time' });
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError, 'the trial call reaches the gateway and fails');
     const second = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
     assert.ok(second instanceof BreakerOpenError);

@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WorkerConfig } from '../../src/config/config.ts';
 import { type AppConfig, loadConfig } from '../../src/runtime/load-config.ts';
+import { ConfigError } from '../../src/errors.ts';
 
 /** Retries in seconds, not minutes, so failure paths finish inside a test. */
 export const testWorkerConfig: WorkerConfig = {
@@ -36,4 +38,20 @@ function overridesFrom(env: Record<string, string>, loaded: WorkerConfig): Parti
   // The heartbeat's default depends on the expiry: take it as loadConfig resolved it.
   if (env.WORKER_EXPIRE_IN_SECONDS || env.WORKER_HEARTBEAT_SECONDS) overrides.heartbeatSeconds = loaded.heartbeatSeconds;
   return overrides;
+}
+
+/** A file reader for loadConfig that has no files: every read fails as a missing file does. */
+export function noFiles(path: string): string {
+  throw new Error(`ENOENT: ${path}`);
+}
+
+/** The problems a ConfigError lists; fails the test when `run` does not throw one. */
+export function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  assert.fail('expected a ConfigError');
 }

@@ -1,7 +1,7 @@
 import { distinctChargeEvents } from './deliveries.ts';
 import { deliverAll } from './gateway.ts';
 import { DeliveryHistory } from './history.ts';
-import { freePort } from './private-cluster.ts';
+import { freePort } from '../../support/free-port.ts';
 import { type ServiceProcess, spawnService } from './service-process.ts';
 
 export interface KillRunOptions {

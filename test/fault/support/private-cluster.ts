@@ -2,7 +2,7 @@ import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { binariesReachableBy } from '../../../src/db/embedded-binaries.ts';
-import { freePort } from '../../../src/db/embedded-cluster.ts';
+import { freePort } from '../../support/free-port.ts';
 import { type ClusterUser, clusterUser, runClusterCommand } from '../../../src/db/embedded-process.ts';
 
 /**
@@ -34,6 +34,7 @@ export interface PrivateClusterOptions {
   baseDir?: string;
 }
 
+// bench/support/services.ts takes it from here.
 export { freePort };
 
 export async function startPrivateCluster(options: PrivateClusterOptions = {}): Promise<PrivateCluster> {
