@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
+import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
 import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
@@ -34,6 +35,8 @@ export interface AppConfig {
   commitDeadlineMs: number;
   databaseConnectTimeoutSeconds: number;
   databasePoolSize: number;
+  /** Prepared statements, LISTEN/NOTIFY and the migration URL: what a pooler in front of PostgreSQL allows. */
+  database: DatabaseConfig;
   worker: WorkerConfig;
   providers: ReadonlyMap<string, ConfiguredProvider>;
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
@@ -111,6 +114,7 @@ const envSchema = z.object({
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   ...dashboardEnvKeys,
+  ...databaseEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -279,6 +283,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
   if (heartbeat !== undefined && expiry !== undefined && heartbeat >= expiry) {
     problems.push(`WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${expiry}); otherwise expiry always finds a dead worker first`);
   }
+  problems.push(...databaseConfigProblems(values));
   if (problems.length > 0) throw new ConfigError(problems);
   // Every variable parsed: the values are whole.
   const e = values as EnvValues;
@@ -293,6 +298,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     databaseConnectTimeoutSeconds: e.DATABASE_CONNECT_TIMEOUT_SECONDS,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    database: databaseConfig(e),
     worker: {
       maxAttempts: e.WORKER_MAX_ATTEMPTS,
       retryDelaySeconds: e.WORKER_RETRY_DELAY_SECONDS,

@@ -10,6 +10,12 @@ export interface BossOptions {
   poolSize: number;
   connectTimeoutSeconds: number;
   logger: Logger;
+  /**
+   * DATABASE_LISTEN_NOTIFY (default true). False: workers poll every pollingIntervalSeconds and the
+   * queue's inserts send no NOTIFY. Behind a transaction pooler LISTEN cannot work: pg-boss would
+   * register it on a pooled server connection, lose it, warn and reconnect every heartbeat.
+   */
+  listenNotify?: boolean;
 }
 
 /**
@@ -35,12 +41,13 @@ const SUPERVISE_INTERVAL_SECONDS = 5;
  */
 export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const runsBackgroundWork = options.role !== 'receiver';
+  const listenNotify = options.listenNotify ?? true;
   const boss = new PgBoss({
     connectionString: options.url,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
     application_name: 'webhook-inbox:pg-boss',
-    useListenNotify: runsBackgroundWork,
+    useListenNotify: runsBackgroundWork && listenNotify,
     supervise: runsBackgroundWork,
     superviseIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
     monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
@@ -50,6 +57,6 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss background error'));
   boss.on('warning', (warning) => options.logger.warn({ warning }, 'pg-boss warning'));
   await boss.start();
-  await ensureQueues(boss, options.worker);
+  await ensureQueues(boss, options.worker, listenNotify);
   return boss;
 }
