@@ -24,18 +24,42 @@ export async function applyMigrations(url: string): Promise<void> {
   // Unnamed statements: a pooler without prepared-statement support must be able to run this too.
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10, prepare: false });
   try {
-    await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
-      await tx.unsafe('create schema if not exists drizzle');
-      await tx.unsafe('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
-      const [last] = await tx<{ created_at: string }[]>`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`;
-      for (const migration of migrations) {
-        if (last !== undefined && Number(last.created_at) >= migration.folderMillis) continue;
-        for (const statement of migration.sql) if (statement.trim() !== '') await tx.unsafe(statement);
-        await tx`insert into drizzle.__drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await applyPending(sql, migrations);
+        return;
+      } catch (error) {
+        if (attempt >= MIGRATION_ATTEMPTS || !lostCreateRace(error)) throw error;
       }
-    });
+    }
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+const MIGRATION_ATTEMPTS = 3;
+
+/**
+ * A transaction that began before another instance's migration committed may, once it holds the
+ * lock, still find that instance's new schema or table missing from its session's catalog cache
+ * (the same race pg-boss's install showed, src/queue/boss.ts): CREATE … IF NOT EXISTS then fails on
+ * a catalog unique index, or as a duplicate. The next transaction sees the commit.
+ */
+function lostCreateRace(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === '23505' || code === '42P06' || code === '42P07' || code === '42710';
+}
+
+async function applyPending(sql: postgres.Sql, migrations: ReturnType<typeof readMigrationFiles>): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    await tx.unsafe('create schema if not exists drizzle');
+    await tx.unsafe('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
+    const [last] = await tx<{ created_at: string }[]>`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`;
+    for (const migration of migrations) {
+      if (last !== undefined && Number(last.created_at) >= migration.folderMillis) continue;
+      for (const statement of migration.sql) if (statement.trim() !== '') await tx.unsafe(statement);
+      await tx`insert into drizzle.__drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`;
+    }
+  });
 }
