@@ -5,7 +5,7 @@
 # missing is skipped and says so.
 #   chromium    /usr/bin/chromium   the dashboard's browser test (test/dashboard/browser.test.ts)
 #   prometheus  promtool            the alert rules' unit tests (test/observability/alert-rules.test.ts)
-#   pgbouncer   pgbouncer           the planned PgBouncer test (none uses it yet)
+#   pgbouncer   pgbouncer           the transaction-pooler test (test/db/transaction-pooler.test.ts); Debian 12 ships 1.18
 set -uo pipefail
 
 has() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }

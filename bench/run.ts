@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, container (INBOX_ROLE=all under a backlog), operations; all by default, or those
+ * processing, container (INBOX_ROLE=all under a backlog), operations, and pooler (opt-in: LISTEN/NOTIFY
+ * vs polling through PgBouncer, 1 vs 2 receivers); all but pooler by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
@@ -17,11 +18,14 @@ import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
+import { runPooler } from './scenarios/pooler.ts';
 
 const SECTIONS = ['ingest', 'processing', 'container', 'operations'];
+/** Run only when named (`npm run bench -- pooler`): needs pgbouncer, and takes a few minutes. */
+const OPT_IN_SECTIONS = ['pooler'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
 const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
-for (const section of sections) if (!SECTIONS.includes(section)) throw new Error(`unknown bench section ${section}: choose from ${SECTIONS.join(', ')}`);
+for (const section of sections) if (![...SECTIONS, ...OPT_IN_SECTIONS].includes(section)) throw new Error(`unknown bench section ${section}: choose from ${[...SECTIONS, ...OPT_IN_SECTIONS].join(', ')}`);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const charges = Number(process.env.BENCH_CHARGES ?? 5_000);
 const parseEnv = (text: string): Record<string, string> =>
@@ -92,6 +96,11 @@ try {
     const done = section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
     report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
+    done();
+  }
+  if (sections.has('pooler')) {
+    const done = section('pooler', 'behind a pooler, and scaling out receivers');
+    report.pooler = await runPooler({ server, log });
     done();
   }
 } finally {

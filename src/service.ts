@@ -62,8 +62,9 @@ function dashboardRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBo
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? (() => new Date());
-  await applyMigrations(options.databaseUrl);
+  await applyMigrations(config.database.migrationUrl ?? options.databaseUrl);
   const database = connectDatabase({
+    preparedStatements: config.database.preparedStatements,
     url: options.databaseUrl,
     poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
@@ -73,6 +74,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     url: options.databaseUrl,
     role: config.role,
     worker: config.worker,
+    listenNotify: config.database.listenNotify,
     poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,

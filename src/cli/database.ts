@@ -58,7 +58,13 @@ export interface CliConnection {
 }
 
 export async function connect(url: string, config: AppConfig, options: { boss: boolean }): Promise<CliConnection> {
-  const handle = connectDatabase({ url, poolSize: 4, connectTimeoutSeconds: config.databaseConnectTimeoutSeconds, applicationName: 'inboxctl' });
+  const handle = connectDatabase({
+    url,
+    poolSize: 4,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+    applicationName: 'inboxctl',
+    preparedStatements: config.database.preparedStatements,
+  });
   let boss: PgBoss | undefined;
   try {
     // Reachable, and migrated: the service creates the table at start.

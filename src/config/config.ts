@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
+import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
 
 /**
@@ -42,6 +43,8 @@ export interface ParsedConfig {
   commitDeadlineMs: number;
   databaseConnectTimeoutSeconds: number;
   databasePoolSize: number;
+  /** Prepared statements, LISTEN/NOTIFY and the migration URL: what a pooler in front of PostgreSQL allows. */
+  database: DatabaseConfig;
   worker: WorkerConfig;
   providers: ReadonlyMap<string, ProviderConfig>;
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
@@ -119,6 +122,7 @@ const envVariables = z.object({
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   ...dashboardEnvKeys,
+  ...databaseEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -153,7 +157,13 @@ const envSchema = envVariables
         message: `must be less than WORKER_EXPIRE_IN_SECONDS (${e.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
       });
     }
-  }, whenParsed('WORKER_HEARTBEAT_SECONDS', 'WORKER_EXPIRE_IN_SECONDS'));
+  }, whenParsed('WORKER_HEARTBEAT_SECONDS', 'WORKER_EXPIRE_IN_SECONDS'))
+  .superRefine((e, ctx) => {
+    for (const problem of databaseConfigProblems(e)) {
+      const [variable, message] = problem.split(': ', 2) as [string, string];
+      ctx.addIssue({ code: 'custom', path: [variable], message });
+    }
+  }, whenParsed('DATABASE_URL', 'DATABASE_MIGRATION_URL'));
 
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 
@@ -270,6 +280,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>):
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     databaseConnectTimeoutSeconds: e.DATABASE_CONNECT_TIMEOUT_SECONDS,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    database: databaseConfig(e),
     worker: {
       maxAttempts: e.WORKER_MAX_ATTEMPTS,
       retryDelaySeconds: e.WORKER_RETRY_DELAY_SECONDS,

@@ -53,6 +53,11 @@ export interface DatabaseOptions {
   poolSize: number;
   connectTimeoutSeconds: number;
   applicationName: string;
+  /**
+   * False behind a pooler that does not carry named prepared statements (DATABASE_PREPARED_STATEMENTS):
+   * it overrides the `prepare: true` of the hot paths' statements too. Default true.
+   */
+  preparedStatements?: boolean;
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
@@ -64,6 +69,7 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     idle_timeout: 60,
     max_lifetime: 30 * 60,
     onnotice: () => {},
+    prepare: options.preparedStatements ?? true,
     connection: { application_name: options.applicationName },
   });
   const db = drizzle(sql, { schema });

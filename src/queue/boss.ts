@@ -10,6 +10,12 @@ export interface BossOptions {
   poolSize: number;
   connectTimeoutSeconds: number;
   logger: Logger;
+  /**
+   * DATABASE_LISTEN_NOTIFY (default true). False: workers poll every pollingIntervalSeconds and the
+   * queue's inserts send no NOTIFY. Behind a transaction pooler LISTEN cannot work: pg-boss would
+   * register it on a pooled server connection, lose it, warn and reconnect every heartbeat.
+   */
+  listenNotify?: boolean;
 }
 
 /**
@@ -35,21 +41,51 @@ const SUPERVISE_INTERVAL_SECONDS = 5;
  */
 export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const runsBackgroundWork = options.role !== 'receiver';
-  const boss = new PgBoss({
-    connectionString: options.url,
-    max: options.poolSize,
-    connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
-    application_name: 'webhook-inbox:pg-boss',
-    useListenNotify: runsBackgroundWork,
-    supervise: runsBackgroundWork,
-    superviseIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
-    monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
-    schedule: runsBackgroundWork,
-  });
-  // pg-boss reports background failures as events; without a listener they would be thrown away.
-  boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss background error'));
-  boss.on('warning', (warning) => options.logger.warn({ warning }, 'pg-boss warning'));
-  await boss.start();
-  await ensureQueues(boss, options.worker);
+  const listenNotify = options.listenNotify ?? true;
+  const create = () => {
+    const boss = new PgBoss({
+      connectionString: options.url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
+      application_name: 'webhook-inbox:pg-boss',
+      useListenNotify: runsBackgroundWork && listenNotify,
+      supervise: runsBackgroundWork,
+      superviseIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
+      monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
+      schedule: runsBackgroundWork,
+    });
+    // pg-boss reports background failures as events; without a listener they would be thrown away.
+    boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss background error'));
+    boss.on('warning', (warning) => options.logger.warn({ warning }, 'pg-boss warning'));
+    return boss;
+  };
+  const boss = await startRetryingInstallRace(create, options.logger);
+  await ensureQueues(boss, options.worker, listenNotify);
   return boss;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const INSTALL_ATTEMPTS = 3;
+
+/**
+ * pg-boss installs its schema under a transaction-scoped advisory lock and treats "already exists"
+ * from the loser of a race as success. Seen with two instances starting at once on an empty
+ * database through PgBouncer (test/db/transaction-pooler.test.ts): the second one's install, once it
+ * had the lock, still failed with a unique violation on pg_namespace — its session's catalog cache
+ * had not yet seen the first one's commit, so CREATE SCHEMA IF NOT EXISTS tried to insert — and
+ * pg-boss let that through as a failed start. A fresh start runs in a new transaction, which sees
+ * the installed schema and skips the install.
+ */
+async function startRetryingInstallRace(create: () => PgBoss, logger: Logger): Promise<PgBoss> {
+  for (let attempt = 1; ; attempt += 1) {
+    const boss = create();
+    try {
+      await boss.start();
+      return boss;
+    } catch (error) {
+      await boss.stop({ graceful: false, close: true }).catch(() => {});
+      if (attempt >= INSTALL_ATTEMPTS || (error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+      logger.info({ attempt }, 'another instance installed pg-boss at the same moment: starting again');
+    }
+  }
 }

@@ -34,7 +34,7 @@ export function webhookJob(event: EnqueueableEvent, startAfter?: Date): JobInser
  * (short/stately/exclusive return null for a second queued job, which would drop an event).
  * The retry schedule is pg-boss's capped exponential backoff: retryDelay · 2^n · (1..2), ≤ max.
  */
-export function webhookQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'> {
+export function webhookQueueOptions(worker: WorkerConfig, notify = true): Omit<Queue, 'name'> {
   return {
     policy: 'singleton',
     retryLimit: worker.maxAttempts - 1,
@@ -50,17 +50,20 @@ export function webhookQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'> {
     retentionSeconds: 30 * 24 * 3600,
     deleteAfterSeconds: 7 * 24 * 3600,
     deadLetter: WEBHOOKS_DEAD_LETTER_QUEUE,
-    notify: true,
+    // Off when no worker can LISTEN (DATABASE_LISTEN_NOTIFY=false): a NOTIFY nobody hears still
+    // queues a notification and takes PostgreSQL's database-wide notify lock in every commit.
+    notify,
   };
 }
 
 /**
  * Creates the queues, or brings an existing queue's retry settings up to date (policy is fixed).
  * An absent heartbeat is written as null: updateQueue leaves an omitted setting as it was.
+ * `notify` is the deployment's DATABASE_LISTEN_NOTIFY: every instance must agree on it.
  */
-export async function ensureQueues(boss: PgBoss, worker: WorkerConfig): Promise<void> {
+export async function ensureQueues(boss: PgBoss, worker: WorkerConfig, notify = true): Promise<void> {
   await boss.createQueue(WEBHOOKS_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
-  const { policy, ...updatable } = webhookQueueOptions(worker);
+  const { policy, ...updatable } = webhookQueueOptions(worker, notify);
   await boss.createQueue(WEBHOOKS_QUEUE, { policy, ...updatable });
   await boss.updateQueue(WEBHOOKS_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });
   await keepJobTableStatisticsFresh(boss);
