@@ -112,6 +112,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           clock,
         }
       : undefined,
+    api: config.api.token
+      ? { db: database.db, token: config.api.token, allowedHosts: createAllowedHosts({ publicOrigin: config.dashboard.publicOrigin, hosts: config.dashboard.allowedHosts }) }
+      : undefined,
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   if (config.role !== 'receiver') {

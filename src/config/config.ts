@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
+import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
 
@@ -39,6 +40,7 @@ export interface AppConfig {
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
   metricsRefreshSeconds: number;
   dashboard: DashboardConfig;
+  api: ApiConfig;
   operations: OperationsConfig;
 }
 
@@ -111,6 +113,7 @@ const envSchema = z.object({
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   ...dashboardEnvKeys,
+  ...apiEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -307,6 +310,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     providers,
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
     dashboard: dashboardConfig(e),
+    api: apiConfig(e),
     operations: {
       sweepCron: e.SWEEP_CRON,
       sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,

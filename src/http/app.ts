@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
+import { type ApiDeps, createApiRoutes } from '../api/api-routes.ts';
 import { type DashboardDeps, createDashboardRoutes } from '../dashboard/dashboard-routes.ts';
 import { deliveryMetrics } from '../observability/delivery-metrics.ts';
 import { type Metrics, createMetrics } from '../observability/metrics.ts';
@@ -20,7 +21,7 @@ import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
  * instances can be scraped and probed, but /webhooks/* is a 404.
  */
 export type AppDeps = WebhookRouteDeps &
-  HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps; receiveWebhooks?: boolean };
+  HealthDeps & { logger: Logger; metrics?: Metrics; dashboard?: DashboardDeps; receiveWebhooks?: boolean; api?: ApiDeps };
 
 /** Host-guarded routes. The operator API belongs under /api/v1, mounted after the guard (hono runs handlers in order). */
 export const OPERATOR_PATHS = ['/dashboard/*', '/api/v1/*'] as const;
@@ -47,5 +48,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     for (const path of OPERATOR_PATHS) app.use(path, hostGuard);
     app.route('/', createDashboardRoutes(deps.dashboard));
   }
+  // `api`: absent without INBOX_API_TOKEN, then /api/v1/* is a plain 404. Host-guarded on its own (api-routes.ts).
+  if (deps.api) app.route('/', createApiRoutes(deps.api));
   return app;
 }
