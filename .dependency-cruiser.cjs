@@ -25,9 +25,11 @@ const layers = [
   { name: 'queue', paths: ['^src/queue/'] },
   // Storing a delivery with its job in one transaction.
   { name: 'inbox', paths: ['^src/inbox/'] },
+  // What the application is told: the payment event contract, and pushing it to destinations.
+  { name: 'delivery', paths: ['^src/delivery/'] },
   // Applying stored events; the operators' jobs (sweep, retention, replay, purge).
   { name: 'work', paths: ['^src/processing/', '^src/operations/'], isolated: true },
-  { name: 'faces', paths: ['^src/http/', '^src/cli/', '^src/dashboard/'], isolated: true },
+  { name: 'faces', paths: ['^src/http/', '^src/api/', '^src/cli/', '^src/dashboard/'], isolated: true },
   // The composition root: the only modules that know every layer.
   { name: 'root', paths: ['^src/service\\.ts$', '^src/main\\.ts$', '^bin/'] },
 ];

@@ -6,6 +6,7 @@ import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { createApiRoutes } from './api/api-routes.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { createAllowedHosts } from './web/allowed-hosts.ts';
@@ -47,12 +48,22 @@ export interface RunningService {
 }
 
 /** The dashboard when INBOX_DASHBOARD resolves to on: the app guards it, this root alone knows it. */
-function dashboardRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBoss, clock: () => Date): OperatorRoutes | undefined {
-  if (!config.dashboard.enabled) return undefined;
-  const allowedHosts = createAllowedHosts({ publicOrigin: config.dashboard.publicOrigin, hosts: config.dashboard.allowedHosts });
-  const access = createAdminAccess(config.dashboard.adminToken);
-  const routes = createDashboardRoutes({ db: database.db, boss, providers: () => config.providers.keys(), access, allowedHosts, clock });
-  return { allowedHosts, mountRoutes: (app) => app.route('/', routes) };
+/** The dashboard (unless INBOX_DASHBOARD is off) and /api/v1 (with INBOX_API_TOKEN), behind one host guard. */
+function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBoss, clock: () => Date): OperatorRoutes | undefined {
+  const { dashboard } = config;
+  if (!dashboard.enabled && !config.api.token) return undefined;
+  const allowedHosts = createAllowedHosts({ publicOrigin: dashboard.publicOrigin, hosts: dashboard.allowedHosts });
+  const dashboardRoutes = dashboard.enabled
+    ? createDashboardRoutes({ db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(dashboard.adminToken), allowedHosts, clock })
+    : undefined;
+  const apiRoutes = config.api.token ? createApiRoutes({ db: database.db, token: config.api.token }) : undefined;
+  return {
+    allowedHosts,
+    mountRoutes: (app) => {
+      if (dashboardRoutes) app.route('/', dashboardRoutes);
+      if (apiRoutes) app.route('/', apiRoutes);
+    },
+  };
 }
 
 /**
@@ -114,7 +125,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
     receiveWebhooks: config.role !== 'worker',
-    operator: dashboardRoutes(config, database, boss, clock),
+    operator: operatorRoutes(config, database, boss, clock),
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   if (config.role !== 'receiver') {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
@@ -50,6 +51,7 @@ export interface ParsedConfig {
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
   metricsRefreshSeconds: number;
   dashboard: DashboardConfig;
+  api: ApiConfig;
   operations: OperationsConfig;
 }
 
@@ -123,6 +125,7 @@ const envVariables = z.object({
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   ...dashboardEnvKeys,
   ...databaseEnvKeys,
+  ...apiEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -295,6 +298,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>):
     providers,
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
     dashboard: dashboardConfig(e),
+    api: apiConfig(e),
     operations: {
       sweepCron: e.SWEEP_CRON,
       sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,

@@ -1,5 +1,6 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { AllowedHosts } from '../web/allowed-hosts.ts';
+import { equalSecrets } from '../web/equal-secrets.ts';
 
 /**
  * Who may change state from the dashboard. Signing in with INBOX_ADMIN_TOKEN issues a session
@@ -27,11 +28,6 @@ export interface AdminAccess {
 export const SESSION_COOKIE = 'inbox_admin';
 export const SESSION_LIFETIME_SECONDS = 8 * 3600;
 
-/** Constant time whatever the lengths: both sides are hashed to 32 bytes first. */
-export function equalSecrets(a: string, b: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 export function createAdminAccess(adminToken: string | undefined): AdminAccess {
   // A derived key, so the token itself is never the direct HMAC key of anything a browser holds.

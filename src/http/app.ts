@@ -12,7 +12,7 @@ import { createMetricsRoute } from './metrics-route.ts';
 import { type WebhookRouteDeps, createWebhookRoute } from './webhook-route.ts';
 
 /**
- * Routes for operators (the dashboard), mounted by the composition root, which alone knows them.
+ * Routes for operators and the application (the dashboard, /api/v1), mounted by the composition root, which alone knows them.
  * Every operator route (OPERATOR_PATHS) answers only to `allowedHosts` (host-guard.ts).
  */
 export interface OperatorRoutes {
@@ -23,7 +23,8 @@ export interface OperatorRoutes {
 
 /**
  * `metrics`: the service's registry; an app built without one (a test, a harness) gets its own.
- * `operator`: absent when INBOX_DASHBOARD resolves to off; then /dashboard is a plain 404.
+ * `operator`: absent when neither the dashboard (INBOX_DASHBOARD) nor the API (INBOX_API_TOKEN) is on;
+ * each that is off is a plain 404.
  * /webhooks, /metrics and health never answer only to some names: gateways and scrapers use any.
  * `receiveWebhooks: false` (worker role): the same app still serves /metrics and health, so worker
  * instances can be scraped and probed, but /webhooks/* is a 404.

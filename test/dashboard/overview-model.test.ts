@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { activitySince, bucketStarts, summarizeProviders } from '../../src/dashboard/overview-model.ts';
 import { niceMaximum, renderBarChart } from '../../src/dashboard/views/bar-chart.ts';
 import { formatRatio } from '../../src/dashboard/views/format.ts';
-import { formatDuration } from '../../src/format-duration.ts';
+import { formatDuration } from '../../src/format/duration.ts';
 
 const now = new Date('2026-06-01T12:07:30Z');
 const at = (iso: string) => Date.parse(iso) / 1000;

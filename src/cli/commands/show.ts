@@ -4,7 +4,7 @@ import type { EventDetails } from '../../operations/show-event.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
-import { formatDuration } from '../../format-duration.ts';
+import { formatDuration } from '../../format/duration.ts';
 import { toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';

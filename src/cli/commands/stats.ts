@@ -3,7 +3,7 @@ import type { InboxStatus } from '../../db/schema.ts';
 import type { InboxStats, LagPercentiles } from '../../operations/inbox-stats.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
-import { formatDuration } from '../../format-duration.ts';
+import { formatDuration } from '../../format/duration.ts';
 import { formatPercent, formatSeconds, table, toJson } from '../output.ts';
 import { parseDuration, parseInstant, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';

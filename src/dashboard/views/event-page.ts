@@ -4,7 +4,7 @@ import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
 import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
-import { formatDuration } from '../../format-duration.ts';
+import { formatDuration } from '../../format/duration.ts';
 import { formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 

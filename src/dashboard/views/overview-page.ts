@@ -4,7 +4,7 @@ import { DAY_BUCKET_SECONDS, HOUR_BUCKET_SECONDS } from '../overview-model.ts';
 import type { FailedEvent } from '../../inbox/sql/failed-events.ts';
 import type { LagInWindow } from '../../inbox/sql/lag.ts';
 import { renderBarChart } from './bar-chart.ts';
-import { formatDuration } from '../../format-duration.ts';
+import { formatDuration } from '../../format/duration.ts';
 import { formatClock, formatCount, formatRatio, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, legend, renderLayout } from './layout.ts';
 

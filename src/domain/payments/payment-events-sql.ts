@@ -21,6 +21,15 @@ export interface PaymentChange {
  * payment, and advances each payment's event_sequence by as many: one statement. The payment rows
  * are locked by the caller's transaction, so the numbers a change gets (event_sequence + 1, + 2, …)
  * cannot be taken by another transaction, and a rollback takes them back with the rows: no gaps.
+ *
+ * `txid` is this transaction's id, raised to the payment's previous event's `txid` when that is
+ * higher, so the feed's (txid, position) order keeps each payment's events in sequence order. An xid
+ * is assigned at a transaction's first write, not when it takes the payment's lock: a batch that
+ * locked its inbox rows (and so got xid 99) and then waited for a payment row held by a batch with
+ * xid 100 writes that payment's event n + 1 with 99, below event n's 100. The feed reads only
+ * below the horizon by this same column (src/api/payment-events-feed-sql.ts), so the raised value
+ * stays gap-free: a transaction still running has an xid at or above the horizon, so every row it
+ * writes does too.
  */
 export async function insertPaymentEvents(tx: Transaction, changes: readonly PaymentChange[]): Promise<void> {
   if (changes.length === 0) return;
@@ -53,11 +62,13 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
       where p.id = c.payment_id
       returning p.id, p.event_sequence - c.n as base
     )
-    insert into ${paymentEvents} (payment_id, sequence, provider, gateway_charge_id, status, previous_status,
+    insert into ${paymentEvents} (payment_id, sequence, txid, provider, gateway_charge_id, status, previous_status,
       amount, amount_refunded, currency, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
-    select v.payment_id, b.base + row_number() over (partition by v.payment_id order by v.ord), v.provider, v.charge_id,
+    select v.payment_id, b.base + row_number() over (partition by v.payment_id order by v.ord),
+      greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id,
       v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.occurred_at,
       v.cause_inbox_id, v.cause_event_id, v.cause_event_type
     from v join bumped as b on b.id = v.payment_id
+    left join ${paymentEvents} as previous on previous.payment_id = v.payment_id and previous.sequence = b.base
     order by v.ord`);
 }

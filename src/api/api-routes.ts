@@ -1,0 +1,85 @@
+import { type Context, Hono } from 'hono';
+import type { Database } from '../db/client.ts';
+import type { PaymentRow } from '../domain/payments/schema.ts';
+import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
+import type { RequestEnv } from '../web/request-env.ts';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage, type PaymentView } from './api-schemas.ts';
+import { createBearerAuth } from './bearer-auth.ts';
+import { FEED_START, decodeFeedCursor, encodeFeedCursor } from './feed-cursor.ts';
+import { openApiDocument } from './openapi.ts';
+import { selectPaymentEventsAfter } from './payment-events-feed-sql.ts';
+import { type RecordedTransition, selectEventsOfPayment, selectPaymentByCharge, selectTransitionsOfPayment } from './payment-sql.ts';
+
+export interface ApiDeps {
+  db: Database;
+  /** INBOX_API_TOKEN; the API is not mounted at all without one. */
+  token: string;
+}
+
+function apiError(c: Context<RequestEnv>, status: 400 | 404, code: string, message: string): Response {
+  return c.json({ error: { code, message } }, status);
+}
+
+/** `limit` as sent: digits only, 1 to FEED_MAX_LIMIT; absent means the default. */
+function parseLimit(value: string | undefined): number | undefined {
+  if (value === undefined) return FEED_DEFAULT_LIMIT;
+  if (!/^\d{1,4}$/.test(value)) return undefined;
+  const limit = Number(value);
+  return limit >= 1 && limit <= FEED_MAX_LIMIT ? limit : undefined;
+}
+
+function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[]): PaymentView {
+  return {
+    payment: {
+      provider: payment.provider,
+      charge_id: payment.gatewayChargeId,
+      status: payment.status,
+      amount: payment.amount,
+      amount_refunded: payment.amountRefunded,
+      currency: payment.currency,
+      last_gateway_event_at: payment.lastGatewayEventAt?.toISOString() ?? null,
+      event_sequence: payment.eventSequence,
+      created_at: payment.createdAt.toISOString(),
+      updated_at: payment.updatedAt.toISOString(),
+    },
+    events: events.map(toPaymentEventBody),
+    transitions: transitions.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, inbox_id: t.inboxId, recorded_at: t.recordedAt.toISOString() })),
+  };
+}
+
+/**
+ * /api/v1 for the application: the payment-events feed, one payment's state and history, and the
+ * OpenAPI description. Mounted behind the app's host guard (OPERATOR_PATHS in http/app.ts), so every
+ * route answers only to the service's own host names and, except the
+ * description (the same document as in the repository, for client generators), only with the token.
+ */
+export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
+  const routes = new Hono<RequestEnv>();
+  routes.use('/api/v1/*', async (c, next) => {
+    await next();
+    c.header('cache-control', 'no-store');
+  });
+  routes.get('/api/v1/openapi.json', (c) => c.json(openApiDocument()));
+  routes.use('/api/v1/*', createBearerAuth(deps.token));
+
+  routes.get('/api/v1/payment-events', async (c) => {
+    const limit = parseLimit(c.req.query('limit'));
+    if (limit === undefined) return apiError(c, 400, 'limit_invalid', `limit must be a whole number from 1 to ${FEED_MAX_LIMIT} (default ${FEED_DEFAULT_LIMIT}).`);
+    const afterText = c.req.query('after');
+    // Empty means "from the start", so a consumer's first request can pass the cursor it has not stored yet.
+    const after = afterText === undefined || afterText === '' ? FEED_START : decodeFeedCursor(afterText);
+    if (!after) return apiError(c, 400, 'cursor_invalid', 'after must be a next_cursor this feed returned (or empty, to read from the start).');
+    const rows = await selectPaymentEventsAfter(deps.db, after, limit);
+    const last = rows.at(-1);
+    const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after) };
+    return c.json(page);
+  });
+
+  routes.get('/api/v1/payments/:provider/:chargeId', async (c) => {
+    const payment = await selectPaymentByCharge(deps.db, c.req.param('provider'), c.req.param('chargeId'));
+    if (!payment) return apiError(c, 404, 'payment_not_found', 'No payment with that provider and charge id is known to the inbox.');
+    const [events, transitions] = await Promise.all([selectEventsOfPayment(deps.db, payment.id), selectTransitionsOfPayment(deps.db, payment.id)]);
+    return c.json(paymentView(payment, events, transitions));
+  });
+  return routes;
+}

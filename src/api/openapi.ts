@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { paymentEventBodySchema } from '../delivery/payment-event-body.ts';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, apiErrorSchema, feedPageSchema, paymentViewSchema } from './api-schemas.ts';
+
+/**
+ * Components generated from the same zod schemas the routes answer with; PaymentEvent is the
+ * contract itself (docs/payment-event.schema.json, less its `$schema`). OpenAPI 3.1's schema dialect
+ * is JSON Schema 2020-12, so the generated schemas are used as they are.
+ */
+function componentSchemas(): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  registry.add(paymentEventBodySchema, { id: 'PaymentEvent' });
+  registry.add(feedPageSchema, { id: 'PaymentEventsPage' });
+  registry.add(paymentViewSchema, { id: 'Payment' });
+  registry.add(apiErrorSchema, { id: 'Error' });
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/components/schemas/${id}` });
+  // A fragment-only `$id` is not allowed in 2020-12, and `$schema` is implied by the document.
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, $schema: _schema, ...schema }]) => [id, schema]));
+}
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+const error = (description: string) => ({ description, content: json('Error') });
+const unauthorized = error('No bearer token, or not INBOX_API_TOKEN (`WWW-Authenticate: Bearer`).');
+const misdirected = error('The Host is not one of the service\'s names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).');
+
+let cached: Record<string, unknown> | undefined;
+
+/** The OpenAPI 3.1 description served at /api/v1/openapi.json. */
+export function openApiDocument(): Record<string, unknown> {
+  cached ??= {
+    openapi: '3.1.1',
+    info: {
+      title: 'webhook-inbox API',
+      version: '1',
+      description:
+        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, and one payment\'s state and history. Off unless INBOX_API_TOKEN is set.',
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/v1/payment-events': {
+        get: {
+          operationId: 'listPaymentEvents',
+          summary: 'Payment events after a cursor',
+          description:
+            'Every payment event exactly once across pages, each payment\'s in sequence order. An event appears once every transaction older than it has ended, so a long-running transaction in the database delays the feed (never skips it).',
+          parameters: [
+            { name: 'after', in: 'query', required: false, description: 'A `next_cursor` from an earlier page; absent or empty: from the start.', schema: { type: 'string' } },
+            { name: 'limit', in: 'query', required: false, description: 'Events per page.', schema: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT } },
+          ],
+          responses: {
+            200: { description: 'A page; an empty one means nothing newer yet (keep the same cursor).', content: json('PaymentEventsPage') },
+            400: error('`limit_invalid` or `cursor_invalid`.'),
+            401: unauthorized,
+            421: misdirected,
+          },
+        },
+      },
+      '/api/v1/payments/{provider}/{chargeId}': {
+        get: {
+          operationId: 'getPayment',
+          summary: 'One payment: its state, events and status history',
+          parameters: [
+            { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
+            { name: 'chargeId', in: 'path', required: true, description: "The gateway's charge id.", schema: { type: 'string' } },
+          ],
+          responses: {
+            200: { description: 'The payment.', content: json('Payment') },
+            401: unauthorized,
+            404: error('`payment_not_found`.'),
+            421: misdirected,
+          },
+        },
+      },
+      '/api/v1/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDescription',
+          summary: 'This description',
+          security: [],
+          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'INBOX_API_TOKEN' } },
+      schemas: componentSchemas(),
+    },
+  };
+  return cached;
+}
