@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { PaymentEventRow } from '../domain/payments/schema.ts';
+import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+
+/**
+ * The contract with the application: what one payment status change looks like on the wire,
+ * whether it is pushed to a destination (signed, Standard Webhooks) or read from the feed
+ * (GET /api/v1/payment-events). One zod schema is the single source: the type below is inferred
+ * from it, docs/payment-event.schema.json is generated from it (test/api/payment-event-schema.test.ts
+ * fails when the committed file differs), and the OpenAPI description embeds the same JSON Schema.
+ * Changing a field here is changing the contract: add fields, never rename or remove one.
+ */
+const status = z.enum(paymentStatuses).describe('The canonical payment status, the same for every gateway.');
+const minorUnits = z.int().min(0).describe('Minor units (cents): 1050 is 10.50.');
+
+export const paymentEventBodySchema = z
+  .object({
+    id: z.uuid().describe('Stable id of this event: the same on every resend and in the feed (the Standard Webhooks `webhook-id`). Deduplicate on it.'),
+    type: z.enum(paymentStatuses.map((s) => `payment.${s}` as const)).describe('`payment.<status>`: the status the payment changed to.'),
+    sequence: z.int().min(1).describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
+    occurred_at: z.iso.datetime().describe('When the gateway says the change happened (its event time), RFC 3339 in UTC.'),
+    payment: z
+      .object({
+        provider: z.string().min(1).describe('The inbox provider name the gateway events came through (e.g. `stripe`, `pagarme-br`).'),
+        charge_id: z.string().min(1).describe("The gateway's id of the charge; with `provider`, the payment's key."),
+        status,
+        previous_status: status.nullable().describe('The status before this change; null on the payment\'s first event.'),
+        amount: minorUnits.nullable().describe('The charged amount in minor units; null while no gateway event has said it.'),
+        amount_refunded: minorUnits.describe('The amount refunded so far, in minor units.'),
+        currency: z.string().min(1).max(3).nullable().describe('ISO 4217 code in upper case (e.g. `BRL`); null while no gateway event has said it.'),
+      })
+      .describe('The payment right after this change.'),
+    cause: z
+      .object({
+        inbox_id: z.int().min(1).describe("The inbox row of the gateway event that caused the change (inboxctl show <inbox_id>)."),
+        event_id: z.string().min(1).describe("The gateway's own event id."),
+        event_type: z.string().min(1).describe("The gateway's own event type (e.g. `charge.refunded`)."),
+      })
+      .describe('The gateway event that caused the change.'),
+  })
+  .meta({ title: 'Payment event', description: 'One status change of one payment, as the webhook inbox tells the application.' });
+
+export type PaymentEventBody = z.infer<typeof paymentEventBodySchema>;
+
+/** The outbox row as the application sees it. Pure: the row already holds the state at that change. */
+export function toPaymentEventBody(row: PaymentEventRow): PaymentEventBody {
+  return {
+    id: row.id,
+    type: `payment.${row.status}`,
+    sequence: row.sequence,
+    occurred_at: row.occurredAt.toISOString(),
+    payment: {
+      provider: row.provider,
+      charge_id: row.gatewayChargeId,
+      status: row.status,
+      previous_status: row.previousStatus,
+      amount: row.amount,
+      amount_refunded: row.amountRefunded,
+      currency: row.currency,
+    },
+    cause: { inbox_id: row.causeInboxId, event_id: row.causeEventId, event_type: row.causeEventType },
+  };
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of the body, as committed in docs/payment-event.schema.json.
+ * Read as an input schema: it names no `additionalProperties`, so a consumer that validates with it
+ * keeps working when the contract gains a field (the test checks the inbox sends no field it omits).
+ */
+export function paymentEventJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(paymentEventBodySchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+}
