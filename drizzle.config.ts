@@ -2,7 +2,7 @@ import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/db/schema.ts',
+  schema: ['./src/db/schema.ts', './src/delivery/schema.ts'],
   out: './drizzle',
   // pg-boss owns the `pgboss` schema and migrates it itself; drizzle-kit must never diff it.
   schemaFilter: ['public'],

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../providers/registry.ts';
 import type { ProviderDriver } from '../providers/types.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
+import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
 import { type DeclaredRefetch, type ProviderRefetchConfig, refetchFileKeys, resolveRefetchConfig } from '../refetch/settings.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
@@ -40,6 +41,8 @@ export interface AppConfig {
   metricsRefreshSeconds: number;
   dashboard: DashboardConfig;
   operations: OperationsConfig;
+  /** Where payment events are pushed (src/config/destinations-config.ts). */
+  destinations: readonly DestinationConfig[];
 }
 
 /** The background cron jobs (sweeper, retention) and where retention archives. */
@@ -279,6 +282,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
   if (heartbeat !== undefined && expiry !== undefined && heartbeat >= expiry) {
     problems.push(`WORKER_HEARTBEAT_SECONDS: must be less than WORKER_EXPIRE_IN_SECONDS (${expiry}); otherwise expiry always finds a dead worker first`);
   }
+  const destinations = loadDestinations(env, readFile, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   // Every variable parsed: the values are whole.
   const e = values as EnvValues;
@@ -307,6 +311,7 @@ export function loadConfig(env: Env, readFile: ReadFile): AppConfig {
     providers,
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
     dashboard: dashboardConfig(e),
+    destinations,
     operations: {
       sweepCron: e.SWEEP_CRON,
       sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,
