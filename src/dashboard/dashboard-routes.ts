@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { countBacklogByProvider } from '../observability/inbox-counts.ts';
+import { countLanesByDestination } from '../observability/lane-counts.ts';
 import { SESSION_COOKIE } from './admin-access.ts';
 import { createActionRoutes } from './action-routes.ts';
 import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
@@ -63,16 +64,17 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const now = deps.clock();
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
-    const [activity, lag, backlog, conflicts] = await Promise.all([
+    const [activity, lag, backlog, conflicts, lanes] = await Promise.all([
       countReceivedByBucket(deps.db, activitySince(now), HOUR_BUCKET_SECONDS),
       selectProcessingLag(deps.db, now),
       countBacklogByProvider(deps.db),
       countConflictsByProvider(deps.db, { since: conflictsSince(now) }),
+      countLanesByDestination(deps.db),
     ]);
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await selectFailedEvents(deps.db, { provider: failedProvider, limit: 100 });
-    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, lanes, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
