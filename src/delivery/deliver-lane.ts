@@ -13,6 +13,7 @@ import {
   disableDestination,
   endDestinationBackoff,
   markEventDelivered,
+  noteLaneHeld,
   readLaneState,
   readUndeliveredEvents,
   recordLaneFailure,
@@ -68,7 +69,10 @@ export async function deliverLane(deps: DeliveryDeps, job: DeliveryJobData, sign
   const target = deps.targets.get(job.destination);
   if (!target) return 'unknown_destination';
   const state = await readLaneState(deps.db, job.destination, job.paymentId);
-  if (state.destinationDisabled) return 'destination_disabled';
+  if (state.destinationDisabled) {
+    await noteLaneHeld(deps.db, job.destination, job.paymentId);
+    return 'destination_disabled';
+  }
   if (state.parked) return 'parked';
   if (state.waiting) return 'waiting_for_retry';
   if (state.destinationBackoffSeconds > 0) {
@@ -131,6 +135,7 @@ async function handleFailure(
   const log = deps.logger.child({ destination: job.destination, paymentId: job.paymentId, sequence: state.deliveredSequence + 1 });
   if (result.kind === 'gone') {
     deps.metrics?.failedAttempt(job.destination, 'gone');
+    await noteLaneHeld(deps.db, job.destination, job.paymentId, { status: 410, error: 'HTTP 410 Gone: the destination is disabled' });
     if (await disableDestination(deps.db, job.destination, 'answered 410 Gone')) {
       log.error('destination answered 410 Gone: it is DISABLED, no event goes to it until an operator enables it again (inboxctl lanes enable)');
     }

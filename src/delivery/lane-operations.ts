@@ -153,20 +153,19 @@ export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: strin
 }
 
 /**
- * Takes a disabled (410) destination back: its backlog is queued, i.e. every lane with events left,
- * and the payments changed since it was disabled (their jobs were dropped while it was).
+ * Takes a disabled (410) destination back and queues its backlog: every lane with events left
+ * (a run that met the disabled destination left its lane behind, see noteLaneHeld).
  */
 export async function enableDestination(deps: LaneDeps, destination: string): Promise<{ wasDisabled: boolean; lanesQueued: number }> {
   return deps.db.transaction(async (tx) => {
-    const [state] = await tx.execute<{ disabled_at: string | null }>(sql`
-      select disabled_at from ${deliveryDestinations} where name = ${destination} for update`);
-    if (!state?.disabled_at) return { wasDisabled: false, lanesQueued: 0 };
-    const lanes = await tx.execute<{ id: string }>(sql`
-      select p.id from payments as p left join ${deliveryLanes} as l on l.destination = ${destination} and l.payment_id = p.id
-      where p.event_sequence > coalesce(l.delivered_sequence, 0)
-        and (l.payment_id is not null or exists (select 1 from payment_events e where e.payment_id = p.id and e.created_at >= ${state.disabled_at}::timestamptz))`);
-    await tx.execute(sql`update ${deliveryDestinations} set disabled_at = null, disabled_reason = null, updated_at = now() where name = ${destination}`);
-    await enqueueLaneJobs(deps.boss, tx, lanes.map((r) => ({ destination, paymentId: Number(r.id) })));
+    const enabled = await tx.execute(sql`
+      update ${deliveryDestinations} set disabled_at = null, disabled_reason = null, updated_at = now()
+      where name = ${destination} and disabled_at is not null returning 1`);
+    if (enabled.length === 0) return { wasDisabled: false, lanesQueued: 0 };
+    const lanes = await tx.execute<{ payment_id: string }>(sql`
+      select l.payment_id from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
+      where l.destination = ${destination} and l.delivered_sequence < p.event_sequence and l.parked_at is null`);
+    await enqueueLaneJobs(deps.boss, tx, lanes.map((r) => ({ destination, paymentId: Number(r.payment_id) })));
     return { wasDisabled: true, lanesQueued: lanes.length };
   });
 }

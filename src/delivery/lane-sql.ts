@@ -146,6 +146,20 @@ export async function endDestinationBackoff(db: Executor, destination: string): 
   return lanes.map((r) => Number(r.payment_id));
 }
 
+/**
+ * The lane exists, so `inboxctl lanes enable` finds its backlog: a run that met a disabled
+ * destination (or its 410) sent nothing, and no later change may come to queue it again.
+ */
+export async function noteLaneHeld(db: Executor, destination: string, paymentId: number, answer?: { status: number; error: string }): Promise<void> {
+  if (!answer) {
+    await db.execute(sql`insert into ${deliveryLanes} (destination, payment_id) values (${destination}, ${paymentId}) on conflict do nothing`);
+    return;
+  }
+  await db.execute(sql`
+    insert into ${deliveryLanes} as l (destination, payment_id, last_attempt_at, last_status, last_error) values (${destination}, ${paymentId}, now(), ${answer.status}, ${answer.error})
+    on conflict (destination, payment_id) do update set last_attempt_at = now(), last_status = excluded.last_status, last_error = excluded.last_error, updated_at = now()`);
+}
+
 /** 410 Gone: no lane of the destination is tried again until an operator enables it. */
 export async function disableDestination(db: Executor, destination: string, reason: string): Promise<boolean> {
   const rows = await db.execute(sql`
