@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, container (INBOX_ROLE=all under a backlog), operations; all by default, or those
+ * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer), operations; all by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
@@ -14,11 +14,12 @@ import { openDatabaseServer } from './support/database.ts';
 import { RESULTS_DIR } from './support/services.ts';
 import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
+import { type ForwardingRun, runForwarding } from './scenarios/forwarding.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
 
-const SECTIONS = ['ingest', 'processing', 'container', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'operations'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
 const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
 for (const section of sections) if (!SECTIONS.includes(section)) throw new Error(`unknown bench section ${section}: choose from ${SECTIONS.join(', ')}`);
@@ -88,6 +89,13 @@ try {
     report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
     done();
   }
+  if (sections.has('forwarding')) {
+    const done = section('forwarding', 'forwarding to a local consumer while ingest runs');
+    const database = await server.createDatabase('forwarding');
+    const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
+    report.forwarding = await runForwarding({ database, rate, amount: rate * 20, log });
+    done();
+  }
   if (sections.has('operations')) {
     const done = section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
@@ -101,6 +109,7 @@ const summary = summarize({
   ingest: report.ingest as IngestRun[] | undefined,
   processing: report.processing as ProcessingRun[] | undefined,
   container: report.container as SingleContainerRun | undefined,
+  forwarding: report.forwarding as ForwardingRun | undefined,
   operations: report.operations as OperationsRun[] | undefined,
 });
 report.summary = summary;

@@ -108,6 +108,8 @@ async function sendInOrder(deps: DeliveryDeps, target: DeliveryTarget, job: Deli
         await resumeDestination(deps, job.destination);
       }
     }
+    // A short read was the whole lane: an event committed since has a job of its own queued.
+    if (events.length < EVENTS_PER_READ) return 'delivered';
   }
 }
 
