@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, container (INBOX_ROLE=all under a backlog), operations, and pooler (opt-in: LISTEN/NOTIFY
- * vs polling through PgBouncer, 1 vs 2 receivers); all but pooler by default, or those
+ * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer), operations,
+ * and pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers); all but pooler by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
@@ -15,12 +15,13 @@ import { openDatabaseServer } from './support/database.ts';
 import { RESULTS_DIR } from './support/services.ts';
 import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
+import { type ForwardingRun, runForwarding } from './scenarios/forwarding.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 
-const SECTIONS = ['ingest', 'processing', 'container', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'operations'];
 /** Run only when named (`npm run bench -- pooler`): needs pgbouncer, and takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
@@ -92,6 +93,13 @@ try {
     report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
     done();
   }
+  if (sections.has('forwarding')) {
+    const done = section('forwarding', 'forwarding to a local consumer while ingest runs');
+    const database = await server.createDatabase('forwarding');
+    const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
+    report.forwarding = await runForwarding({ database, rate, amount: rate * 20, log });
+    done();
+  }
   if (sections.has('operations')) {
     const done = section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
@@ -110,6 +118,7 @@ const summary = summarize({
   ingest: report.ingest as IngestRun[] | undefined,
   processing: report.processing as ProcessingRun[] | undefined,
   container: report.container as SingleContainerRun | undefined,
+  forwarding: report.forwarding as ForwardingRun | undefined,
   operations: report.operations as OperationsRun[] | undefined,
 });
 report.summary = summary;

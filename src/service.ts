@@ -20,6 +20,8 @@ import type { AppConfig } from './runtime/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
+import { startForwarding } from './delivery/forwarding.ts';
+import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
 
 export interface ServiceOptions {
   config: AppConfig;
@@ -90,13 +92,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,
   });
-  const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys() });
+  await ensureDeliveriesQueue(boss, config.worker);
+  const destinationNames = () => config.destinations.map((d) => d.name);
+  const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys(), destinations: destinationNames() });
   const gaugeRefresher = new GaugeRefresher({
     db: database.db,
     boss,
-    queues: [WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE],
+    queues: [WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE],
     gauges: metrics.gauges,
     providers: () => config.providers.keys(),
+    destinations: destinationNames,
     intervalMs: config.metricsRefreshSeconds * 1000,
     logger,
   });
@@ -107,7 +112,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     boss,
     conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
     maxBatchSize: 100,
-    // One transaction in flight, not one per pool connection (measured: see DEFAULT_CONCURRENT_BATCHES).
+    // One transaction in flight, not one per pool connection (see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,
     commitDeadlineMs: config.commitDeadlineMs,
   });
@@ -131,7 +136,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher });
+    const announceChanges = await startForwarding({ boss, db: database.db, destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
+    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher, announceChanges });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.

@@ -1,4 +1,5 @@
 import type { IngestRun } from '../scenarios/ingest.ts';
+import type { ForwardingRun } from '../scenarios/forwarding.ts';
 import type { OperationsRun } from '../scenarios/operations.ts';
 import type { ProcessingRun } from '../scenarios/processing.ts';
 import type { ContainerPhase, SingleContainerRun } from '../scenarios/single-container.ts';
@@ -112,6 +113,19 @@ function processingRows(processing: ProcessingRun[] | undefined, lines: string[]
   );
 }
 
+/** The push row: events/s answered 2xx by a local consumer, and change → 2xx latency, while ingest runs. */
+function forwardingRows(run: ForwardingRun | undefined, lines: string[], targets: Targets): void {
+  const target = 'forwarding ≥ 1,000 events/s to a local consumer, p99 change → 2xx ≤ 1 s, while ingest runs (issue 13)';
+  if (!run) {
+    targets.push({ target, measured: 'not measured in this run', met: null });
+    return;
+  }
+  lines.push(
+    `| forwarding | ${fixed(run.ingestRate)} req/s ingest paced (p99 ack ${run.ingestP99Ms} ms), 1 destination | **${fixed(run.eventsPerSecond)}** events/s | ${run.latencyMs.p50} | **${run.latencyMs.p99}** | ${fixed(run.events)} events 2xx, ${run.repeats} repeats, ${run.unverified} unverified | change → 2xx | |`,
+  );
+  targets.push({ target, measured: `${fixed(run.eventsPerSecond)} events/s, p99 ${run.latencyMs.p99} ms`, met: run.eventsPerSecond >= 1000 && run.latencyMs.p99 <= 1000 });
+}
+
 function operationsRows(operations: OperationsRun[] | undefined, lines: string[]): void {
   for (const run of operations ?? []) {
     for (const timing of run.timings) {
@@ -127,6 +141,7 @@ export function summarize(sections: {
   ingest?: IngestRun[];
   processing?: ProcessingRun[];
   container?: SingleContainerRun;
+  forwarding?: ForwardingRun;
   operations?: OperationsRun[];
 }): Summary {
   const lines = [...HEADER];
@@ -134,6 +149,7 @@ export function summarize(sections: {
   if (sections.ingest) ingestRows(sections.ingest, lines, targets);
   processingRows(sections.processing, lines, targets);
   containerRows(sections.container, lines, targets);
+  forwardingRows(sections.forwarding, lines, targets);
   operationsRows(sections.operations, lines);
   return { table: lines.join('\n'), targets };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
+import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
 
 /**
@@ -53,6 +54,8 @@ export interface ParsedConfig {
   dashboard: DashboardConfig;
   api: ApiConfig;
   operations: OperationsConfig;
+  /** Where payment events are pushed (src/config/destinations-config.ts). */
+  destinations: readonly DestinationConfig[];
 }
 
 /** The background cron jobs (sweeper, retention) and where retention archives. */
@@ -271,7 +274,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
   return providers;
 }
 
-function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>): ParsedConfig {
+function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, destinations: DestinationConfig[]): ParsedConfig {
   return {
     port: e.PORT,
     host: e.HOST,
@@ -299,6 +302,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>):
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
     dashboard: dashboardConfig(e),
     api: apiConfig(e),
+    destinations,
     operations: {
       sweepCron: e.SWEEP_CRON,
       sweepPendingOlderThanSeconds: e.SWEEP_PENDING_OLDER_THAN_SECONDS,
@@ -322,7 +326,8 @@ export function parseConfig(env: Env, readFile: ReadFile): ParseResult {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) problems.push(...formatIssues(parsed.error));
   const providers = parseProviders(env, readFile, problems);
+  const destinations = loadDestinations(env, readFile, problems);
   if (!parsed.success || problems.length > 0) return { ok: false, problems, providers };
-  return { ok: true, config: toConfig(parsed.data, providers) };
+  return { ok: true, config: toConfig(parsed.data, providers, destinations) };
 }
 

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { drizzleExecutor } from '../db/client.ts';
+import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countReceivedByBucket } from '../inbox/sql/counts.ts';
 import { findEventById, findEventsOfResource } from '../inbox/sql/find-events.ts';
 import { findFailedEvents } from '../inbox/sql/failed-events.ts';
@@ -65,16 +66,17 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
     const db = drizzleExecutor(deps.db);
-    const [activity, lag, backlog, conflicts] = await Promise.all([
+    const [activity, lag, backlog, conflicts, lanes] = await Promise.all([
       countReceivedByBucket(db, activitySince(now), HOUR_BUCKET_SECONDS),
       settledLagByProvider(db, now),
       countBacklogByProvider(db),
       countConflictsByProvider(db, { since: conflictsSince(now) }),
+      countLanesByDestination(deps.db),
     ]);
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await findFailedEvents(db, { provider: failedProvider, limit: 100 });
-    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, lanes, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {

@@ -7,7 +7,7 @@ import { IncompleteBodyError, InboxError, PayloadTooLargeError } from '../errors
  * With a Content-Length (and no Transfer-Encoding) the length is judged before a byte is read and
  * the body is read in one piece: @hono/node-server then reads it straight off the socket. hono's
  * bodyLimit middleware touched `request.body` first, which made the adapter build a WHATWG Request
- * and stream every body through web streams (~7% of the service's CPU at 64 connections). Node's
+ * and stream every body through web streams (a measurable share of the service's CPU). Node's
  * parser delivers exactly Content-Length bytes, so that count is the body's size. Without one
  * (chunked), bytes are counted as they stream in and reading stops at the first byte past the
  * limit, so an endless body is never buffered.

@@ -37,12 +37,8 @@ export interface GroupCommitOptions {
 /**
  * Transactions in flight at once, whatever the pool size. Fewer, larger transactions win: each
  * costs round trips, a COMMIT and an fsync whatever it carries, several milliseconds of CPU between
- * the service and PostgreSQL, so the more deliveries share one the less each pays. Measured with
- * `npm run bench` on 2 cores, alternating runs: 8 → 2 raised deliveries/s by ~50% at 16 and 64
- * connections; once the batch's two statements were prepared, 2 → 1 grew batches at 64 connections
- * from ~14 to ~32 events and cut CPU per delivery (service + PostgreSQL) by ~30%, for ~20% more
- * deliveries/s; at 16 connections a delivery waits a little longer for the batch ahead (8–24% fewer
- * deliveries/s there in those runs).
+ * the service and PostgreSQL, so the more deliveries share one the less each pays (README,
+ * Benchmarks: "Design choices measured").
  */
 export const DEFAULT_CONCURRENT_BATCHES = 1;
 

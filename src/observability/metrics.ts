@@ -39,8 +39,17 @@ export interface OperationsMetrics {
   retentionRun(outcome: 'ok' | 'error', counts: readonly { provider: string; deleted: number }[]): void;
 }
 
+/** Payment events pushed to destinations (src/delivery). */
+export interface ForwardingMetrics {
+  /** A 2xx; `latencySeconds` runs from the payment change (payment_events.created_at) to it. */
+  delivered(destination: string, latencySeconds: number): void;
+  /** `reason`: the HTTP status, `no_answer` (timeout, refused, hung up) or `gone` (410). */
+  failedAttempt(destination: string, reason: string): void;
+}
+
 export interface Metrics {
   registry: Registry;
+  forwarding: ForwardingMetrics;
   delivery: DeliveryMetrics;
   processing: ProcessingMetrics;
   refetch: RefetchMetrics;
@@ -56,6 +65,8 @@ export interface DatabaseGauges {
   queueJobs: Gauge<'queue' | 'state'>;
   refreshTimestamp: Gauge;
   refreshFailures: Counter;
+  parkedLanes: Gauge<'destination'>;
+  destinationDisabled: Gauge<'destination'>;
 }
 
 // Acks are bounded by COMMIT_DEADLINE_MS (5 s by default); buckets resolve the group-commit range.
@@ -63,6 +74,8 @@ const ACK_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 // Processing latency runs from milliseconds (idle) to the retry schedule's ~15 min steps and beyond.
 const PROCESSING_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86_400];
 const REFETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// Payment change → 2xx: tens of milliseconds when flowing, the retry schedule's minutes and hours when not.
+const FORWARDING_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 3600, 86_400];
 
 export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -73,6 +86,8 @@ export interface MetricsOptions {
    * first one (a series born at 1 has no earlier sample to increase from).
    */
   providers?: Iterable<string>;
+  /** The configured destinations, for the same reason. */
+  destinations?: Iterable<string>;
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
@@ -178,6 +193,27 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
 
+  const forwarded = new Counter({
+    name: 'inbox_destination_deliveries_total',
+    help: 'Payment events a destination answered 2xx, by destination.',
+    labelNames: ['destination'],
+    registers,
+  });
+  const forwardFailures = new Counter({
+    name: 'inbox_destination_failed_attempts_total',
+    help: 'POSTs of payment events that got no 2xx, by destination and reason (HTTP status, no_answer, gone).',
+    labelNames: ['destination', 'reason'],
+    registers,
+  });
+  const forwardLatency = new Histogram({
+    name: 'inbox_destination_delivery_latency_seconds',
+    help: 'From the payment change (payment_events.created_at) to the 2xx of the destination, retries included.',
+    labelNames: ['destination'],
+    buckets: FORWARDING_BUCKETS,
+    registers,
+  });
+  for (const destination of options.destinations ?? []) forwarded.inc({ destination }, 0);
+
   const gauges: DatabaseGauges = {
     inboxEvents: new Gauge({
       name: 'inbox_events',
@@ -213,11 +249,30 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'Failed refreshes of the database-derived gauges.',
       registers,
     }),
+    parkedLanes: new Gauge({
+      name: 'inbox_delivery_lanes_parked',
+      help: 'Lanes (destination, payment) parked after their last attempt, waiting for inboxctl lanes retry | skip (from the database).',
+      labelNames: ['destination'],
+      registers,
+    }),
+    destinationDisabled: new Gauge({
+      name: 'inbox_destination_disabled',
+      help: '1 when the destination answered 410 Gone and is disabled, else 0 (from the database).',
+      labelNames: ['destination'],
+      registers,
+    }),
   };
 
   return {
     registry,
     gauges,
+    forwarding: {
+      delivered(destination, latencySeconds) {
+        forwarded.inc({ destination });
+        forwardLatency.observe({ destination }, Math.max(0, latencySeconds));
+      },
+      failedAttempt: (destination, reason) => forwardFailures.inc({ destination, reason }),
+    },
     delivery: {
       delivery(provider, outcome, ackSeconds) {
         deliveries.inc({ provider, outcome });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { inboxStatuses } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
+import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
 
@@ -23,6 +24,8 @@ export interface GaugeRefresherDeps {
   gauges: DatabaseGauges;
   /** Configured providers get a zero series even before their first event, so alerts see them. */
   providers: () => Iterable<string>;
+  /** Configured destinations get zero series too. */
+  destinations?: () => Iterable<string>;
   intervalMs: number;
   logger: Logger;
 }
@@ -74,6 +77,7 @@ export class GaugeRefresher {
     }
     for (const row of recent) gauges.inboxEventsLastHour.set({ provider: row.provider, status: row.status }, row.events);
     await this.#refreshQueues();
+    await this.#refreshLanes();
     gauges.refreshTimestamp.setToCurrentTime();
   }
 
@@ -87,6 +91,21 @@ export class GaugeRefresher {
       gauges.queueJobs.set({ queue, state: 'deferred' }, counts.deferredCount);
       gauges.queueJobs.set({ queue, state: 'active' }, counts.activeCount);
       gauges.queueJobs.set({ queue, state: 'failed' }, counts.failedCount);
+    }
+  }
+
+  async #refreshLanes(): Promise<void> {
+    const { gauges } = this.#deps;
+    const counts = await countLanesByDestination(this.#deps.db);
+    gauges.parkedLanes.reset();
+    gauges.destinationDisabled.reset();
+    for (const destination of this.#deps.destinations?.() ?? []) {
+      gauges.parkedLanes.set({ destination }, 0);
+      gauges.destinationDisabled.set({ destination }, 0);
+    }
+    for (const row of counts) {
+      gauges.parkedLanes.set({ destination: row.destination }, row.parkedLanes);
+      gauges.destinationDisabled.set({ destination: row.destination }, row.disabled ? 1 : 0);
     }
   }
 

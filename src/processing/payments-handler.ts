@@ -1,4 +1,6 @@
 import { type LoadOtherFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
+import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
+import type { Transaction } from '../db/client.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { fromStoredFact, toStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/types.ts';
@@ -67,6 +69,8 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot): PaymentFact {
 export interface PaymentsHandlerDeps {
   /** Re-reads charges for the kinds a provider orders by `refetch`. Without it, every kind is ordered by occurred_at. */
   refetcher?: Refetcher;
+  /** Told each batch's payment status changes inside its transaction (src/delivery queues their deliveries). */
+  announceChanges?(tx: Transaction, changes: readonly PaymentChange[]): Promise<void>;
 }
 
 /**
@@ -107,7 +111,8 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
         });
         positions.push(position);
       });
-      const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch));
+      const announce = deps.announceChanges;
+      const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch), announce && ((changes) => announce(tx, changes)));
       outcomes.forEach((outcome, i) => {
         applied[positions[i]!]!.outcome = outcome;
       });

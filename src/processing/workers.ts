@@ -8,6 +8,7 @@ import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import type { PaymentsHandlerDeps } from './payments-handler.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
@@ -26,6 +27,8 @@ export interface ProcessingOptions {
   metrics?: ProcessingMetrics;
   /** The gateway API clients (src/refetch); without it every payment kind is ordered by occurred_at. */
   refetcher?: Refetcher;
+  /** Queues the push deliveries of payment changes, inside their transaction (src/delivery). */
+  announceChanges?: PaymentsHandlerDeps['announceChanges'];
 }
 
 /**
@@ -113,7 +116,7 @@ export async function startProcessing(options: ProcessingOptions): Promise<void>
   const deps: ProcessingDeps = {
     db: options.db,
     providers: options.providers,
-    handlers: options.handlers ?? createHandlerRegistry(createBuiltInHandlers({ refetcher: options.refetcher })),
+    handlers: options.handlers ?? createHandlerRegistry(createBuiltInHandlers({ refetcher: options.refetcher, announceChanges: options.announceChanges })),
     metrics: options.metrics,
     deferEvent: eventDeferrer(boss, options.db, logger),
   };

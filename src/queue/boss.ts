@@ -25,12 +25,8 @@ export interface BossOptions {
  * monitorIntervalSeconds: a dead worker's job is failed (and retried after its backoff) within
  * heartbeat + 5 s (heartbeat + 10 s at worst: the slot, then another instance's tick); pg-boss's
  * defaults (60 s each) add up to two minutes. 5 s is also pg-boss's own flow-poll cadence.
- * The price is paid per tick and per instance: about 7 small statements (queue list, two claim
- * UPDATEs, a pg_stat read, two instance-table DELETEs, the reindex claim), so 20 worker containers
- * make ~28 statements/s. The monitor work itself runs once per slot for the whole deployment (the
- * claim is a conditional UPDATE of the queue row): the stale-heartbeat and expiry UPDATEs (an index
- * scan of the queue's active jobs, under pg-boss's advisory lock) and the queue-count aggregate
- * (20–55 ms measured at 50,000 queued + 100,000 completed jobs).
+ * The price is a handful of small statements per tick and per instance; the monitor work itself
+ * runs once per slot for the whole deployment (README, Benchmarks: "Design choices measured").
  */
 const SUPERVISE_INTERVAL_SECONDS = 5;
 

@@ -17,9 +17,9 @@ describe('ops/prometheus-rules.yml', () => {
     for (const name of used) assert.ok(exported.has(name), `${name} is not exported`);
   });
 
-  test('the four alerts exist', () => {
+  test('the six alerts exist', () => {
     const rules = readFileSync(RULES, 'utf8');
-    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates']) {
+    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled']) {
       assert.match(rules, new RegExp(`- alert: ${alert}\\n`));
     }
   });

@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import type { DestinationCounts } from '../../delivery/lane-counts.ts';
 import type { ProviderSummary, WindowSummary } from '../overview-model.ts';
 import { DAY_BUCKET_SECONDS, HOUR_BUCKET_SECONDS } from '../overview-model.ts';
 import type { FailedEvent } from '../../inbox/sql/failed-events.ts';
@@ -61,11 +62,22 @@ function replayForm(providers: string[], access: ViewerAccess) {
 <button type="submit">Preview replay</button></form>`;
 }
 
+/** Parked lanes hold a payment's later events back; a disabled destination gets nothing at all. */
+function destinationPills(lanes: DestinationCounts[]) {
+  return lanes
+    .filter((d) => d.parkedLanes > 0 || d.disabled)
+    .map(
+      (d) => html`<span class="pill failed" data-figure="parked-lanes" title="inboxctl lanes --parked">${d.destination}: ${d.disabled ? 'DISABLED (410)' : `${formatCount(d.parkedLanes)} parked lane(s)`}</span>`,
+    );
+}
+
 export interface OverviewPage {
   now: Date;
   providers: ProviderSummary[];
   failed: FailedEvent[];
   failedProvider: string | undefined;
+  /** Push destinations with parked lanes or a disabled state (none listed: nothing to say). */
+  lanes?: DestinationCounts[];
   access: ViewerAccess;
   notice?: Notice;
 }
@@ -77,6 +89,7 @@ export function renderOverviewPage(page: OverviewPage) {
   const body = html`<div class="status-line">
 ${failedNow > 0 ? html`<span class="pill failed">${formatCount(failedNow)} failed</span>` : html`<span class="pill ok">no failed events</span>`}
 <span class="pill ${oldest > STUCK_PENDING_SECONDS ? 'pending' : 'ok'}">oldest pending ${oldest > 0 ? formatDuration(oldest) : 'none'}</span>
+${destinationPills(page.lanes ?? [])}
 ${conflicts > 0 ? html`<span class="pill pending" data-figure="conflicts-total">${formatCount(conflicts)} conflicting duplicate(s), 24 h</span>` : ''}
 <span class="muted">as of ${formatTime(page.now)}</span><span class="spacer"></span>${legend}</div>
 <div class="providers">${page.providers.map(providerCard)}</div>

@@ -166,7 +166,13 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
  * known fact of those charges, fold each charge in memory, then write the changed rows and the
  * status changes (payment_transitions) with their outbound events (payment_events). Returns one outcome per event, in the order given.
  */
-export async function applyPaymentEvents(tx: Transaction, events: readonly PaymentEvent[], loadOtherFacts: LoadOtherFacts): Promise<SettledStatus[]> {
+export async function applyPaymentEvents(
+  tx: Transaction,
+  events: readonly PaymentEvent[],
+  loadOtherFacts: LoadOtherFacts,
+  /** Told the status changes inside the same transaction, after their payment_events rows (the push side queues its deliveries). */
+  onChanges?: (changes: readonly PaymentChange[]) => Promise<void>,
+): Promise<SettledStatus[]> {
   if (events.length === 0) return [];
   const groups = groupByCharge(events);
   const payments = await lockOrCreatePayments(tx, groups);
@@ -192,5 +198,6 @@ export async function applyPaymentEvents(tx: Transaction, events: readonly Payme
   await updatePaymentStates(tx, updates);
   await insertPaymentTransitions(tx, transitions);
   await insertPaymentEvents(tx, changes);
+  if (changes.length > 0) await onChanges?.(changes);
   return outcomes;
 }

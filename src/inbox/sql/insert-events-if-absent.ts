@@ -16,9 +16,9 @@ const COLUMNS_PER_ROW = 9;
  * Bind/Execute round trip with no parse or plan. Drizzle's builder sent a new text for every batch
  * size, unprepared (so `tx` must be a postgresExecutor: db/client.ts): describe, wait, execute (two round trips) and a fresh plan every time.
  *
- * Why VALUES and not one JSON parameter (`json_to_recordset`): measured per row on PostgreSQL
- * 17, prepared VALUES costs the backend ~40–55 µs of CPU, json/jsonb_to_recordset ~100–145 µs
- * (the ~1 KB body is parsed as JSON twice more and the base64 raw body decoded from a JSON string).
+ * Why VALUES and not one JSON parameter (`json_to_recordset`): prepared VALUES costs the backend
+ * about half the CPU per row (README, Benchmarks: "Design choices measured"), because the JSON
+ * parameter parses the body as JSON twice more and decodes the raw body from a JSON string.
  * Each value arrives in its column's own text form: payload is parsed once, into jsonb; raw_body
  * travels as hex and is stored as the exact bytes. The JSON parameter only wins over *unprepared*
  * VALUES, which pays parse and plan per batch.

@@ -1,0 +1,78 @@
+import type { CAC } from 'cac';
+import type { DestinationView, LaneView } from '../../delivery/lane-operations.ts';
+import type { CommandContext } from '../context.ts';
+import { exitCodes, usageError } from '../exit-codes.ts';
+import { formatDuration } from '../../format/duration.ts';
+import { plural, table, toJson } from '../output.ts';
+import { MAX_BATCH_SIZE, parseCount, singleValue } from '../parse.ts';
+import type { Register } from './types.ts';
+import { type LaneActionFlags, laneActions, runLaneAction } from './lanes-actions.ts';
+
+interface LanesFlags extends LaneActionFlags {
+  parked?: boolean;
+  limit?: unknown;
+  json?: boolean;
+}
+
+function destinationLine(d: DestinationView, now: Date): string {
+  const state = d.disabledAt
+    ? `DISABLED since ${d.disabledAt.toISOString()} (${d.disabledReason ?? 'no reason'}); \`inboxctl lanes enable ${d.name}\` takes it back`
+    : d.backoffUntil
+      ? `backing off as a whole for ${formatDuration((d.backoffUntil.getTime() - now.getTime()) / 1000)} (many lanes failing)`
+      : 'ok';
+  return `${d.name}: ${state}; ${plural(d.behindLanes, 'lane')} behind, ${plural(d.parkedLanes, 'parked lane')}`;
+}
+
+function laneRow(lane: LaneView, now: Date): string[] {
+  const state = lane.parkedAt ? 'PARKED' : lane.attempts > 0 ? 'retrying' : 'sending';
+  const when = lane.parkedAt
+    ? `${formatDuration((now.getTime() - lane.parkedAt.getTime()) / 1000)} ago`
+    : lane.nextAttemptAt
+      ? `next in ${formatDuration((lane.nextAttemptAt.getTime() - now.getTime()) / 1000)}`
+      : '-';
+  return [state, lane.destination, `${lane.provider}:${lane.chargeId}`, `${lane.deliveredSequence}/${lane.lastSequence}`, String(lane.attempts), when, lane.lastError ?? '-'];
+}
+
+async function listLanesCommand(context: CommandContext, flags: LanesFlags): Promise<number> {
+  const limit = flags.limit === undefined ? 100 : parseCount(flags.limit, '--limit', MAX_BATCH_SIZE);
+  const { describeDestinations, listLanes } = await import('../../delivery/lane-operations.ts');
+  const { destinations, lanes } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
+    destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
+    lanes: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit }),
+  }));
+  const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0);
+  if (flags.json) {
+    context.runtime.stdout.write(toJson({ destinations, lanes }));
+    return attention ? exitCodes.attention : exitCodes.ok;
+  }
+  if (destinations.length === 0) context.print('No destination is configured (DESTINATION_URL_<NAME> + DESTINATION_SECRET_<NAME>).');
+  for (const destination of destinations) context.print(destinationLine(destination, context.now));
+  if (lanes.length === 0) context.print(flags.parked ? 'No parked lane.' : 'Every lane is caught up.');
+  else {
+    context.print('');
+    context.print(table(['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'], lanes.map((lane) => laneRow(lane, context.now))));
+    if (lanes.length === limit) context.print(`(first ${limit}; --limit shows more)`);
+  }
+  return attention ? exitCodes.attention : exitCodes.ok;
+}
+
+async function lanes(context: CommandContext, actionArg: unknown, destinationArg: unknown, laneArg: unknown, flags: LanesFlags): Promise<number> {
+  if (actionArg === undefined) return listLanesCommand(context, flags);
+  const action = singleValue(actionArg, 'the action');
+  if (!laneActions.includes(action as never)) throw usageError(`"${action}" is not one of ${laneActions.join(', ')} (or no action: list the lanes).`);
+  return runLaneAction(context, action as (typeof laneActions)[number], destinationArg, laneArg, flags);
+}
+
+export const registerLanes: Register = (cli: CAC, run) => {
+  cli
+    .command('lanes [action] [destination] [lane]', 'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination')
+    .option('--parked', 'Only parked lanes')
+    .option('--limit <n>', 'At most this many lanes listed (default 100)')
+    .option('--reason <text>', 'skip: why the event is given up (recorded on the lane)')
+    .option('--json', 'Machine-readable output')
+    .example('inboxctl lanes --parked')
+    .example('inboxctl lanes retry orders stripe:ch_3MmlLrLkdIwHu7ix0snN0B15')
+    .example('inboxctl lanes skip orders stripe:ch_3MmlLrLkdIwHu7ix0snN0B15 --reason "order deleted in the app"')
+    .example('inboxctl lanes enable orders')
+    .action((action: unknown, destination: unknown, lane: unknown, flags: LanesFlags) => run((context) => lanes(context, action, destination, lane, flags)));
+};

@@ -1,0 +1,45 @@
+import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
+import { describeError } from '../errors.ts';
+import { type DeliveryDeps, deliverLane } from './deliver-lane.ts';
+import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
+
+/**
+ * Work loops, each fetching a batch of lanes (at most one job per lane: singleton ranking) and
+ * running them side by side. A batch completes when its slowest lane does, so several loops keep
+ * one destination's timeouts from holding up the rest.
+ */
+export const DELIVERY_LOOPS = 4;
+const LANES_PER_BATCH = 25;
+
+async function runJob(deps: DeliveryDeps, job: JobWithMetadata<DeliveryJobData>): Promise<JobResult> {
+  try {
+    const outcome = await deliverLane(deps, job.data, job.signal);
+    return { id: job.id, status: 'completed', output: { outcome } };
+  } catch (error) {
+    // A database problem, not a destination's: pg-boss retries the run with its own backoff.
+    deps.logger.warn({ err: error, destination: job.data.destination, paymentId: job.data.paymentId, attempt: job.retryCount + 1 }, 'delivery run failed; retried');
+    return { id: job.id, status: 'failed', output: { error: describeError(error) } };
+  }
+}
+
+export async function startDeliveryWorkers(boss: PgBoss, deps: DeliveryDeps, pollingIntervalSeconds: number): Promise<void> {
+  const work = {
+    batchSize: LANES_PER_BATCH,
+    localConcurrency: 1,
+    perJobResults: true,
+    includeMetadata: true,
+    burstWhenBatchFull: true,
+    pollingIntervalSeconds,
+    notifyPollingIntervalSeconds: pollingIntervalSeconds,
+  } as const satisfies WorkOptions;
+  for (let i = 0; i < DELIVERY_LOOPS; i += 1) {
+    let workerId: string | undefined;
+    // After a batch the loop wakes itself: a lane's next job was skipped while its run was active.
+    workerId = await boss.work<DeliveryJobData, unknown, typeof work>(DELIVERIES_QUEUE, work, async (jobs) => {
+      const results = await Promise.all(jobs.map((job) => runJob(deps, job)));
+      if (workerId) boss.notifyWorker(workerId);
+      return results;
+    });
+  }
+  deps.logger.info({ destinations: [...deps.targets.keys()] }, 'pushing payment events to destinations');
+}

@@ -1,0 +1,30 @@
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { WorkerConfig } from '../config/config.ts';
+import type { DestinationConfig } from '../config/destinations-config.ts';
+import type { Database } from '../db/client.ts';
+import type { ForwardingMetrics } from '../observability/metrics.ts';
+import { deliveryTargets } from './deliver-lane.ts';
+import { startDeliveryWorkers } from './delivery-workers.ts';
+import { type AnnouncePaymentChanges, createDeliveryAnnouncer } from './enqueue-deliveries.ts';
+
+export interface ForwardingOptions {
+  boss: PgBoss;
+  db: Database;
+  destinations: readonly DestinationConfig[];
+  worker: WorkerConfig;
+  logger: Logger;
+  metrics?: ForwardingMetrics;
+  clock: () => Date;
+}
+
+/**
+ * The push side on a worker instance: the delivery workers, and the hook processing calls inside
+ * each payment change's transaction. Nothing at all without destinations.
+ */
+export async function startForwarding(options: ForwardingOptions): Promise<AnnouncePaymentChanges | undefined> {
+  if (options.destinations.length === 0) return undefined;
+  const deps = { db: options.db, boss: options.boss, targets: deliveryTargets(options.destinations), logger: options.logger, metrics: options.metrics, clock: options.clock };
+  await startDeliveryWorkers(options.boss, deps, options.worker.pollingIntervalSeconds);
+  return createDeliveryAnnouncer(options.boss, options.destinations);
+}

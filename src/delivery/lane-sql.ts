@@ -1,0 +1,171 @@
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import type { Database, Transaction } from '../db/client.ts';
+import { type PaymentEventRow, paymentEvents } from '../domain/payments/schema.ts';
+import { deliveryDestinations, deliveryLanes } from './schema.ts';
+
+/** What a delivery run needs to know before it sends anything, all by the database's clock. */
+export interface LaneState {
+  deliveredSequence: number;
+  attempts: number;
+  parked: boolean;
+  /** A retry is scheduled later than now: a run before it leaves the lane alone. */
+  waiting: boolean;
+  destinationDisabled: boolean;
+  /** Seconds until the destination's backoff ends; 0 when it is not backing off. */
+  destinationBackoffSeconds: number;
+  /** Backoffs in a row without a 2xx: above 0, this run's POST is the destination's probe. */
+  destinationBackoffTrips: number;
+}
+
+export async function readLaneState(db: Database | Transaction, destination: string, paymentId: number): Promise<LaneState> {
+  const [row] = await db.execute<{
+    delivered_sequence: number | null;
+    attempts: number | null;
+    parked: boolean | null;
+    waiting: boolean | null;
+    disabled: boolean | null;
+    backoff_seconds: number | null;
+    backoff_trips: number | null;
+  }>(sql`
+    select l.delivered_sequence, l.attempts, l.parked_at is not null as parked, l.next_attempt_at > now() as waiting,
+           d.disabled_at is not null as disabled, extract(epoch from d.backoff_until - now())::float8 as backoff_seconds, d.backoff_trips
+    from (select 1) as one
+    left join ${deliveryLanes} as l on l.destination = ${destination} and l.payment_id = ${paymentId}
+    left join ${deliveryDestinations} as d on d.name = ${destination}`);
+  return {
+    deliveredSequence: row?.delivered_sequence ?? 0,
+    attempts: row?.attempts ?? 0,
+    parked: row?.parked === true,
+    waiting: row?.waiting === true,
+    destinationDisabled: row?.disabled === true,
+    destinationBackoffSeconds: Math.max(0, row?.backoff_seconds ?? 0),
+    destinationBackoffTrips: row?.backoff_trips ?? 0,
+  };
+}
+
+/** The lane's events after `afterSequence`, oldest first. */
+export async function readUndeliveredEvents(db: Database | Transaction, paymentId: number, afterSequence: number, limit: number): Promise<PaymentEventRow[]> {
+  return db
+    .select()
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.paymentId, paymentId), gt(paymentEvents.sequence, afterSequence)))
+    .orderBy(asc(paymentEvents.sequence))
+    .limit(limit);
+}
+
+/**
+ * Event `sequence` was answered 2xx (or is not for this destination): the lane moves on to the
+ * next and its failures are forgiven. Only forwards: false when the lane is already past it (a
+ * run that outlived its expiry beside its successor), and the caller stops.
+ */
+export async function markEventDelivered(db: Database | Transaction, destination: string, paymentId: number, sequence: number, status: number | null): Promise<boolean> {
+  const rows = await db.execute(sql`
+    insert into ${deliveryLanes} (destination, payment_id, delivered_sequence, last_attempt_at, last_status)
+    values (${destination}, ${paymentId}, ${sequence}, now(), ${status})
+    on conflict (destination, payment_id) do update set
+      delivered_sequence = excluded.delivered_sequence, attempts = 0, next_attempt_at = null,
+      last_attempt_at = now(), last_status = coalesce(excluded.last_status, ${deliveryLanes}.last_status), last_error = null, updated_at = now()
+    where ${deliveryLanes}.delivered_sequence < excluded.delivered_sequence
+    returning 1`);
+  return rows.length > 0;
+}
+
+export interface LaneFailure {
+  destination: string;
+  paymentId: number;
+  /** The lane's delivered_sequence the run started from: the failure is recorded only if it still is. */
+  deliveredSequence: number;
+  status: number | null;
+  error: string;
+  /** Whether it counts towards parking (not while the destination as a whole is blamed). */
+  counted: boolean;
+  maxAttempts: number;
+  delaySeconds: number;
+}
+
+/** After the failure: parked, or when (in seconds) its retry is due. Undefined: another run moved the lane on. */
+export type RecordedFailure = { parked: true; attempts: number } | { parked: false; attempts: number; retryInSeconds: number };
+
+/** Records a failed attempt at the lane's head event: attempts + 1 (when counted), parked at maxAttempts, else the retry's time. */
+export async function recordLaneFailure(db: Database | Transaction, failure: LaneFailure): Promise<RecordedFailure | undefined> {
+  const increment = failure.counted ? 1 : 0;
+  const [row] = await db.execute<{ attempts: number; parked: boolean }>(sql`
+    insert into ${deliveryLanes} as l (destination, payment_id, delivered_sequence, attempts, next_attempt_at, parked_at, parked_reason, last_attempt_at, last_status, last_error)
+    values (${failure.destination}, ${failure.paymentId}, ${failure.deliveredSequence}, ${increment},
+      case when ${increment} < ${failure.maxAttempts} then now() + make_interval(secs => ${failure.delaySeconds}) end,
+      case when ${increment} >= ${failure.maxAttempts} then now() end,
+      case when ${increment} >= ${failure.maxAttempts} then ${failure.error} end,
+      now(), ${failure.status}, ${failure.error})
+    on conflict (destination, payment_id) do update set
+      attempts = l.attempts + ${increment},
+      next_attempt_at = case when l.attempts + ${increment} < ${failure.maxAttempts} then now() + make_interval(secs => ${failure.delaySeconds}) end,
+      parked_at = case when l.attempts + ${increment} >= ${failure.maxAttempts} then now() end,
+      parked_reason = case when l.attempts + ${increment} >= ${failure.maxAttempts} then ${failure.error} end,
+      last_attempt_at = now(), last_status = excluded.last_status, last_error = excluded.last_error, updated_at = now()
+    where l.delivered_sequence = excluded.delivered_sequence and l.parked_at is null
+    returning l.attempts, l.parked_at is not null as parked`);
+  if (!row) return undefined;
+  return row.parked ? { parked: true, attempts: row.attempts } : { parked: false, attempts: row.attempts, retryInSeconds: failure.delaySeconds };
+}
+
+/** Lanes of the destination whose head event is failing now (not parked): many at once means the destination is down. */
+export async function countFailingLanes(db: Database | Transaction, destination: string, atLeast: number): Promise<number> {
+  const [row] = await db.execute<{ n: number }>(sql`
+    select count(*)::int as n from (
+      select 1 from ${deliveryLanes} where destination = ${destination} and attempts > 0 and parked_at is null limit ${atLeast}) as failing`);
+  return row?.n ?? 0;
+}
+
+/**
+ * Starts (or extends) the destination's backoff, unless another instance already did for this
+ * round. Returns the seconds it backs off from now, or undefined when it was already backing off.
+ */
+export async function startDestinationBackoff(db: Database | Transaction, destination: string, delaySeconds: (trips: number) => number, trips: number): Promise<number | undefined> {
+  const seconds = delaySeconds(trips + 1);
+  const rows = await db.execute(sql`
+    insert into ${deliveryDestinations} as d (name, backoff_until, backoff_trips) values (${destination}, now() + make_interval(secs => ${seconds}), 1)
+    on conflict (name) do update set backoff_until = excluded.backoff_until, backoff_trips = d.backoff_trips + 1, updated_at = now()
+    where d.backoff_until is null or d.backoff_until <= now()
+    returning 1`);
+  return rows.length > 0 ? seconds : undefined;
+}
+
+/**
+ * The probe got a 2xx: the destination is back. Its backoff ends, and the lanes that failed while
+ * it was down are forgiven and due now; their payment ids are returned so each gets a job.
+ */
+export async function endDestinationBackoff(db: Database | Transaction, destination: string): Promise<number[]> {
+  const ended = await db.execute(sql`
+    update ${deliveryDestinations} set backoff_until = null, backoff_trips = 0, updated_at = now()
+    where name = ${destination} and backoff_trips > 0 returning 1`);
+  if (ended.length === 0) return [];
+  const lanes = await db.execute<{ payment_id: string }>(sql`
+    update ${deliveryLanes} set attempts = 0, next_attempt_at = null, updated_at = now()
+    where destination = ${destination} and attempts > 0 and parked_at is null
+    returning payment_id`);
+  return lanes.map((r) => Number(r.payment_id));
+}
+
+/**
+ * The lane exists, so `inboxctl lanes enable` finds its backlog: a run that met a disabled
+ * destination (or its 410) sent nothing, and no later change may come to queue it again.
+ */
+export async function noteLaneHeld(db: Database | Transaction, destination: string, paymentId: number, answer?: { status: number; error: string }): Promise<void> {
+  if (!answer) {
+    await db.execute(sql`insert into ${deliveryLanes} (destination, payment_id) values (${destination}, ${paymentId}) on conflict do nothing`);
+    return;
+  }
+  await db.execute(sql`
+    insert into ${deliveryLanes} as l (destination, payment_id, last_attempt_at, last_status, last_error) values (${destination}, ${paymentId}, now(), ${answer.status}, ${answer.error})
+    on conflict (destination, payment_id) do update set last_attempt_at = now(), last_status = excluded.last_status, last_error = excluded.last_error, updated_at = now()`);
+}
+
+/** 410 Gone: no lane of the destination is tried again until an operator enables it. */
+export async function disableDestination(db: Database | Transaction, destination: string, reason: string): Promise<boolean> {
+  const rows = await db.execute(sql`
+    insert into ${deliveryDestinations} as d (name, disabled_at, disabled_reason) values (${destination}, now(), ${reason})
+    on conflict (name) do update set disabled_at = now(), disabled_reason = excluded.disabled_reason, updated_at = now()
+    where d.disabled_at is null
+    returning 1`);
+  return rows.length > 0;
+}

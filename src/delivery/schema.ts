@@ -1,0 +1,58 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, pgTable, primaryKey, smallint, text, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { payments } from '../domain/payments/schema.ts';
+
+/**
+ * One lane per (destination, payment): how far that payment's events (payment_events.sequence)
+ * have been answered 2xx by that destination. The head event (delivered_sequence + 1) is sent
+ * until it succeeds; the ones after it wait, so the application sees each payment's events in
+ * order. `attempts` counts the head event's failures since its last success; at the destination's
+ * maxAttempts the lane parks (parked_at) and waits for an operator (inboxctl lanes retry | skip).
+ * A row appears with the lane's first answer.
+ */
+export const deliveryLanes = pgTable(
+  'delivery_lanes',
+  {
+    destination: varchar('destination', { length: 30 }).notNull(),
+    paymentId: bigint('payment_id', { mode: 'number' })
+      .notNull()
+      .references(() => payments.id, { onDelete: 'cascade' }),
+    deliveredSequence: integer('delivered_sequence').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    /** A retry is due then (a job is queued for it); jobs for the lane that run earlier leave it alone. */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }),
+    parkedAt: timestamp('parked_at', { withTimezone: true, mode: 'date' }),
+    parkedReason: text('parked_reason'),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true, mode: 'date' }),
+    /** The last answer's HTTP status; null when there was none (timeout, refused, hung up). */
+    lastStatus: smallint('last_status'),
+    lastError: text('last_error'),
+    /** Events an operator skipped (inboxctl lanes skip), the last one's reason and time. */
+    skippedEvents: integer('skipped_events').notNull().default(0),
+    lastSkipReason: text('last_skip_reason'),
+    lastSkippedAt: timestamp('last_skipped_at', { withTimezone: true, mode: 'date' }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.destination, table.paymentId] }),
+    // The few lanes that need attention: parked ones (inboxctl lanes --parked, the gauge), and the
+    // failing ones a destination-wide outage is recognised by.
+    index('delivery_lanes_parked_idx').on(table.destination).where(sql`${table.parkedAt} is not null`),
+    index('delivery_lanes_failing_idx').on(table.destination).where(sql`${table.attempts} > 0 and ${table.parkedAt} is null`),
+  ],
+);
+
+/**
+ * A destination's state as a whole, shared by every instance: disabled (it answered 410 Gone) or
+ * backing off (many of its lanes failing at once). A row appears with the first such event.
+ */
+export const deliveryDestinations = pgTable('delivery_destinations', {
+  name: varchar('name', { length: 30 }).primaryKey(),
+  disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
+  disabledReason: text('disabled_reason'),
+  /** Lanes wait until then without spending attempts; the first job after it is the probe. */
+  backoffUntil: timestamp('backoff_until', { withTimezone: true, mode: 'date' }),
+  /** Consecutive backoffs without a 2xx: the next backoff doubles. */
+  backoffTrips: integer('backoff_trips').notNull().default(0),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
