@@ -84,4 +84,3 @@ export async function runProcessing(options: {
   };
 }
 
-export { EVENTS_PER_CHARGE };

@@ -6,7 +6,7 @@ import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { OperationIncompleteError } from './errors.ts';
 import type { ReplayableStatus } from './statuses.ts';
 
-export { type ReplayableStatus, replayableStatuses } from './statuses.ts';
+export type { ReplayableStatus } from './statuses.ts';
 
 export interface ReplayDeps {
   db: Database;

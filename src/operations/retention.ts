@@ -4,7 +4,7 @@ import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archi
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
-export { type PurgeableStatus, purgeableStatuses, retentionStatuses } from './statuses.ts';
+export type { PurgeableStatus } from './statuses.ts';
 
 const DAY_MS = 86_400_000;
 
