@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { BenchDatabase } from '../support/database.ts';
-import { runPacedLoad } from '../support/paced-load.ts';
+import { percentile, runPacedLoad } from '../support/paced-load.ts';
 import { BENCH_SECRET, startInbox } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
 
@@ -22,7 +22,6 @@ export interface ForwardingRun {
   unverified: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 
 /**
  * The push side while ingest runs: `node src/main.ts` (INBOX_ROLE=all) with one destination, a

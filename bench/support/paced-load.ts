@@ -12,7 +12,8 @@ export interface PacedLoadOptions {
   connections: number;
 }
 
-function percentile(sorted: number[], p: number): number {
+/** Nearest-rank percentile of an ascending array (0 when empty). */
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
