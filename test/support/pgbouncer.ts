@@ -4,7 +4,7 @@ import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { freePort } from '../../src/db/embedded-cluster.ts';
+import { freePort } from './free-port.ts';
 import { clusterUser } from '../../src/db/embedded-process.ts';
 import { waitFor } from './wait.ts';
 
