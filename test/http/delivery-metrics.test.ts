@@ -8,7 +8,7 @@ import { testConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { useService, startTestService } from '../support/service.ts';
 import { chargeEvent, postStripe, stripeSignature } from '../support/stripe.ts';
-import { sampleValue, scrape } from './prometheus-text.ts';
+import { sampleValue, scrape } from '../observability/prometheus-text.ts';
 
 const SECRET = 'whsec_metrics_test_secret';
 const database = useTestDatabase();
