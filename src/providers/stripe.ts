@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import { SignatureError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { parseJsonBody } from './json-body.ts';
 import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader } from './signature.ts';
+import { stripePaymentKeys, toStripePaymentFact } from './stripe-facts.ts';
 
 /**
  * Stripe: `Stripe-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `${t}.${rawBody}`
  * keyed with the whole `whsec_…` string (not base64-decoded, unlike Standard Webhooks). Any v1 may
  * match (Stripe signs with old and new secrets while a secret is rolled); v0 is ignored.
  * Dedupe key: the event `id` (evt_…), stable across resends.
+ * Resource: the payment the event is about (stripe-facts.ts says which id that is).
  */
 
 const envelope = z.object({
@@ -41,57 +42,6 @@ export function parseStripeSignatureHeader(header: string): StripeSignatureHeade
   return { timestamp, signatures };
 }
 
-// A dispute's own id is dp_…; its `charge` is what the payment is keyed by.
-function chargeIdOf(type: string, object: Record<string, unknown>): string | null {
-  const id = type.startsWith('charge.dispute.') ? object.charge : object.id;
-  return typeof id === 'string' && id.length > 0 ? id : null;
-}
-
-function statusOf(type: string, object: Record<string, unknown>): PaymentStatus | null {
-  switch (type) {
-    case 'charge.pending':
-      return 'pending';
-    case 'charge.succeeded':
-    case 'charge.captured':
-      return 'paid';
-    case 'charge.failed':
-      return 'failed';
-    case 'charge.expired':
-      return 'canceled';
-    case 'charge.refunded':
-      return Number(object.amount_refunded) < Number(object.amount) ? 'partially_refunded' : 'refunded';
-    case 'charge.dispute.created':
-      return 'disputed';
-    case 'charge.dispute.closed':
-      if (object.status === 'won') return 'paid';
-      if (object.status === 'lost') return 'charged_back';
-      return null;
-    default:
-      return null;
-  }
-}
-
-function optionalNumber(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
-export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
-  const object = (event.payload as { data?: { object?: Record<string, unknown> } }).data?.object;
-  if (!object || event.resourceId === null) return null;
-  const status = statusOf(event.eventType, object);
-  if (status === null) return null;
-  const isCharge = !event.eventType.startsWith('charge.dispute.');
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
-    amount: isCharge ? optionalNumber(object.amount) : undefined,
-    amountRefunded: isCharge ? optionalNumber(object.amount_refunded) : undefined,
-    currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
-  };
-}
-
 export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
   return {
     name: 'stripe',
@@ -111,7 +61,7 @@ export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
       return {
         eventId: event.id,
         eventType: event.type,
-        resourceId: chargeIdOf(event.type, event.data.object),
+        resourceId: stripePaymentKeys(event.type, event.data.object)?.key ?? null,
         occurredAt: new Date(event.created * 1000),
         payload: json,
       };
