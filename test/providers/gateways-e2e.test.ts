@@ -186,13 +186,14 @@ describe('pre-authorizations end to end', () => {
     assert.deepEqual({ ...(await settledPayment('pagarme', 'ch_e2e_pagarme_auth')) }, { status: 'paid', amount: 7000, currency: 'BRL' });
   });
 
-  test('zoop: transaction.pre_authorized then transaction.void.succeeded (posted first) ends canceled', async () => {
-    const event = (id: string, type: string, createdAt: string, object: Record<string, unknown>) =>
-      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: 'e2e0auth0000000000000000000000001', resource: 'transaction', amount: '80.00', currency: 'BRL', ...object } } });
-    const held = event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false });
-    const voided = event('e2e0auth00000000000000000000000a2', 'transaction.void.succeeded', '2025-02-02T10:00:00+0000', { status: 'canceled', captured: false, voided: true });
-    await post('zoop', voided, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
-    await post('zoop', held, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+  test('zoop: transaction.pre_authorized alone is authorized; voided (the void posted first) it ends canceled', async () => {
+    const event = (id: string, type: string, transaction: string, createdAt: string, object: Record<string, unknown>) =>
+      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: transaction, resource: 'transaction', amount: '80.00', currency: 'BRL', ...object } } });
+    const postZoop = (body: string) => post('zoop', body, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    await postZoop(event('e2e0auth00000000000000000000000a0', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000000', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
+    assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000000')) }, { status: 'authorized', amount: 8000, currency: 'BRL' });
+    await postZoop(event('e2e0auth00000000000000000000000a2', 'transaction.void.succeeded', 'e2e0auth0000000000000000000000001', '2025-02-02T10:00:00+0000', { status: 'canceled', captured: false, voided: true }));
+    await postZoop(event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000001', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
     await waitFor(async () => (await inboxRow('zoop', 'e2e0auth00000000000000000000000a1')).status !== 'pending', { message: 'the late authorization to be processed' });
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000001')) }, { status: 'canceled', amount: 8000, currency: 'BRL' });
   });
