@@ -12,7 +12,7 @@ import {
 } from './types.ts';
 
 /**
- * Stripe: a payment keyed by a PaymentIntent (pi_…, see src/providers/stripe-facts.ts) is read
+ * Stripe: a payment keyed by a PaymentIntent (pi_…, see src/providers/stripe.ts) is read
  * with `GET /v1/payment_intents/{id}?expand[]=latest_charge`, one call for the intent and the
  * charge that decides it; a payment keyed by a charge (ch_…: Charges API charges, and payments
  * stored before PaymentIntents were the key) with `GET /v1/charges/{id}`. `Authorization: Bearer
@@ -33,7 +33,7 @@ import {
  * amount_captured → paid / partially_refunded / refunded.
  * PaymentIntent mapping: its latest charge, as above (a canceled intent's uncaptured charge is
  * canceled); without a charge, requires_capture → authorized, canceled → canceled, any other
- * status → pending (the webhooks of such an intent are no facts: see stripe-facts.ts).
+ * status → pending (the webhooks of such an intent are no facts: see src/providers/stripe.ts).
  */
 
 const GATEWAY = 'stripe';
