@@ -22,7 +22,12 @@ export const paymentEventBodySchema = z
     payment: z
       .object({
         provider: z.string().min(1).describe('The inbox provider name the gateway events came through (e.g. `stripe`, `pagarme-br`).'),
-        charge_id: z.string().min(1).describe("The gateway's id of the charge; with `provider`, the payment's key."),
+        charge_id: z
+          .string()
+          .min(1)
+          .describe(
+            "The gateway's id of the payment; with `provider`, the payment's key. The charge's id; for Stripe the PaymentIntent's (`pi_…`) when the charge has one, else the charge's (`ch_…`), and `ch_…` for payments first stored under their charge before PaymentIntents were read.",
+          ),
         status,
         previous_status: status.nullable().describe('The status before this change; null on the payment\'s first event.'),
         amount: minorUnits.nullable().describe('The charged amount in minor units; null while no gateway event has said it.'),

@@ -1,5 +1,6 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { decimalToMinorUnits } from '../providers/amounts.ts';
+import { neverCaptured } from '../providers/asaas.ts';
 import {
   type ChargeState,
   type GatewayApi,
@@ -21,10 +22,12 @@ import {
  * `status` PENDING | CANCELLED | DONE; only DONE ones have returned money. `deleted: true` is a
  * removed (canceled) charge.
  *
- * Mapping: PENDING, OVERDUE, AUTHORIZED, AWAITING_RISK_ANALYSIS, DUNNING_REQUESTED → pending;
+ * Mapping: PENDING, OVERDUE, AWAITING_RISK_ANALYSIS, DUNNING_REQUESTED → pending; AUTHORIZED (a
+ * pre-authorized card charge, funds held) → authorized;
  * RECEIVED, CONFIRMED, RECEIVED_IN_CASH, DUNNING_RECEIVED, and REFUND_REQUESTED /
  * REFUND_IN_PROGRESS (nothing returned yet) → paid, or partially_refunded by the DONE refunds;
- * REFUNDED → refunded; CHARGEBACK_REQUESTED, CHARGEBACK_DISPUTE → disputed;
+ * REFUNDED → refunded, or canceled when it was never captured (no confirmedDate nor paymentDate:
+ * a released authorization); CHARGEBACK_REQUESTED, CHARGEBACK_DISPUTE → disputed;
  * AWAITING_CHARGEBACK_REVERSAL ("disputa vencida, aguardando repasse da adquirente": the dispute
  * was won) → paid. UNVERIFIED: Asaas documents no payment status for a lost chargeback, so a lost
  * one still reads as disputed here; and whether a partial refund keeps RECEIVED/CONFIRMED (the
@@ -33,7 +36,7 @@ import {
 
 const GATEWAY = 'asaas';
 
-const PENDING = new Set(['PENDING', 'OVERDUE', 'AUTHORIZED', 'AWAITING_RISK_ANALYSIS', 'DUNNING_REQUESTED']);
+const PENDING = new Set(['PENDING', 'OVERDUE', 'AWAITING_RISK_ANALYSIS', 'DUNNING_REQUESTED']);
 const PAID = new Set([
   'RECEIVED',
   'CONFIRMED',
@@ -56,8 +59,10 @@ function doneRefunds(refunds: unknown): number {
   return total;
 }
 
-function statusOf(asaasStatus: string, deleted: boolean, amount: number | undefined, refunded: number): PaymentStatus {
-  if (asaasStatus === 'REFUNDED') return 'refunded';
+function statusOf(payment: Record<string, unknown>, asaasStatus: string, amount: number | undefined, refunded: number): PaymentStatus {
+  const deleted = payment.deleted === true;
+  if (asaasStatus === 'REFUNDED') return neverCaptured(payment) ? 'canceled' : 'refunded';
+  if (asaasStatus === 'AUTHORIZED') return deleted ? 'canceled' : 'authorized';
   if (DISPUTED.has(asaasStatus)) return 'disputed';
   if (PAID.has(asaasStatus)) return refundStatus(amount, refunded);
   if (PENDING.has(asaasStatus)) return deleted ? 'canceled' : 'pending';
@@ -68,7 +73,7 @@ export function mapAsaasPayment(json: unknown): ChargeState {
   const payment = asRecord(json, GATEWAY, 'the payment');
   const amount = decimalToMinorUnits(payment.value);
   const refunded = doneRefunds(payment.refunds);
-  const status = statusOf(requireString(payment, 'status', GATEWAY), payment.deleted === true, amount, refunded);
+  const status = statusOf(payment, requireString(payment, 'status', GATEWAY), amount, refunded);
   return {
     chargeId: requireString(payment, 'id', GATEWAY),
     status,

@@ -21,7 +21,8 @@ import {
  * `status` pending | approved | authorized | in_process | in_mediation | rejected | cancelled |
  * refunded | charged_back.
  *
- * Mapping: pending/in_process/authorized → pending; approved → paid, or partially_refunded while
+ * Mapping: pending/in_process → pending; authorized (created with capture=false: status_detail
+ * pending_capture, funds held until captured or cancelled) → authorized; approved → paid, or partially_refunded while
  * `transaction_amount_refunded` is below the amount (a partial refund leaves the payment approved;
  * status_detail says partially_refunded); in_mediation → disputed; rejected → failed; cancelled →
  * canceled; refunded → refunded; charged_back → charged_back. Amounts become minor units with
@@ -35,8 +36,9 @@ function statusOf(mpStatus: string, amount: number | undefined, refunded: number
   switch (mpStatus) {
     case 'pending':
     case 'in_process':
-    case 'authorized':
       return 'pending';
+    case 'authorized':
+      return 'authorized';
     case 'approved':
       return refundStatus(amount, refunded);
     case 'in_mediation':

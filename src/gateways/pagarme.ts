@@ -1,4 +1,5 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import { isAuthorizedPendingCapture } from '../providers/pagarme.ts';
 import {
   type ChargeState,
   type GatewayApi,
@@ -20,7 +21,8 @@ import {
  * are integer cents; `status` is pending | processing | paid | overpaid | underpaid | canceled |
  * failed | chargedback (the last one only for PSP accounts, since 2022-09-12).
  *
- * Mapping: pending/processing → pending; paid/overpaid/underpaid → paid, or partially_refunded
+ * Mapping: pending/processing → pending, or authorized when the last transaction is
+ * `authorized_pending_capture` (an auth-only card charge awaiting capture); paid/overpaid/underpaid → paid, or partially_refunded
  * when part was canceled (v5 refunds a paid charge by cancelling it, in part or whole);
  * canceled → refunded when money had been paid, canceled otherwise; failed → failed;
  * chargedback → charged_back. UNVERIFIED: that a partial cancellation keeps `status: paid` with
@@ -34,11 +36,11 @@ function cents(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
 }
 
-function statusOf(pagarmeStatus: string, amount: number | undefined, paid: number, canceled: number): PaymentStatus {
+function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount: number | undefined, paid: number, canceled: number): PaymentStatus {
   switch (pagarmeStatus) {
     case 'pending':
     case 'processing':
-      return 'pending';
+      return isAuthorizedPendingCapture(charge) ? 'authorized' : 'pending';
     case 'paid':
     case 'overpaid':
     case 'underpaid':
@@ -59,7 +61,7 @@ export function mapPagarmeCharge(json: unknown): ChargeState {
   const amount = typeof charge.amount === 'number' ? charge.amount : undefined;
   const paid = cents(charge.paid_amount);
   const canceled = cents(charge.canceled_amount);
-  const status = statusOf(requireString(charge, 'status', GATEWAY), amount, paid, canceled);
+  const status = statusOf(charge, requireString(charge, 'status', GATEWAY), amount, paid, canceled);
   // A canceled charge that was never paid returned nothing to anyone.
   const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : paid) : 0;
   return {

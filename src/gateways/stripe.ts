@@ -12,8 +12,12 @@ import {
 } from './types.ts';
 
 /**
- * Stripe: `GET /v1/charges/{id}` with `Authorization: Bearer <secret key>` (sk_live_/sk_test_ or a
- * restricted rk_ key with charges:read and disputes:read). Amounts are already minor units.
+ * Stripe: a payment keyed by a PaymentIntent (pi_…, see src/providers/stripe.ts) is read
+ * with `GET /v1/payment_intents/{id}?expand[]=latest_charge`, one call for the intent and the
+ * charge that decides it; a payment keyed by a charge (ch_…: Charges API charges, and payments
+ * stored before PaymentIntents were the key) with `GET /v1/charges/{id}`. `Authorization: Bearer
+ * <secret key>` (sk_live_/sk_test_ or a restricted rk_ key with charges, payment_intents and
+ * disputes read). Amounts are already minor units.
  *
  * Disputes: current API versions have no `dispute` property on a charge, only `disputed: boolean`
  * (checked against stripe-node's generated types, API 2026-10-28; `dispute` was an expandable id
@@ -21,11 +25,15 @@ import {
  * second call, `GET /v1/disputes?charge={id}&limit=1` (lists are newest first), and an expanded
  * `dispute` object is still used when an account pinned to an old version returns one.
  *
- * Mapping: failed → failed; pending → pending; succeeded but not captured → pending (authorised),
- * or canceled once the authorisation was released (Stripe then marks it refunded). Captured: a
- * dispute decides first — lost → charged_back; won, warning_closed (an inquiry that never became
- * a chargeback) and prevented → back to the refund view; any other dispute status → disputed.
- * Refunds: amount_refunded against amount_captured → paid / partially_refunded / refunded.
+ * Charge mapping: failed → failed; pending → pending; succeeded but not captured → authorized,
+ * or canceled once the authorisation was voided or lapsed (Stripe then marks it refunded; nothing
+ * was taken, so nothing counts as refunded). Captured: a dispute decides first — lost →
+ * charged_back; won, warning_closed (an inquiry that never became a chargeback) and prevented →
+ * back to the refund view; any other dispute status → disputed. Refunds: amount_refunded against
+ * amount_captured → paid / partially_refunded / refunded.
+ * PaymentIntent mapping: its latest charge, as above (a canceled intent's uncaptured charge is
+ * canceled); without a charge, requires_capture → authorized, canceled → canceled, any other
+ * status → pending (the webhooks of such an intent are no facts: see src/providers/stripe.ts).
  */
 
 const GATEWAY = 'stripe';
@@ -59,15 +67,41 @@ export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): Cha
   if (stripeStatus === 'failed') status = 'failed';
   else if (stripeStatus === 'pending') status = 'pending';
   else if (stripeStatus !== 'succeeded') throw new GatewayResponseShapeError(GATEWAY, `unknown charge status "${stripeStatus}"`);
-  else if (charge.captured === false) status = charge.refunded === true ? 'canceled' : 'pending';
+  else if (charge.captured === false) status = charge.refunded === true ? 'canceled' : 'authorized';
   else status = capturedStatus(charge, dispute);
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
     amount: typeof charge.amount === 'number' ? charge.amount : undefined,
-    amountRefunded: numberOr(charge.amount_refunded, 0),
+    amountRefunded: charge.captured === false ? 0 : numberOr(charge.amount_refunded, 0),
     currency: upperCurrency(charge.currency),
   };
+}
+
+function intentOnlyStatus(intentStatus: string): PaymentStatus {
+  if (intentStatus === 'canceled') return 'canceled';
+  return intentStatus === 'requires_capture' ? 'authorized' : 'pending';
+}
+
+/** Maps a PaymentIntent (its `latest_charge` expanded) and, when disputed, the charge's newest dispute. */
+export function mapStripePaymentIntent(intentJson: unknown, disputeJson?: unknown): ChargeState {
+  const intent = asRecord(intentJson, GATEWAY, 'the payment intent');
+  const chargeId = requireString(intent, 'id', GATEWAY);
+  const intentStatus = requireString(intent, 'status', GATEWAY);
+  const charge = intent.latest_charge;
+  if (typeof charge === 'string') throw new GatewayResponseShapeError(GATEWAY, 'latest_charge was not expanded');
+  if (charge === null || charge === undefined) {
+    return { chargeId, status: intentOnlyStatus(intentStatus), amount: numberOr(intent.amount, 0), amountRefunded: 0, currency: upperCurrency(intent.currency) };
+  }
+  const state = mapStripeCharge(charge, disputeJson);
+  const lapsed = intentStatus === 'canceled' && (state.status === 'pending' || state.status === 'authorized');
+  return { ...state, chargeId, status: lapsed ? 'canceled' : state.status };
+}
+
+/** A disputed charge's dispute: expanded on old API versions, else the newest one listed. */
+async function disputeOf(charge: Record<string, unknown>, get: GatewayGet): Promise<unknown> {
+  if (typeof charge.dispute === 'object' && charge.dispute !== null) return charge.dispute;
+  return charge.disputed === true ? newestDispute(requireString(charge, 'id', GATEWAY), get) : undefined;
 }
 
 async function newestDispute(chargeId: string, get: GatewayGet): Promise<unknown> {
@@ -82,10 +116,12 @@ export const stripeGateway: GatewayApi = {
   requiredSettings: [],
   authHeaders: (key) => ({ authorization: `Bearer ${key}` }),
   async readCharge(chargeId, get) {
+    if (chargeId.startsWith('pi_')) {
+      const intent = asRecord(await get(`/v1/payment_intents/${pathSegment(chargeId)}?expand[]=latest_charge`), GATEWAY, 'the payment intent');
+      const charge = typeof intent.latest_charge === 'object' && intent.latest_charge !== null ? asRecord(intent.latest_charge, GATEWAY, 'the latest charge') : undefined;
+      return mapStripePaymentIntent(intent, charge && (await disputeOf(charge, get)));
+    }
     const charge = asRecord(await get(`/v1/charges/${pathSegment(chargeId)}`), GATEWAY, 'the charge');
-    let dispute: unknown;
-    if (typeof charge.dispute === 'object' && charge.dispute !== null) dispute = charge.dispute;
-    else if (charge.disputed === true) dispute = await newestDispute(chargeId, get);
-    return mapStripeCharge(charge, dispute);
+    return mapStripeCharge(charge, await disputeOf(charge, get));
   },
 };

@@ -22,7 +22,7 @@ import {
  * failed, canceled, pending, pre_authorized, and by the event names also reversed, charged_back
  * and dispute(d).
  *
- * Mapping: new/pending/pre_authorized → pending; succeeded → paid, or partially_refunded when
+ * Mapping: new/pending → pending; pre_authorized → authorized (funds held, not captured); succeeded → paid, or partially_refunded when
  * `amount` has dropped below `original_amount`; canceled → refunded when a captured transaction
  * was voided or refunded (a card void after capture returns the money), canceled otherwise;
  * reversed/refunded → refunded; dispute/disputed → disputed; charged_back → charged_back;
@@ -37,8 +37,9 @@ function statusOf(transaction: Record<string, unknown>, original: number | undef
   switch (zoopStatus) {
     case 'new':
     case 'pending':
-    case 'pre_authorized':
       return 'pending';
+    case 'pre_authorized':
+      return 'authorized';
     case 'succeeded':
       return refundStatus(original, original !== undefined && remaining !== undefined ? original - remaining : 0);
     case 'canceled': {

@@ -13,8 +13,10 @@ import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-even
 /**
  * The batch's charges' other events that have been processed or ignored, as the facts they were
  * processed with (webhook_inbox.fact: a refetched event's snapshot), or read from their payload
- * when none was recorded. Drivers key payment events by their charge (resource_id = the fact's
- * chargeId), which is also what serialises them; a dispute's events carry its charge's id.
+ * when none was recorded. Drivers key payment events by their payment (resource_id = the fact's
+ * chargeId), which is also what serialises them; a dispute's events carry its payment's key.
+ * `charges` includes legacy keys (PaymentFact.legacyChargeId): rows stored before a gateway's
+ * key changed are found under the old one.
  */
 function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
   const providers = new Map(batch.map(({ event }) => [event.provider.name, event.provider]));

@@ -76,7 +76,9 @@ const statusByEvent: Record<string, PaymentStatus> = {
   PAYMENT_CREATED: 'pending',
   PAYMENT_AWAITING_RISK_ANALYSIS: 'pending',
   PAYMENT_APPROVED_BY_RISK_ANALYSIS: 'pending',
-  PAYMENT_AUTHORIZED: 'pending',
+  // A card charge created with authorizeOnly: the funds are held, to be captured
+  // (captureAuthorizedPayment) or released; not money received.
+  PAYMENT_AUTHORIZED: 'authorized',
   PAYMENT_RESTORED: 'pending',
   PAYMENT_RECEIVED_IN_CASH_UNDONE: 'pending',
   // Overdue is not an end: a boleto or Pix charge can still be paid after its due date, so it
@@ -86,6 +88,7 @@ const statusByEvent: Record<string, PaymentStatus> = {
   PAYMENT_CONFIRMED: 'paid',
   PAYMENT_RECEIVED: 'paid',
   PAYMENT_REPROVED_BY_RISK_ANALYSIS: 'failed',
+  // The capture of an authorized charge was refused.
   PAYMENT_CREDIT_CARD_CAPTURE_REFUSED: 'failed',
   // A deleted charge can no longer be paid (PAYMENT_RESTORED brings it back, as pending).
   PAYMENT_DELETED: 'canceled',
@@ -111,10 +114,21 @@ function refundedAmount(payment: Record<string, unknown>): number | undefined {
   return total;
 }
 
+/**
+ * A refund of a charge that was never captured (an authorization released early through the
+ * refund API, or lapsed) gave nothing back: it was canceled. Asaas always sends both dates, null
+ * until the charge is paid. [UNVERIFIED: which event a lapsed hold sends; the docs only say it is
+ * "automatically reversed".]
+ */
+export function neverCaptured(payment: Record<string, unknown>): boolean {
+  return 'confirmedDate' in payment && 'paymentDate' in payment && payment.confirmedDate === null && payment.paymentDate === null;
+}
+
 export function toAsaasPaymentFact(event: StoredEvent): PaymentFact | null {
-  const status = statusByEvent[event.eventType];
   const payment = (event.payload as { payment?: Record<string, unknown> }).payment;
+  let status = statusByEvent[event.eventType];
   if (!status || !payment || event.resourceId === null) return null;
+  if (status === 'refunded' && neverCaptured(payment)) status = 'canceled';
   const amount = decimalToMinorUnits(payment.value);
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,

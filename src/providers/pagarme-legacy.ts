@@ -46,7 +46,8 @@ function parsePostback(request: WebhookRequest, now: Date): NormalizedEvent {
 // v4 transaction statuses in canonical terms. pending_refund is a refund not done yet: no fact.
 const statusByTransactionStatus: Record<string, PaymentStatus> = {
   processing: 'pending',
-  authorized: 'pending',
+  // Authorized, not captured: with capture=false it stays so until captured (→ paid) or voided.
+  authorized: 'authorized',
   waiting_payment: 'pending',
   analyzing: 'pending',
   pending_review: 'pending',
@@ -63,6 +64,10 @@ export function toPagarmeLegacyPaymentFact(event: StoredEvent): PaymentFact | nu
   if (!status) return null;
   const amount = integerMinorUnits(readPath(body, 'transaction.amount'));
   const refunded = integerMinorUnits(readPath(body, 'transaction.refunded_amount'));
+  // Refunding an authorized transaction voids the hold: nothing had been taken.
+  if (status === 'refunded' && body.old_status === 'authorized') {
+    return chargeFact(event.resourceId, 'canceled', event.occurredAt, { amount, amountRefunded: 0, currency: 'BRL' });
+  }
   if (status === 'refunded' && amount !== undefined && refunded !== undefined && refunded < amount) status = 'partially_refunded';
   // API v4 charges only in reais; amounts are integer centavos.
   return chargeFact(event.resourceId, status, event.occurredAt, { amount, amountRefunded: refunded, currency: 'BRL' });

@@ -113,8 +113,20 @@ const statusByEvent: Record<string, PaymentStatus> = {
   'charge.chargedback': 'charged_back',
 };
 
+/**
+ * v5 has no authorization event: an auth-only card charge is `pending` with its last transaction
+ * `authorized_pending_capture` (docs.pagar.me "Cobrança"; the official module maps that to an
+ * authorization), then `charge.paid` on capture, or a cancellation (below) when voided or when
+ * the capture window lapses.
+ */
+export function isAuthorizedPendingCapture(charge: Record<string, unknown>): boolean {
+  const transaction = charge.last_transaction;
+  return typeof transaction === 'object' && transaction !== null && (transaction as Record<string, unknown>).status === 'authorized_pending_capture';
+}
+
 function statusOf(eventType: string, charge: Record<string, unknown>): PaymentStatus | undefined {
   const status = statusByEvent[eventType];
+  if (status === 'pending' && isAuthorizedPendingCapture(charge)) return 'authorized';
   // v5 reports a cancelled charge as charge.refunded whether or not it was ever paid: a charge
   // with nothing paid (a boleto cancelled before payment) was cancelled, not refunded.
   if (status === 'refunded' && !charge.paid_at && !(Number(charge.paid_amount) > 0)) return 'canceled';

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { SignatureError } from '../errors.ts';
-import { type PaymentFact, type PaymentStatus, paymentKind } from '../domain/payments/payment-fact.ts';
+import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { parseJsonBody } from './json-body.ts';
+import { chargeFact } from './payment-facts.ts';
 import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader } from './signature.ts';
 
 /**
@@ -10,6 +11,7 @@ import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader }
  * keyed with the whole `whsec_…` string (not base64-decoded, unlike Standard Webhooks). Any v1 may
  * match (Stripe signs with old and new secrets while a secret is rolled); v0 is ignored.
  * Dedupe key: the event `id` (evt_…), stable across resends.
+ * Resource: the payment the event is about (its key: see below).
  */
 
 const envelope = z.object({
@@ -41,55 +43,160 @@ export function parseStripeSignatureHeader(header: string): StripeSignatureHeade
   return { timestamp, signatures };
 }
 
-// A dispute's own id is dp_…; its `charge` is what the payment is keyed by.
-function chargeIdOf(type: string, object: Record<string, unknown>): string | null {
-  const id = type.startsWith('charge.dispute.') ? object.charge : object.id;
-  return typeof id === 'string' && id.length > 0 ? id : null;
+/**
+ * What a Stripe event says about a payment, for the three families an integration may subscribe
+ * to: `charge.*` (the Charges of a payment), `payment_intent.*` and `checkout.session.*`.
+ *
+ * The payment key. One money movement shows up as a Checkout Session (cs_), a PaymentIntent (pi_)
+ * and one or more Charges (ch_: a declined attempt, then the one that succeeded). The PaymentIntent
+ * is the one object every family names (a charge's and a dispute's `payment_intent`, a session's
+ * `payment_intent`), so it is the key; a charge without one (created with the Charges API) is
+ * keyed by its own id, as before PaymentIntents were read. The key is also the event's
+ * resource_id, so every event of one payment is serialised in one lane whatever its family.
+ *
+ * A PaymentIntent event is a fact only once the PaymentIntent has a charge (`latest_charge`): one
+ * that never reached a charge (canceled before any attempt, a 3-D Secure failure) moved no money
+ * and has no charge.* event either, so an integration subscribed to payment_intent.* only, to
+ * charge.* only or to both ends with the same payments. Checkout events name no charge: they
+ * are facts whenever the session (payment mode) has a PaymentIntent.
+ */
+
+interface StripePaymentKeys {
+  /** The payment's key: the PaymentIntent id, else the charge id, else the object's own id. */
+  key: string;
+  /** The charge the event names, when it names one and it is not the key. */
+  legacyChargeId: string | undefined;
 }
 
-function statusOf(type: string, object: Record<string, unknown>): PaymentStatus | null {
+type StripeObject = Record<string, unknown>;
+
+/** An id as Stripe sends it: a string, or an expanded object carrying one. */
+function idOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.length > 0 ? value : undefined;
+  if (typeof value === 'object' && value !== null) return idOf((value as StripeObject).id);
+  return undefined;
+}
+
+/** The PaymentIntent and charge an event's object names, by the event's family. */
+function namedIds(type: string, object: StripeObject): { paymentIntent?: string; charge?: string } {
+  if (type.startsWith('charge.dispute.') || type.startsWith('charge.refund.') || type.startsWith('refund.')) {
+    return { paymentIntent: idOf(object.payment_intent), charge: idOf(object.charge) };
+  }
+  if (type.startsWith('charge.')) return { paymentIntent: idOf(object.payment_intent), charge: idOf(object.id) };
+  if (type.startsWith('payment_intent.')) return { paymentIntent: idOf(object.id), charge: idOf(object.latest_charge) };
+  if (type.startsWith('checkout.session.')) return { paymentIntent: idOf(object.payment_intent) };
+  return {};
+}
+
+function stripePaymentKeys(type: string, object: StripeObject): StripePaymentKeys | null {
+  const { paymentIntent, charge } = namedIds(type, object);
+  const key = paymentIntent ?? charge ?? idOf(object.id);
+  if (key === undefined) return null;
+  return { key, legacyChargeId: charge !== undefined && charge !== key ? charge : undefined };
+}
+
+interface Meaning {
+  status: PaymentStatus;
+  amount?: number;
+  amountRefunded?: number;
+}
+
+function minorUnits(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+// An authorization that is voided (Stripe marks the uncaptured charge refunded) or lapses returns
+// nothing: no money was taken, so nothing counts as refunded.
+function chargeMeaning(type: string, charge: StripeObject): Meaning | null {
+  const amount = minorUnits(charge.amount);
+  const uncaptured = charge.captured === false;
+  const money = (status: PaymentStatus, amountRefunded = minorUnits(charge.amount_refunded)): Meaning => ({ status, amount, amountRefunded });
   switch (type) {
     case 'charge.pending':
-      return 'pending';
+      return money('pending');
     case 'charge.succeeded':
+      return money(uncaptured ? 'authorized' : 'paid');
     case 'charge.captured':
-      return 'paid';
+      return money('paid');
     case 'charge.failed':
-      return 'failed';
+      return money('failed');
     case 'charge.expired':
-      return 'canceled';
+      return money('canceled', 0);
     case 'charge.refunded':
-      return Number(object.amount_refunded) < Number(object.amount) ? 'partially_refunded' : 'refunded';
-    case 'charge.dispute.created':
-      return 'disputed';
-    case 'charge.dispute.closed':
-      if (object.status === 'won') return 'paid';
-      if (object.status === 'lost') return 'charged_back';
-      return null;
+      if (uncaptured && charge.refunded === true) return money('canceled', 0);
+      return money(Number(charge.amount_refunded) < Number(charge.amount) ? 'partially_refunded' : 'refunded');
     default:
       return null;
   }
 }
 
-function optionalNumber(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+function disputeMeaning(type: string, dispute: StripeObject): Meaning | null {
+  if (type === 'charge.dispute.created') return { status: 'disputed' };
+  if (type !== 'charge.dispute.closed') return null;
+  if (dispute.status === 'won') return { status: 'paid' };
+  if (dispute.status === 'lost') return { status: 'charged_back' };
+  return null;
+}
+
+function paymentIntentMeaning(type: string, intent: StripeObject): Meaning | null {
+  if (idOf(intent.latest_charge) === undefined) return null;
+  const at = (status: PaymentStatus): Meaning => ({ status, amount: minorUnits(intent.amount) });
+  switch (type) {
+    case 'payment_intent.processing':
+      return at('pending');
+    case 'payment_intent.amount_capturable_updated':
+      return intent.status === 'requires_capture' ? at('authorized') : null;
+    case 'payment_intent.succeeded':
+      return at('paid');
+    case 'payment_intent.payment_failed':
+      return at('failed');
+    case 'payment_intent.canceled':
+      return at('canceled');
+    default:
+      return null;
+  }
+}
+
+// `completed` is not "paid": payment_status says whether the money is there (`unpaid`: a delayed
+// method such as a boleto or a bank debit is still to settle, async_payment_* follow).
+function checkoutMeaning(type: string, session: StripeObject): Meaning | null {
+  if (session.mode !== 'payment') return null;
+  const at = (status: PaymentStatus): Meaning => ({ status, amount: minorUnits(session.amount_total) });
+  switch (type) {
+    case 'checkout.session.completed':
+      if (session.payment_status === 'paid') return at('paid');
+      return session.payment_status === 'unpaid' ? at('pending') : null;
+    case 'checkout.session.async_payment_succeeded':
+      return at('paid');
+    case 'checkout.session.async_payment_failed':
+      return at('failed');
+    case 'checkout.session.expired':
+      return at('canceled');
+    default:
+      return null;
+  }
+}
+
+function meaningOf(type: string, object: StripeObject): Meaning | null {
+  if (type.startsWith('charge.dispute.')) return disputeMeaning(type, object);
+  if (type.startsWith('charge.')) return chargeMeaning(type, object);
+  if (type.startsWith('payment_intent.')) return paymentIntentMeaning(type, object);
+  if (type.startsWith('checkout.session.') && idOf(object.payment_intent) !== undefined) return checkoutMeaning(type, object);
+  return null;
 }
 
 export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
-  const object = (event.payload as { data?: { object?: Record<string, unknown> } }).data?.object;
-  if (!object || event.resourceId === null) return null;
-  const status = statusOf(event.eventType, object);
-  if (status === null) return null;
-  const isCharge = !event.eventType.startsWith('charge.dispute.');
-  return {
-    kind: paymentKind(status),
-    chargeId: event.resourceId,
-    status,
-    occurredAt: event.occurredAt,
-    amount: isCharge ? optionalNumber(object.amount) : undefined,
-    amountRefunded: isCharge ? optionalNumber(object.amount_refunded) : undefined,
+  const object = (event.payload as { data?: { object?: StripeObject } }).data?.object;
+  if (!object || typeof object !== 'object') return null;
+  const meaning = meaningOf(event.eventType, object);
+  const keys = meaning && stripePaymentKeys(event.eventType, object);
+  if (!meaning || !keys) return null;
+  const fact = chargeFact(keys.key, meaning.status, event.occurredAt, {
+    amount: meaning.amount,
+    amountRefunded: meaning.amountRefunded,
     currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
-  };
+  });
+  return keys.legacyChargeId === undefined ? fact : { ...fact, legacyChargeId: keys.legacyChargeId };
 }
 
 export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
@@ -111,7 +218,7 @@ export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
       return {
         eventId: event.id,
         eventType: event.type,
-        resourceId: chargeIdOf(event.type, event.data.object),
+        resourceId: stripePaymentKeys(event.type, event.data.object)?.key ?? null,
         occurredAt: new Date(event.created * 1000),
         payload: json,
       };

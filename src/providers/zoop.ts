@@ -48,7 +48,8 @@ function parseZoop(request: WebhookRequest, now: Date): NormalizedEvent {
 const statusByEvent: Record<string, PaymentStatus> = {
   'transaction.created': 'pending',
   'transaction.pending': 'pending',
-  'transaction.pre_authorized': 'pending',
+  // Funds held on the card, captured later (transaction.capture.succeeded) or voided.
+  'transaction.pre_authorized': 'authorized',
   'transaction.succeeded': 'paid',
   'transaction.capture.succeeded': 'paid',
   'transaction.failed': 'failed',

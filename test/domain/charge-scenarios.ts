@@ -3,11 +3,25 @@
  * payment should end as. The reference is deliberately naive (a transition table written out from
  * the issue text, applied step by step in true order): the code under test must reach the same
  * state from any arrival order.
+ *
+ * Histories include manual capture (an authorization, then its capture, its void or its lapse)
+ * and, for PaymentIntent-backed payments, a declined first charge followed by a second attempt.
  */
 import fc from 'fast-check';
 import { chargeEvent } from '../support/stripe.ts';
 
-export type StepKind = 'pending' | 'succeeded' | 'captured' | 'failed' | 'expired' | 'refund' | 'dispute_created' | 'dispute_won' | 'dispute_lost';
+export type StepKind =
+  | 'pending'
+  | 'succeeded'
+  | 'authorized'
+  | 'captured'
+  | 'void'
+  | 'failed'
+  | 'expired'
+  | 'refund'
+  | 'dispute_created'
+  | 'dispute_won'
+  | 'dispute_lost';
 
 export interface Step {
   kind: StepKind;
@@ -15,11 +29,15 @@ export interface Step {
   atSecond: number;
   /** Cumulative, for refunds. */
   amountRefunded?: number;
+  /** Which charge of the PaymentIntent (0: the first attempt); always 0 without one. */
+  attempt?: number;
 }
 
 export interface Scenario {
   amount: number;
   steps: Step[];
+  /** The charges carry a PaymentIntent (the payment's key) instead of being keyed by their own id. */
+  paymentIntent?: boolean;
 }
 
 export interface ReferenceState {
@@ -31,9 +49,17 @@ export interface ReferenceState {
 
 /** The transitions the issue lists, written out here rather than read from the code under test. */
 export const issueTransitions: ReadonlySet<string> = new Set([
+  'pending>authorized',
   'pending>paid',
   'pending>failed',
   'pending>canceled',
+  // Authorization is not payment: captured → paid, voided or lapsed → canceled.
+  'authorized>paid',
+  'authorized>failed',
+  'authorized>canceled',
+  // A PaymentIntent's declined charge is followed by another attempt.
+  'failed>authorized',
+  'failed>paid',
   'paid>refunded',
   'paid>partially_refunded',
   'paid>disputed',
@@ -53,9 +79,13 @@ function meaning(step: Step, amount: number): { status: string; amountRefunded?:
     case 'succeeded':
     case 'captured':
       return { status: 'paid', amountRefunded: 0, carriesAmount: true };
+    case 'authorized':
+      return { status: 'authorized', amountRefunded: 0, carriesAmount: true };
     case 'failed':
       return { status: 'failed', amountRefunded: 0, carriesAmount: true };
+    // Nothing was taken, so nothing was refunded (though Stripe marks the charge refunded).
     case 'expired':
+    case 'void':
       return { status: 'canceled', amountRefunded: 0, carriesAmount: true };
     case 'refund':
       return { status: step.amountRefunded! >= amount ? 'refunded' : 'partially_refunded', amountRefunded: step.amountRefunded!, carriesAmount: true };
@@ -90,7 +120,9 @@ export function referenceOutcome(scenario: Scenario): ReferenceState {
 const stripeType: Record<StepKind, string> = {
   pending: 'charge.pending',
   succeeded: 'charge.succeeded',
+  authorized: 'charge.succeeded',
   captured: 'charge.captured',
+  void: 'charge.refunded',
   failed: 'charge.failed',
   expired: 'charge.expired',
   refund: 'charge.refunded',
@@ -102,27 +134,38 @@ const stripeType: Record<StepKind, string> = {
 export interface ScenarioEvent {
   eventId: string;
   type: string;
+  /** The payment's key (resource_id): the charge id, or the PaymentIntent id when there is one. */
   chargeId: string;
   created: number;
   body: string;
 }
 
-/** The scenario as Stripe would send it: one event (with its own evt_ id) per step. */
-export function stripeEvents(scenario: Scenario, chargeId: string, baseSeconds: number): ScenarioEvent[] {
+const uncaptured = new Set<StepKind>(['authorized', 'void', 'expired', 'failed']);
+
+/**
+ * The scenario as Stripe would send it: one event (with its own evt_ id) per step. `key` is the
+ * payment's key: the charge's id, or in a PaymentIntent-backed scenario the PaymentIntent's, whose
+ * charges are then `<key>_0`, `<key>_1` (one per attempt).
+ */
+export function stripeEvents(scenario: Scenario, key: string, baseSeconds: number): ScenarioEvent[] {
   return scenario.steps.map((step, index) => {
-    const eventId = `evt_${chargeId}_${index}`;
+    const eventId = `evt_${key}_${index}`;
     const created = baseSeconds + step.atSecond;
     const type = stripeType[step.kind];
+    // A voided or lapsed authorization is marked refunded in full by Stripe.
+    const released = step.kind === 'void' || step.kind === 'expired';
     const body = chargeEvent({
       id: eventId,
       type,
-      chargeId,
+      chargeId: scenario.paymentIntent ? `${key}_${step.attempt ?? 0}` : key,
+      paymentIntent: scenario.paymentIntent ? key : undefined,
       created,
       amount: scenario.amount,
-      amountRefunded: step.kind === 'refund' ? step.amountRefunded : 0,
+      amountRefunded: step.kind === 'refund' ? step.amountRefunded : released ? scenario.amount : 0,
+      captured: !uncaptured.has(step.kind),
       disputeStatus: step.kind === 'dispute_won' ? 'won' : step.kind === 'dispute_lost' ? 'lost' : 'needs_response',
     });
-    return { eventId, type, chargeId, created, body };
+    return { eventId, type, chargeId: key, created, body };
   });
 }
 
@@ -133,7 +176,7 @@ const gap = fc.constantFrom(0, 0, 1, 2, 30, 3600);
 const disputeGap = fc.constantFrom(86_400, 3 * 86_400, 30 * 86_400);
 const isDisputeStep = (kind: StepKind) => kind === 'dispute_created' || kind === 'dispute_won' || kind === 'dispute_lost';
 
-type Plan = Array<{ kind: StepKind; refundFraction?: number }>;
+type Plan = Array<{ kind: StepKind; refundFraction?: number; attempt?: number }>;
 
 const refundsPlan: fc.Arbitrary<Plan> = fc
   .record({ partials: fc.uniqueArray(fc.integer({ min: 1, max: 9 }), { minLength: 0, maxLength: 3 }), full: fc.boolean() })
@@ -155,29 +198,50 @@ const disputePlan: fc.Arbitrary<Plan> = fc
     ...(closing === 'won' && refundAfterWin ? [{ kind: 'refund' as const, refundFraction: 1 }] : []),
   ]);
 
+const afterPayment: fc.Arbitrary<Plan> = fc.oneof(fc.constant([] as Plan), refundsPlan, disputePlan);
+
 const paidPlan: fc.Arbitrary<Plan> = fc
-  .record({ captured: fc.boolean(), after: fc.oneof(fc.constant([] as Plan), refundsPlan, disputePlan) })
+  .record({ captured: fc.boolean(), after: afterPayment })
   .map(({ captured, after }) => [{ kind: 'succeeded' as const }, ...(captured ? [{ kind: 'captured' as const }] : []), ...after]);
 
-const planArb: fc.Arbitrary<Plan> = fc
-  .record({
-    pending: fc.boolean(),
-    rest: fc.oneof({ weight: 6, arbitrary: paidPlan }, { weight: 1, arbitrary: fc.constant([{ kind: 'failed' as const }]) }, { weight: 1, arbitrary: fc.constant([{ kind: 'expired' as const }]) }),
-  })
-  .map(({ pending, rest }) => [...(pending ? [{ kind: 'pending' as const }] : []), ...rest]);
+// Manual capture: charge.succeeded with captured: false, then the capture (and whatever follows a
+// payment), a void (charge.refunded, still uncaptured) or the lapse of the hold (charge.expired).
+const authorizedPlan: fc.Arbitrary<Plan> = fc.oneof(
+  { weight: 3, arbitrary: afterPayment.map((after): Plan => [{ kind: 'authorized' }, { kind: 'captured' }, ...after]) },
+  { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'authorized' }, { kind: 'expired' }]) },
+  { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'authorized' }, { kind: 'void' }]) },
+);
+
+const settledPlan: fc.Arbitrary<Plan> = fc.oneof({ weight: 2, arbitrary: paidPlan }, { weight: 1, arbitrary: authorizedPlan });
+
+const planArb = (paymentIntent: boolean): fc.Arbitrary<Plan> =>
+  fc
+    .record({
+      pending: fc.boolean(),
+      rest: fc.oneof(
+        { weight: 9, arbitrary: settledPlan },
+        { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'failed' }]) },
+        { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'expired' }]) },
+        // Only a PaymentIntent takes a second attempt after a declined charge.
+        ...(paymentIntent ? [{ weight: 3, arbitrary: settledPlan.map((plan): Plan => [{ kind: 'failed' }, ...plan.map((step) => ({ ...step, attempt: 1 }))]) }] : []),
+      ),
+    })
+    .map(({ pending, rest }) => [...(pending ? [{ kind: 'pending' as const }] : []), ...rest]);
 
 export const scenarioArb: fc.Arbitrary<Scenario> = fc
-  .record({ amount: fc.integer({ min: 100, max: 500_000 }), plan: planArb })
-  .chain(({ amount, plan }) =>
+  .boolean()
+  .chain((paymentIntent) => fc.record({ amount: fc.integer({ min: 100, max: 500_000 }), plan: planArb(paymentIntent), paymentIntent: fc.constant(paymentIntent) }))
+  .chain(({ amount, plan, paymentIntent }) =>
     fc.tuple(fc.array(gap, { minLength: plan.length, maxLength: plan.length }), fc.array(disputeGap, { minLength: plan.length, maxLength: plan.length })).map(([gaps, disputeGaps]) => {
       let at = 0;
       const steps = plan.map((planned, index) => {
         if (index > 0) at += isDisputeStep(planned.kind) ? disputeGaps[index]! : gaps[index]!;
         const step: Step = { kind: planned.kind, atSecond: at };
         if (planned.refundFraction !== undefined) step.amountRefunded = Math.max(1, Math.round(amount * planned.refundFraction));
+        if (planned.attempt !== undefined) step.attempt = planned.attempt;
         return step;
       });
-      return { amount, steps };
+      return { amount, steps, paymentIntent };
     }),
   );
 

@@ -74,6 +74,25 @@ describe('foldPaymentFacts', () => {
     assert.equal(state.amountRefunded, 1500);
   });
 
+  test('a manual-capture charge (captured: false) then charge.expired ends canceled with nothing refunded, never paid', () => {
+    const held = factOf(chargeEvent({ id: 'evt_held', type: 'charge.succeeded', chargeId: 'ch_fold', created: BASE, amount: 2000, captured: false }), 1);
+    // Stripe marks a lapsed authorization refunded in full: still, nothing was taken.
+    const expired = factOf(chargeEvent({ id: 'evt_exp', type: 'charge.expired', chargeId: 'ch_fold', created: BASE + 7 * 86_400, amount: 2000, captured: false, amountRefunded: 2000 }), 2);
+    assert.equal(foldPaymentFacts(null, [held]).state!.status, 'authorized');
+    for (const order of [[held, expired], [expired, held]]) {
+      const { state, applied } = foldPaymentFacts(null, order);
+      assert.deepEqual([state!.status, state!.amountRefunded], ['canceled', 0]);
+      assert.ok(!applied.some((k) => k.fact.status === 'paid'));
+    }
+  });
+
+  test('a declined attempt and a successful one stamped with the same second end paid, whatever the inbox order', () => {
+    const failed = (id: number) => factOf(chargeEvent({ id: 'evt_f', type: 'charge.failed', chargeId: 'ch_a', paymentIntent: 'pi_fold', created: BASE, captured: false }), id);
+    const paid = (id: number) => factOf(chargeEvent({ id: 'evt_p', type: 'charge.succeeded', chargeId: 'ch_b', paymentIntent: 'pi_fold', created: BASE }), id);
+    assert.equal(foldPaymentFacts(null, [failed(1), paid(2)]).state!.status, 'paid');
+    assert.equal(foldPaymentFacts(null, [paid(1), failed(2)]).state!.status, 'paid');
+  });
+
   test('require mode folds from the row the application created', () => {
     const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null };
     const pending = factOf(event('evt_p', 'charge.pending', 1), 1);

@@ -92,7 +92,7 @@ describe('asaas: canonical payment facts', () => {
 
   test('every mapped event', () => {
     const expected: Record<string, string | null> = {
-      PAYMENT_CREATED: 'pending', PAYMENT_AUTHORIZED: 'pending', PAYMENT_OVERDUE: 'pending', PAYMENT_RESTORED: 'pending',
+      PAYMENT_CREATED: 'pending', PAYMENT_AUTHORIZED: 'authorized', PAYMENT_OVERDUE: 'pending', PAYMENT_RESTORED: 'pending',
       PAYMENT_CONFIRMED: 'paid', PAYMENT_RECEIVED: 'paid', PAYMENT_AWAITING_CHARGEBACK_REVERSAL: 'paid',
       PAYMENT_CREDIT_CARD_CAPTURE_REFUSED: 'failed', PAYMENT_REPROVED_BY_RISK_ANALYSIS: 'failed',
       PAYMENT_DELETED: 'canceled', PAYMENT_REFUNDED: 'refunded', PAYMENT_PARTIALLY_REFUNDED: 'partially_refunded',
@@ -108,6 +108,13 @@ describe('asaas: canonical payment facts', () => {
     assert.equal(driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9 })))?.amountRefunded, 4990);
     const partial = paymentEvent('PAYMENT_PARTIALLY_REFUNDED', { value: 100, refunds: [{ value: 10.1, status: 'DONE' }, { value: 5, status: 'CANCELLED' }, { value: 0.2, status: 'PENDING' }] });
     assert.equal(driver.toPaymentFact(stored(partial))?.amountRefunded, 1030);
+  });
+
+  test('a released pre-authorization (PAYMENT_REFUNDED of a charge never captured: no confirmedDate nor paymentDate) is canceled, nothing refunded', () => {
+    const released = driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: null, paymentDate: null })));
+    assert.deepEqual([released?.status, released?.amountRefunded], ['canceled', undefined]);
+    const refunded = driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: '2024-06-12', paymentDate: '2024-06-12' })));
+    assert.deepEqual([refunded?.status, refunded?.amountRefunded], ['refunded', 4990]);
   });
 
   test('a non-payment family has no payment fact', () => {

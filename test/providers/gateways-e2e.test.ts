@@ -144,6 +144,62 @@ describe('payment gateways end to end', () => {
     assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['invoice.paid', 'in_e2e_1', '2022-11-03T20:26:10.344Z']);
   });
 
+});
+
+// Authorization is not payment: funds held on a card are `authorized`, then paid on capture or
+// canceled when released. Histories that end with a capture or a release are mostly posted newest
+// first, the worst arrival order.
+describe('pre-authorizations end to end', () => {
+  const asaas = (id: string, event: string, dateCreated: string, payment: Record<string, unknown>) =>
+    JSON.stringify({ id, event, dateCreated, payment: { object: 'payment', value: 250.0, billingType: 'CREDIT_CARD', confirmedDate: null, paymentDate: null, ...payment } });
+  const postAsaas = (body: string) => post('asaas', body, { 'content-type': 'application/json', 'asaas-access-token': ASAAS_TOKEN });
+
+  test('asaas: PAYMENT_AUTHORIZED alone is authorized (not paid); its capture is paid; a released one is canceled', async () => {
+    await postAsaas(asaas('evt_e2e_auth_1&1', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_held', status: 'AUTHORIZED' }));
+    assert.deepEqual({ ...(await settledPayment('asaas', 'pay_e2e_held')) }, { status: 'authorized', amount: 25000, currency: 'BRL' });
+
+    await postAsaas(asaas('evt_e2e_auth_3&3', 'PAYMENT_CONFIRMED', '2025-03-02 09:00:00', { id: 'pay_e2e_captured', status: 'CONFIRMED', confirmedDate: '2025-03-02' }));
+    await postAsaas(asaas('evt_e2e_auth_2&2', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_captured', status: 'AUTHORIZED' }));
+    await waitFor(async () => (await inboxRow('asaas', 'evt_e2e_auth_2&2')).status !== 'pending', { message: 'the late authorization to be processed' });
+    assert.deepEqual({ ...(await settledPayment('asaas', 'pay_e2e_captured')) }, { status: 'paid', amount: 25000, currency: 'BRL' });
+
+    await postAsaas(asaas('evt_e2e_auth_5&5', 'PAYMENT_REFUNDED', '2025-03-02 09:00:00', { id: 'pay_e2e_released', status: 'REFUNDED' }));
+    await postAsaas(asaas('evt_e2e_auth_4&4', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_released', status: 'AUTHORIZED' }));
+    await waitFor(async () => (await inboxRow('asaas', 'evt_e2e_auth_4&4')).status !== 'pending', { message: 'the late authorization to be processed' });
+    const [released] = await database.sql`select status, amount_refunded::int as refunded from payments where provider = 'asaas' and gateway_charge_id = 'pay_e2e_released'`;
+    assert.deepEqual({ ...released }, { status: 'canceled', refunded: 0 });
+  });
+
+  test('pagarme (v5): charge.pending with an authorized_pending_capture transaction is authorized; charge.paid captures it', async () => {
+    const hook = (id: string, type: string, createdAt: string, data: Record<string, unknown>) =>
+      JSON.stringify({ id, account: { id: 'acc_e2e', name: 'Loja' }, type, created_at: createdAt, data: { id: 'ch_e2e_pagarme_auth', amount: 7000, currency: 'BRL', ...data } });
+    const pending = hook('hook_e2eAuth1', 'charge.pending', '2025-02-01T10:00:00Z', {
+      status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'authorized_pending_capture' },
+    });
+    const paid = hook('hook_e2eAuth2', 'charge.paid', '2025-02-03T10:00:00Z', {
+      status: 'paid', paid_amount: 7000, paid_at: '2025-02-03T10:00:00Z', last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'captured' },
+    });
+    await post('pagarme', pending, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(pending) });
+    assert.deepEqual({ ...(await settledPayment('pagarme', 'ch_e2e_pagarme_auth')) }, { status: 'authorized', amount: 7000, currency: 'BRL' });
+    await post('pagarme', paid, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(paid) });
+    await waitFor(async () => (await inboxRow('pagarme', 'hook_e2eAuth2')).status !== 'pending', { message: 'the capture to be processed' });
+    assert.deepEqual({ ...(await settledPayment('pagarme', 'ch_e2e_pagarme_auth')) }, { status: 'paid', amount: 7000, currency: 'BRL' });
+  });
+
+  test('zoop: transaction.pre_authorized alone is authorized; voided (the void posted first) it ends canceled', async () => {
+    const event = (id: string, type: string, transaction: string, createdAt: string, object: Record<string, unknown>) =>
+      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: transaction, resource: 'transaction', amount: '80.00', currency: 'BRL', ...object } } });
+    const postZoop = (body: string) => post('zoop', body, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    await postZoop(event('e2e0auth00000000000000000000000a0', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000000', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
+    assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000000')) }, { status: 'authorized', amount: 8000, currency: 'BRL' });
+    await postZoop(event('e2e0auth00000000000000000000000a2', 'transaction.void.succeeded', 'e2e0auth0000000000000000000000001', '2025-02-02T10:00:00+0000', { status: 'canceled', captured: false, voided: true }));
+    await postZoop(event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000001', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
+    await waitFor(async () => (await inboxRow('zoop', 'e2e0auth00000000000000000000000a1')).status !== 'pending', { message: 'the late authorization to be processed' });
+    assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000001')) }, { status: 'canceled', amount: 8000, currency: 'BRL' });
+  });
+});
+
+describe('refused deliveries', () => {
   test('a wrong Asaas token is refused with 401 and stores nothing', async () => {
     const body = JSON.stringify({ id: 'evt_e2e_refused&1', event: 'PAYMENT_RECEIVED', payment: { id: 'pay_e2e_refused', value: 1 } });
     const response = await fetch(`${service.baseUrl}/webhooks/asaas`, { method: 'POST', body, headers: { 'asaas-access-token': 'not-the-token' } });

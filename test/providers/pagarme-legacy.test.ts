@@ -111,4 +111,12 @@ describe('pagarme-legacy: canonical facts', () => {
     assert.equal(status({ current_status: 'pending_refund' }), null);
     assert.equal(status({ object: 'subscription', event: 'subscription_status_changed' }), null);
   });
+
+  test('capture=false: authorized is held funds, not paid; refunding it voids the hold (canceled, nothing refunded)', () => {
+    const fact = (fields: Record<string, string>) => driver.toPaymentFact(stored(postback(fields)));
+    assert.equal(fact({ old_status: 'processing', current_status: 'authorized', desired_status: 'authorized' })?.status, 'authorized');
+    const voided = fact({ old_status: 'authorized', current_status: 'refunded', desired_status: 'refunded', 'transaction[refunded_amount]': '3100' });
+    assert.deepEqual([voided?.status, voided?.amountRefunded], ['canceled', 0]);
+    assert.equal(fact({ old_status: 'authorized', current_status: 'paid' })?.status, 'paid');
+  });
 });

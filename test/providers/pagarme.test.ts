@@ -182,4 +182,12 @@ describe('pagarme v5: parsing and facts', () => {
     assert.equal(status('order.paid', { id: 'or_0p865QKCACM3O1ay' }), null);
     assert.equal(driver.toPaymentFact(stored(hook('charge.partial_canceled', { canceled_amount: 50 })))?.amountRefunded, 50);
   });
+
+  test('an auth-only card charge: charge.pending whose last transaction is authorized_pending_capture → authorized; its void → canceled', () => {
+    const status = (type: string, data: Record<string, unknown>) => driver.toPaymentFact(stored(hook(type, data)))?.status ?? null;
+    const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture' } };
+    assert.equal(status('charge.pending', held), 'authorized');
+    assert.equal(status('charge.pending', { ...held, last_transaction: { id: 'tran_boleto', transaction_type: 'boleto', status: 'generated' } }), 'pending');
+    assert.equal(status('charge.refunded', { ...held, status: 'canceled', last_transaction: { id: 'tran_void', status: 'voided' } }), 'canceled');
+  });
 });

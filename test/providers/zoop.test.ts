@@ -62,6 +62,13 @@ describe('zoop: parsing and facts', () => {
     assert.deepEqual([reversed?.status, reversed?.amountRefunded], ['refunded', 500]);
   });
 
+  test('transaction.pre_authorized is held funds (authorized); captured → paid; voided before capture → canceled', () => {
+    const status = (type: string, object: Record<string, unknown>) => driver.toPaymentFact(stored(zoopEvent(type, object)))?.status;
+    assert.equal(status('transaction.pre_authorized', { status: 'pre_authorized', captured: false }), 'authorized');
+    assert.equal(status('transaction.capture.succeeded', { status: 'succeeded', captured: true }), 'paid');
+    assert.equal(status('transaction.void.succeeded', { status: 'canceled', captured: false, voided: true }), 'canceled');
+  });
+
   test('canceled before capture is canceled; a captured transaction voided is a refund', () => {
     assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.canceled', { status: 'canceled', captured: false })))?.status, 'canceled');
     assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.canceled', { status: 'canceled', captured: true, voided: true })))?.status, 'refunded');

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { mapAsaasPayment, asaasGateway } from '../../src/gateways/asaas.ts';
 import { mapMercadoPagoPayment } from '../../src/gateways/mercadopago.ts';
 import { mapPagarmeCharge } from '../../src/gateways/pagarme.ts';
-import { mapStripeCharge, stripeGateway } from '../../src/gateways/stripe.ts';
+import { mapStripeCharge, mapStripePaymentIntent, stripeGateway } from '../../src/gateways/stripe.ts';
 import { GatewayResponseShapeError } from '../../src/gateways/types.ts';
 import { mapZoopTransaction, zoopGateway } from '../../src/gateways/zoop.ts';
 
@@ -52,11 +52,12 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     assert.equal(mapStripeCharge(stripeCharge({ amount_refunded: 2000, refunded: true })).status, 'refunded');
   });
 
-  test('pending and failed charges; an uncaptured authorisation is pending, a released one canceled', () => {
+  test('pending and failed charges; an uncaptured authorisation is authorized, a released one canceled with nothing refunded', () => {
     assert.equal(mapStripeCharge(stripeCharge({ status: 'pending', paid: false })).status, 'pending');
     assert.equal(mapStripeCharge(stripeCharge({ status: 'failed', paid: false, captured: false, failure_code: 'card_declined' })).status, 'failed');
-    assert.equal(mapStripeCharge(stripeCharge({ captured: false, amount_captured: 0 })).status, 'pending');
-    assert.equal(mapStripeCharge(stripeCharge({ captured: false, amount_captured: 0, refunded: true, amount_refunded: 2000 })).status, 'canceled');
+    assert.equal(mapStripeCharge(stripeCharge({ captured: false, amount_captured: 0 })).status, 'authorized');
+    const released = mapStripeCharge(stripeCharge({ captured: false, amount_captured: 0, refunded: true, amount_refunded: 2000 }));
+    assert.deepEqual([released.status, released.amountRefunded], ['canceled', 0]);
   });
 
   test('a dispute decides first: open → disputed, lost → charged_back, won / warning_closed → the refund view', () => {
@@ -94,6 +95,43 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     const paths: string[] = [];
     await stripeGateway.readCharge('ch_1/../../v1/balance', async (path) => (paths.push(path), stripeCharge()), {}).catch(() => {});
     assert.equal(paths[0], '/v1/charges/ch_1%2F..%2F..%2Fv1%2Fbalance');
+  });
+});
+
+function stripeIntent(status: string, latestCharge: unknown, overrides: Record<string, unknown> = {}) {
+  return { id: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', object: 'payment_intent', amount: 2000, currency: 'brl', status, capture_method: 'manual', latest_charge: latestCharge, ...overrides };
+}
+
+describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/payment_intents/{id}?expand[]=latest_charge', () => {
+  test('one call reads the intent and its latest charge; the state is the charge\'s, keyed by the intent', async () => {
+    const paths: string[] = [];
+    const state = await stripeGateway.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', async (path) => (paths.push(path), stripeIntent('succeeded', stripeCharge({ amount_refunded: 500 }))), {});
+    assert.deepEqual(paths, ['/v1/payment_intents/pi_3PqXyZ2eZvKYlo2C1xYzAbCd?expand[]=latest_charge']);
+    assert.deepEqual(state, { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'partially_refunded', amount: 2000, amountRefunded: 500, currency: 'BRL' });
+  });
+
+  test('requires_capture with an uncaptured charge → authorized; canceled (voided or lapsed) → canceled, nothing refunded', () => {
+    const uncaptured = stripeCharge({ captured: false, amount_captured: 0 });
+    assert.equal(mapStripePaymentIntent(stripeIntent('requires_capture', uncaptured)).status, 'authorized');
+    const lapsed = mapStripePaymentIntent(stripeIntent('canceled', stripeCharge({ captured: false, amount_captured: 0, refunded: true, amount_refunded: 2000 })));
+    assert.deepEqual([lapsed.status, lapsed.amountRefunded], ['canceled', 0]);
+  });
+
+  test('a declined latest charge → failed (the intent waits for another attempt); no charge yet → by the intent alone', () => {
+    assert.equal(mapStripePaymentIntent(stripeIntent('requires_payment_method', stripeCharge({ status: 'failed', paid: false, captured: false }))).status, 'failed');
+    assert.equal(mapStripePaymentIntent(stripeIntent('requires_payment_method', null)).status, 'pending');
+    assert.equal(mapStripePaymentIntent(stripeIntent('canceled', null)).status, 'canceled');
+    assert.throws(() => mapStripePaymentIntent(stripeIntent('succeeded', 'ch_not_expanded')), GatewayResponseShapeError);
+  });
+
+  test('a disputed latest charge costs the dispute list call, by the charge id', async () => {
+    const paths: string[] = [];
+    const get = async (path: string) => {
+      paths.push(path);
+      return path.startsWith('/v1/disputes') ? { object: 'list', data: [stripeDispute('lost')], has_more: false } : stripeIntent('succeeded', stripeCharge({ disputed: true }));
+    };
+    assert.equal((await stripeGateway.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', get, {})).status, 'charged_back');
+    assert.deepEqual(paths.slice(1), ['/v1/disputes?charge=ch_3PqXyZ2eZvKYlo2C1AbCdEfG&limit=1']);
   });
 });
 
@@ -139,6 +177,11 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'processing', paid_amount: 0 })).status, 'pending');
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'failed', paid_amount: 0 })).status, 'failed');
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'chargedback' })).status, 'charged_back');
+  });
+
+  test('an auth-only card charge: pending with its last transaction authorized_pending_capture → authorized', () => {
+    const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture', success: true } };
+    assert.equal(mapPagarmeCharge(pagarmeCharge(held)).status, 'authorized');
   });
 });
 
@@ -188,9 +231,12 @@ describe('asaas: GET /v3/payments/{id} → canonical state', () => {
     assert.equal(mapAsaasPayment(asaasPayment({ status: 'AWAITING_CHARGEBACK_REVERSAL' })).status, 'paid');
   });
 
-  test('PENDING/OVERDUE → pending, a deleted one → canceled; the key goes in the access_token header', async () => {
+  test('PENDING/OVERDUE → pending, AUTHORIZED → authorized, a deleted or released one → canceled; the key goes in the access_token header', async () => {
     assert.equal(mapAsaasPayment(asaasPayment({ status: 'OVERDUE', paymentDate: null })).status, 'pending');
     assert.equal(mapAsaasPayment(asaasPayment({ status: 'PENDING', deleted: true })).status, 'canceled');
+    assert.equal(mapAsaasPayment(asaasPayment({ status: 'AUTHORIZED', billingType: 'CREDIT_CARD', paymentDate: null })).status, 'authorized');
+    const released = mapAsaasPayment(asaasPayment({ status: 'REFUNDED', billingType: 'CREDIT_CARD', paymentDate: null, confirmedDate: null }));
+    assert.deepEqual([released.status, released.amountRefunded], ['canceled', 0]);
     assert.deepEqual(asaasGateway.authHeaders('$aact_key'), { access_token: '$aact_key' });
     const paths: string[] = [];
     await asaasGateway.readCharge('pay_1', async (path) => (paths.push(path), asaasPayment()), {});
@@ -222,13 +268,13 @@ describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state
     assert.deepEqual(mapZoopTransaction(zoopVoided), { chargeId: 'e74786548f58452d9a62ee4d53ba0f87', status: 'refunded', amount: 500, amountRefunded: 500, currency: 'BRL' });
   });
 
-  test('succeeded → paid (partially_refunded once amount drops below original_amount); failed; pre_authorized → pending', () => {
+  test('succeeded → paid (partially_refunded once amount drops below original_amount); failed; pre_authorized → authorized', () => {
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'succeeded', voided: false }).status, 'paid');
     const partial = mapZoopTransaction({ ...zoopVoided, status: 'succeeded', voided: false, amount: '3.00' });
     assert.equal(partial.status, 'partially_refunded');
     assert.equal(partial.amountRefunded, 200);
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'failed', voided: false, captured: true, payment_type: 'boleto' }).status, 'failed');
-    assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'pre_authorized', voided: false, captured: false }).status, 'pending');
+    assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'pre_authorized', voided: false, captured: false }).status, 'authorized');
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'canceled', voided: true, captured: false }).status, 'canceled');
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'charged_back', voided: false }).status, 'charged_back');
   });
@@ -274,10 +320,10 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     assert.equal(refunded.amountRefunded, 15050);
   });
 
-  test('pending/in_process/authorized → pending, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {
+  test('pending/in_process → pending, authorized (capture=false) → authorized, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'pending', status_detail: 'pending_waiting_transfer' })).status, 'pending');
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'in_process', status_detail: 'pending_contingency' })).status, 'pending');
-    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'authorized', captured: false })).status, 'pending');
+    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'authorized', status_detail: 'pending_capture', captured: false })).status, 'authorized');
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'in_mediation' })).status, 'disputed');
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'rejected', status_detail: 'cc_rejected_insufficient_amount' })).status, 'failed');
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'cancelled', status_detail: 'expired' })).status, 'canceled');

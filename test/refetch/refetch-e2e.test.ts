@@ -107,6 +107,21 @@ async function metricValue(name: string, labels: string): Promise<number | undef
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
+/** A signed Mercado Pago notice (x-signature made here with node:crypto) about one payment, processed. */
+async function mercadoPagoNotice(paymentId: string, notificationId: number): Promise<void> {
+  const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: paymentId }, date_created: new Date().toISOString(), id: notificationId, live_mode: false, type: 'payment', user_id: 724484980 });
+  const ts = String(Date.now());
+  const requestId = `req-${notificationId}`;
+  const v1 = createHmac('sha256', MP_SECRET).update(`id:${paymentId};request-id:${requestId};ts:${ts};`).digest('hex');
+  const response = await fetch(`${service.baseUrl}/webhooks/mercadopago?data.id=${paymentId}&type=payment`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId },
+  });
+  assert.equal(response.status, 200);
+  assert.equal((await settled('mercadopago', String(notificationId))).status, 'processed');
+}
+
 describe('refetch: the webhook is a notice, the gateway API is the truth', () => {
   test('a stale webhook whose payload says pending ends paid when the gateway says paid', async () => {
     gateway.resources.set('/main/v1/charges/ch_stale', stripeCharge('ch_stale'));
@@ -138,19 +153,31 @@ describe('refetch: the webhook is a notice, the gateway API is the truth', () =>
       transaction_amount_refunded: 0,
       date_last_updated: '2026-06-27T10:04:59.000-03:00',
     });
-    const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: '987654321' }, date_created: new Date().toISOString(), id: 115029480001, live_mode: false, type: 'payment', user_id: 724484980 });
-    const ts = String(Date.now());
-    const requestId = '7f9e2c1a-0b3d-4e5f-8a6b-9c0d1e2f3a4b';
-    const v1 = createHmac('sha256', MP_SECRET).update(`id:987654321;request-id:${requestId};ts:${ts};`).digest('hex');
-    const response = await fetch(`${service.baseUrl}/webhooks/mercadopago?data.id=987654321&type=payment`, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId },
-    });
-    assert.equal(response.status, 200);
-    assert.equal((await settled('mercadopago', '115029480001')).status, 'processed');
+    await mercadoPagoNotice('987654321', 115029480001);
     assert.deepEqual({ ...(await payment('mercadopago', '987654321')) }, { status: 'paid', amount: 15050, amount_refunded: 0, currency: 'BRL' });
     assert.equal(requestsUnder('/mp/v1/payments/987654321')[0]?.headers.authorization, 'Bearer APP_USR-refetch-e2e');
+  });
+});
+
+describe('refetch of authorizations and PaymentIntents', () => {
+  test('a Stripe charge of a PaymentIntent is keyed by the intent, and the refetch reads the intent with its latest charge', async () => {
+    const uncaptured = stripeCharge('ch_refetch_held', { captured: false, amount_captured: 0, payment_intent: 'pi_refetch_held' });
+    gateway.resources.set('/main/v1/payment_intents/pi_refetch_held', { id: 'pi_refetch_held', object: 'payment_intent', amount: 2000, currency: 'brl', status: 'requires_capture', capture_method: 'manual', latest_charge: uncaptured });
+    await send('stripe', chargeEvent({ id: 'evt_refetch_held', type: 'charge.succeeded', chargeId: 'ch_refetch_held', paymentIntent: 'pi_refetch_held', captured: false, created: nowSeconds() - 60 }));
+    assert.equal((await settled('stripe', 'evt_refetch_held')).status, 'processed');
+    assert.deepEqual({ ...(await payment('stripe', 'pi_refetch_held')) }, { status: 'authorized', amount: 2000, amount_refunded: 0, currency: 'BRL' });
+    assert.deepEqual(requestsUnder('/main/v1/payment_intents/pi_refetch_held').map((r) => r.path), ['/main/v1/payment_intents/pi_refetch_held?expand[]=latest_charge']);
+    assert.equal(requestsUnder('/main/v1/charges/ch_refetch_held').length, 0);
+  });
+
+  test('Mercado Pago: authorized (capture=false) is held funds; cancelled afterwards is canceled, never paid', async () => {
+    const held = { id: 987650001, status: 'authorized', status_detail: 'pending_capture', captured: false, currency_id: 'BRL', transaction_amount: 80, transaction_amount_refunded: 0 };
+    gateway.resources.set('/mp/v1/payments/987650001', held);
+    await mercadoPagoNotice('987650001', 115029480101);
+    assert.deepEqual({ ...(await payment('mercadopago', '987650001')) }, { status: 'authorized', amount: 8000, amount_refunded: 0, currency: 'BRL' });
+    gateway.resources.set('/mp/v1/payments/987650001', { ...held, status: 'cancelled', status_detail: 'expired' });
+    await mercadoPagoNotice('987650001', 115029480102);
+    assert.deepEqual({ ...(await payment('mercadopago', '987650001')) }, { status: 'canceled', amount: 8000, amount_refunded: 0, currency: 'BRL' });
   });
 });
 

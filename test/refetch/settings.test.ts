@@ -20,7 +20,7 @@ describe('ordering defaults', () => {
     const { config, problems } = resolve('stripe', 'stripe', {}, { GATEWAY_API_KEY_STRIPE: 'sk_test_1' });
     assert.deepEqual(problems, []);
     assert.deepEqual(kindsWith(config.ordering, 'refetch').sort(), [...highImpactKinds].sort());
-    assert.deepEqual(kindsWith(config.ordering, 'occurred_at').sort(), ['payment.canceled', 'payment.failed', 'payment.paid', 'payment.pending']);
+    assert.deepEqual(kindsWith(config.ordering, 'occurred_at').sort(), ['payment.authorized', 'payment.canceled', 'payment.failed', 'payment.paid', 'payment.pending']);
     assert.equal(config.api?.baseUrl, 'https://api.stripe.com');
     assert.equal(config.api?.key, 'sk_test_1');
     assert.equal(config.startupWarning, undefined);

@@ -16,19 +16,40 @@ export interface ChargeEventOptions {
   amount?: number;
   amountRefunded?: number;
   disputeStatus?: 'won' | 'lost' | 'needs_response';
+  /** False for a manual-capture charge not captured (yet): an authorization. Default true. */
+  captured?: boolean;
+  /** Default: everything refunded (Stripe also sets it on a voided or lapsed authorization). */
+  refunded?: boolean;
+  /** The charge's PaymentIntent (null: a Charges API charge). */
+  paymentIntent?: string;
 }
 
 /** A realistic Stripe charge event (the shape of the API's `event` object). */
 export function chargeEvent(options: ChargeEventOptions): string {
   const amount = options.amount ?? 2000;
+  const amountRefunded = options.amountRefunded ?? 0;
+  const captured = options.captured ?? true;
+  const paymentIntent = options.paymentIntent ?? null;
   const object = options.type.startsWith('charge.dispute.')
-    ? { id: `dp_${options.chargeId.slice(3)}`, object: 'dispute', charge: options.chargeId, amount, currency: 'brl', status: options.disputeStatus ?? 'needs_response' }
+    ? {
+        id: `dp_${options.chargeId.slice(3)}`,
+        object: 'dispute',
+        charge: options.chargeId,
+        payment_intent: paymentIntent,
+        amount,
+        currency: 'brl',
+        status: options.disputeStatus ?? 'needs_response',
+      }
     : {
         id: options.chargeId,
         object: 'charge',
         amount,
-        amount_refunded: options.amountRefunded ?? 0,
+        amount_captured: captured ? amount : 0,
+        amount_refunded: amountRefunded,
+        captured,
         currency: 'brl',
+        payment_intent: paymentIntent,
+        refunded: options.refunded ?? amountRefunded >= amount,
         status: options.type === 'charge.failed' ? 'failed' : options.type === 'charge.pending' ? 'pending' : 'succeeded',
         created: options.created,
       };

@@ -64,6 +64,8 @@ function applicationBaseline(row: PaymentRow): PaymentState {
 /** The batch's events grouped by charge, in batch order within each charge. */
 interface ChargeGroup {
   key: ChargeKey;
+  /** Keys the payment may still be stored under (the events' legacyChargeId), each once. */
+  legacyKeys: ChargeKey[];
   events: { index: number; event: PaymentEvent }[];
 }
 
@@ -72,11 +74,23 @@ function groupByCharge(events: readonly PaymentEvent[]): Map<string, ChargeGroup
   events.forEach((event, index) => {
     const key = { provider: event.provider, chargeId: event.fact.chargeId };
     const id = chargeKeyOf(key);
-    const group = groups.get(id) ?? { key, events: [] };
+    const group = groups.get(id) ?? { key, legacyKeys: [], events: [] };
+    const legacy = event.fact.legacyChargeId;
+    if (legacy !== undefined && !group.legacyKeys.some((k) => k.chargeId === legacy)) group.legacyKeys.push({ provider: event.provider, chargeId: legacy });
     group.events.push({ index, event });
     groups.set(id, group);
   });
   return groups;
+}
+
+/** Every key a group's payment or facts may be stored under, mapped to the group's id. */
+function keyOwners(groups: Map<string, ChargeGroup>): Map<string, { owner: string; key: ChargeKey }> {
+  const owners = new Map<string, { owner: string; key: ChargeKey }>();
+  for (const [id, group] of groups) owners.set(id, { owner: id, key: group.key });
+  for (const [id, group] of groups) {
+    for (const key of group.legacyKeys) if (!owners.has(chargeKeyOf(key))) owners.set(chargeKeyOf(key), { owner: id, key });
+  }
+  return owners;
 }
 
 interface LockedPayment {
@@ -86,16 +100,25 @@ interface LockedPayment {
 }
 
 /**
- * Lock first: most events find their payment already there. In `create` mode the missing rows are
+ * Lock first: most events find their payment already there, under its key or, stored before the
+ * key changed, under a legacy key (such a row keeps its key: its outbound events go on under the
+ * charge_id and sequence the application already knows). In `create` mode the missing rows are
  * inserted; a charge whose insert lost the race to a concurrent first event waited on the unique
  * index until the winner committed, and its row is then locked like the others.
  */
 async function lockOrCreatePayments(tx: Transaction, groups: Map<string, ChargeGroup>): Promise<Map<string, LockedPayment>> {
+  const owners = keyOwners(groups);
   const locked = new Map<string, LockedPayment>();
   const lock = async (keys: ChargeKey[]) => {
-    for (const row of await lockPayments(tx, keys)) locked.set(chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), { row, created: false });
+    const rows = new Map((await lockPayments(tx, keys)).map((row) => [chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), row]));
+    // The key's own row first, a legacy one only when the key has none.
+    for (const [id, row] of rows) if (owners.get(id)?.owner === id) locked.set(id, { row, created: false });
+    for (const [id, row] of rows) {
+      const owner = owners.get(id)?.owner;
+      if (owner !== undefined && !locked.has(owner)) locked.set(owner, { row, created: false });
+    }
   };
-  await lock([...groups.values()].map((group) => group.key));
+  await lock([...owners.values()].map(({ key }) => key));
   const missing = [...groups.entries()].filter(([id]) => !locked.has(id)).map(([, group]) => group);
   const required = missing.find((group) => group.events.some(({ event }) => event.unknownPayment === 'require'));
   if (required) throw new PaymentNotYetKnown(required.key.provider, required.key.chargeId);
@@ -176,10 +199,11 @@ export async function applyPaymentEvents(
   if (events.length === 0) return [];
   const groups = groupByCharge(events);
   const payments = await lockOrCreatePayments(tx, groups);
+  const owners = keyOwners(groups);
   const othersByCharge = new Map<string, KnownFact[]>();
-  for (const { provider, known } of await loadOtherFacts(tx, [...groups.values()].map((group) => group.key))) {
-    const id = chargeKeyOf({ provider, chargeId: known.fact.chargeId });
-    if (!groups.has(id)) continue;
+  for (const { provider, known } of await loadOtherFacts(tx, [...owners.values()].map(({ key }) => key))) {
+    const id = owners.get(chargeKeyOf({ provider, chargeId: known.fact.chargeId }))?.owner;
+    if (id === undefined) continue;
     const facts = othersByCharge.get(id) ?? [];
     facts.push(known);
     othersByCharge.set(id, facts);

@@ -1,6 +1,8 @@
 /** The canonical payment statuses every gateway's vocabulary is mapped onto. */
 export const paymentStatuses = [
   'pending',
+  // Funds held, not captured (Stripe `captured: false`, Asaas AUTHORIZED, …): not money received.
+  'authorized',
   'paid',
   'failed',
   'canceled',
@@ -20,9 +22,16 @@ export type PaymentKind = `payment.${PaymentStatus}`;
  */
 export interface PaymentFact {
   kind: PaymentKind;
+  /** The payment's key at its gateway: the charge's id, or for Stripe the PaymentIntent's when the charge has one. */
   chargeId: string;
   status: PaymentStatus;
   occurredAt: Date;
+  /**
+   * A key the same payment was stored under before its gateway's key changed (Stripe: the charge
+   * id of a PaymentIntent's charge, the key before PaymentIntents were the key). A payment row
+   * still under it is this payment, and the facts stored under it are this payment's too.
+   */
+  legacyChargeId?: string;
   /** Minor units. */
   amount?: number;
   amountRefunded?: number;

@@ -1,16 +1,22 @@
 import type { PaymentStatus } from './payment-fact.ts';
 
 /**
- * The one lifecycle every gateway's charge is mapped onto. Terminal statuses (failed, canceled,
- * refunded, charged_back) have no way out; a late `pending` never demotes anything.
+ * The one lifecycle every gateway's payment is mapped onto. `authorized` is money held, not yet
+ * taken: it becomes paid on capture or canceled when the hold is voided or lapses, never counts
+ * as paid. A failed attempt is not the end of a payment that takes another attempt (a Stripe
+ * PaymentIntent, an Asaas or Pagar.me charge retried): a later authorization or payment moves it
+ * on, while a failed payment is never canceled (what a charge-only Stripe integration can see of
+ * an abandoned PaymentIntent is its failed charge, so both end `failed`). Canceled, refunded and
+ * charged_back have no way out; a late `pending` never demotes anything.
  */
 const nextStatuses: Record<PaymentStatus, readonly PaymentStatus[]> = {
-  pending: ['paid', 'failed', 'canceled'],
+  pending: ['authorized', 'paid', 'failed', 'canceled'],
+  authorized: ['paid', 'failed', 'canceled'],
   paid: ['refunded', 'partially_refunded', 'disputed'],
   partially_refunded: ['refunded', 'disputed'],
   // A dispute is won (the money stays: back to paid) or lost (charged back).
   disputed: ['paid', 'charged_back'],
-  failed: [],
+  failed: ['authorized', 'paid'],
   canceled: [],
   refunded: [],
   charged_back: [],
@@ -24,15 +30,17 @@ export function canTransitionTo(from: PaymentStatus, to: PaymentStatus): boolean
  * How far along the lifecycle a status is. Only used to order facts that carry the same
  * `occurred_at` (gateways stamp whole seconds): among the facts that may apply next, the one
  * earliest in the lifecycle goes first, so `pending`+`paid` or `paid`+`refunded` in one second
- * chain instead of blocking each other.
+ * chain instead of blocking each other. A failed attempt ranks before an authorization or a
+ * payment of the same second: the attempt that succeeded is the later one.
  */
 export const lifecycleRank: Record<PaymentStatus, number> = {
   pending: 0,
-  paid: 1,
   failed: 1,
-  canceled: 1,
-  partially_refunded: 2,
-  refunded: 3,
-  disputed: 4,
-  charged_back: 5,
+  authorized: 2,
+  paid: 3,
+  canceled: 3,
+  partially_refunded: 4,
+  refunded: 5,
+  disputed: 6,
+  charged_back: 7,
 };

@@ -1,0 +1,4 @@
+ALTER TABLE "payments" DROP CONSTRAINT "payments_status_check";--> statement-breakpoint
+ALTER TABLE "payments" DROP CONSTRAINT "payments_initial_status_check";--> statement-breakpoint
+ALTER TABLE "payments" ADD CONSTRAINT "payments_status_check" CHECK ("payments"."status" in ('pending', 'authorized', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back'));--> statement-breakpoint
+ALTER TABLE "payments" ADD CONSTRAINT "payments_initial_status_check" CHECK ("payments"."initial_status" is null or "payments"."initial_status" in ('pending', 'authorized', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back'));
