@@ -1,4 +1,4 @@
-import { type Database, drizzleExecutor } from '../db/client.ts';
+import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
@@ -49,7 +49,7 @@ export class ProviderNotConfiguredError extends Error {
 const MAX_ERROR_LENGTH = 2000;
 
 /** An event routed and prepared, waiting for the batch's transaction. */
-interface ReadyEvent extends PreparedEvent {
+export interface ReadyEvent extends PreparedEvent {
   position: number;
   handler: EventHandler | undefined;
   row: InboxEventRow;
@@ -136,21 +136,32 @@ async function inWaves(preparations: Promise<ReadyEvent | undefined>[], apply: (
   }
 }
 
-async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal: AbortSignal | undefined): Promise<Omit<ReadyEvent, 'position' | 'row'>> {
+/** The event as its handler sees it, and that handler (none: the event is `ignored`). */
+export function routeEvent(deps: Pick<ProcessingDeps, 'providers' | 'handlers'>, row: InboxEventRow): { event: InboxEvent; handler: EventHandler | undefined } {
   const provider = deps.providers.get(row.provider);
   if (!provider) throw new ProviderNotConfiguredError(row.provider);
   const fact = provider.driver.toPaymentFact(row);
   const event: InboxEvent = { inboxId: row.id, provider, stored: row, kind: canonicalKind(provider, row, fact), fact };
-  const handler = deps.handlers.handlerFor(event.kind);
+  return { event, handler: deps.handlers.handlerFor(event.kind) };
+}
+
+async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal: AbortSignal | undefined): Promise<Omit<ReadyEvent, 'position' | 'row'>> {
+  const { event, handler } = routeEvent(deps, row);
   const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
   signal?.throwIfAborted();
   return { event, context, handler };
 }
 
-type Applied = { outcome: SettledStatus | 'skipped' } | { error: unknown };
+export type Applied = { outcome: SettledStatus | 'skipped' } | { error: unknown };
 
-/** The batch in one transaction; if that fails, each event in its own, so one failure stays one. */
-async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
+/** Where a batch is applied: the pool (a transaction each) or an open transaction (a savepoint each). */
+type ApplyDeps = { db: Database | Transaction };
+
+/**
+ * The batch in one transaction; if that fails, each event in its own, so one failure stays one.
+ * `deps.db` may be an open transaction (a replay's dry run): each of these is then a savepoint in it.
+ */
+export async function applyInBatchThenAlone(deps: ApplyDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
   if (ready.length === 0) return [];
   try {
     const outcomes = await applyInTransaction(deps, ready);
@@ -170,7 +181,7 @@ async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]):
   return alone;
 }
 
-async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
+async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
   return deps.db.transaction(async (tx) => {
     // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
     const inbox = drizzleExecutor(tx);
