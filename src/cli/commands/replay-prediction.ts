@@ -62,7 +62,7 @@ export function describePrediction(prediction: ReplayPrediction): string[] {
   lines.push(table(['EVENT', 'TYPE', 'NOW', 'REPLAY', 'PAYMENT', ...(refetching ? ['REFETCH FROM'] : [])], eventRows));
   if (payments.length > 0) {
     const changing = payments.filter((p) => p.now !== p.after).length;
-    lines.push('', `Per payment (${plural(changing, 'status')} would change):`);
+    lines.push('', `Per payment (${changing} of ${plural(payments.length, 'payment')} would change status):`);
     lines.push(table(['PAYMENT', 'NOW', 'AFTER REPLAY'], payments.map((p) => [`${p.provider}:${p.chargeId}`, p.now ?? '(none)', p.after ?? '(none)'])));
   }
   if (refetching) {
@@ -71,7 +71,8 @@ export function describePrediction(prediction: ReplayPrediction): string[] {
       'REFETCH FROM: the replay re-reads these charges from the gateway; the dry run calls no gateway and used the newest snapshot the inbox keeps, or else the event\'s payload. If the charge changed at the gateway since, the replay decides by what it says now.',
     );
   }
-  if (events.some((e) => e.payment && events.filter((o) => o.payment && o.payment.chargeId === e.payment!.chargeId && o.payment.provider === e.payment!.provider).length > 1)) {
+  const paymentsNamed = events.flatMap((e) => (e.payment ? [`${e.payment.provider}:${e.payment.chargeId}`] : []));
+  if (new Set(paymentsNamed).size < paymentsNamed.length) {
     lines.push(
       '',
       'Several events of one payment: predicted in the order the replay queues them (oldest first). The payment ends the same in any order; pg-boss does not promise that order, so which of them is processed and which ignored may differ.',
