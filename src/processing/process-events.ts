@@ -4,8 +4,10 @@ import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { BreakerOpenError } from '../refetch/errors.ts';
+import { type EventDecision, rejectedMoneyMovement } from '../domain/payments/event-decision.ts';
+import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
-import { type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
+import { type AppliedEvent, type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind, notAPaymentEvent } from './handlers.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { type EventOutcome, lockEventsForProcessing, markEventOutcomes, recordFailedAttempt } from '../inbox/sql/mark-events.ts';
@@ -102,6 +104,8 @@ export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly Ev
         results[item.position] = await failedAttempt(deps, jobs[item.position]!, item.row, applied.error);
       } else {
         if (applied.outcome !== 'skipped') deps.metrics?.settled(item.row.provider, applied.outcome, item.row.receivedAt, new Date());
+        const refusedMoney = rejectedMoneyMovement(applied.decision);
+        if (refusedMoney) deps.metrics?.rejectedMoneyEvent(item.row.provider, refusedMoney);
         results[item.position] = { outcome: applied.outcome };
       }
     }
@@ -152,7 +156,10 @@ async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal:
   return { event, context, handler };
 }
 
-export type Applied = { outcome: SettledStatus | 'skipped' } | { error: unknown };
+/** One event's result in its batch's transaction: `skipped` when it was no longer pending once locked. */
+export type BatchOutcome = { outcome: 'skipped'; decision?: undefined } | { outcome: SettledStatus; decision: EventDecision | undefined };
+
+export type Applied = BatchOutcome | { error: unknown };
 
 /** Where a batch is applied: the pool (a transaction each) or an open transaction (a savepoint each). */
 type ApplyDeps = { db: Database | Transaction };
@@ -165,7 +172,7 @@ export async function applyInBatchThenAlone(deps: ApplyDeps, ready: ReadyEvent[]
   if (ready.length === 0) return [];
   try {
     const outcomes = await applyInTransaction(deps, ready);
-    return ready.map((item) => [item, { outcome: outcomes.get(item.event.inboxId)! }]);
+    return ready.map((item) => [item, outcomes.get(item.event.inboxId)!]);
   } catch (error) {
     if (ready.length === 1) return [[ready[0]!, { error }]];
   }
@@ -173,7 +180,7 @@ export async function applyInBatchThenAlone(deps: ApplyDeps, ready: ReadyEvent[]
   for (const item of ready) {
     try {
       const outcomes = await applyInTransaction(deps, [item]);
-      alone.push([item, { outcome: outcomes.get(item.event.inboxId)! }]);
+      alone.push([item, outcomes.get(item.event.inboxId)!]);
     } catch (error) {
       alone.push([item, { error }]);
     }
@@ -181,12 +188,12 @@ export async function applyInBatchThenAlone(deps: ApplyDeps, ready: ReadyEvent[]
   return alone;
 }
 
-async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
+async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise<Map<number, BatchOutcome>> {
   return deps.db.transaction(async (tx) => {
     // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
     const inbox = drizzleExecutor(tx);
     const statuses = await lockEventsForProcessing(inbox, ready.map((item) => item.event.inboxId));
-    const outcomes = new Map<number, SettledStatus | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
+    const outcomes = new Map<number, BatchOutcome>(ready.map((item) => [item.event.inboxId, { outcome: 'skipped' }]));
     const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
     for (const item of ready) {
       if (statuses.get(item.event.inboxId) !== 'pending') continue;
@@ -194,14 +201,14 @@ async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise
       items.push(item);
       byHandler.set(item.handler, items);
     }
-    const marked: EventOutcome[] = [];
+    const marked: (EventOutcome & AppliedEvent)[] = [];
     for (const [handler, items] of byHandler) {
-      const applied = handler ? await handler.apply(tx, items) : items.map(() => ({ outcome: 'ignored' as const }));
+      const applied: AppliedEvent[] = handler ? await handler.apply(tx, items) : items.map((item) => notAPaymentEvent(item.event.kind));
       if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
       items.forEach((item, i) => marked.push({ id: item.event.inboxId, ...applied[i]! }));
     }
     await markEventOutcomes(inbox, marked);
-    for (const { id, outcome } of marked) outcomes.set(id, outcome);
+    for (const { id, outcome, decision } of marked) outcomes.set(id, { outcome, decision });
     return outcomes;
   });
 }
@@ -216,7 +223,9 @@ async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEven
     }
   }
   if (row) deps.metrics?.failure(row.provider, errorClassOf(error));
+  // The payment the application has not created yet is a decision too: the row may end failed on it.
+  const decision = error instanceof PaymentNotYetKnown ? { decision: 'unknown_payment' as const, detail: { chargeId: error.chargeId } } : undefined;
   // Best effort: when the database itself is what failed, this fails too and the retry still happens.
-  await recordFailedAttempt(drizzleExecutor(deps.db), job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
+  await recordFailedAttempt(drizzleExecutor(deps.db), job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH), decision).catch(() => {});
   return { error };
 }
