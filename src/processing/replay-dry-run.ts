@@ -1,5 +1,7 @@
 import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
 import type { InboxStatus, SettledStatus } from '../db/schema.ts';
+import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
+import type { EventDecision } from '../domain/payments/event-decision.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { type ChargeKey, lockPayments } from '../domain/payments/payment-sql.ts';
 import { describeError } from '../errors.ts';
@@ -40,6 +42,8 @@ export interface PredictedEvent {
   /** What the replay would leave it: `failed` = its attempt fails (`error`), and is retried; `skipped` = it changed since it was selected. */
   outcome: SettledStatus | 'failed' | 'skipped';
   error?: string;
+  /** Why: what the workers would record on its row (webhook_inbox.decision, decision_detail). */
+  decision?: EventDecision;
   /** The payment it is about, when it is a payment event. */
   payment?: ChargeKey;
   refetch?: RefetchStandIn;
@@ -125,10 +129,14 @@ async function paymentStatuses(tx: Transaction, keys: ChargeKey[]): Promise<Map<
   return new Map(rows.map((row) => [row.id, { key: { provider: row.provider, chargeId: row.gatewayChargeId }, status: row.status }]));
 }
 
-function outcomeOf(applied: Applied | undefined): Pick<PredictedEvent, 'outcome' | 'error'> {
+function outcomeOf(applied: Applied | undefined): Pick<PredictedEvent, 'outcome' | 'error' | 'decision'> {
   if (!applied) return { outcome: 'skipped' };
-  if ('error' in applied) return { outcome: 'failed', error: describeError(applied.error) };
-  return { outcome: applied.outcome === 'skipped' ? 'skipped' : applied.outcome };
+  if ('error' in applied) {
+    // As the worker records it (process-events.ts): a payment the application has not created yet.
+    const decision: EventDecision | undefined = applied.error instanceof PaymentNotYetKnown ? { decision: 'unknown_payment', detail: { chargeId: applied.error.chargeId } } : undefined;
+    return { outcome: 'failed', error: describeError(applied.error), ...(decision ? { decision } : {}) };
+  }
+  return applied.decision ? { outcome: applied.outcome, decision: applied.decision } : { outcome: applied.outcome };
 }
 
 /**

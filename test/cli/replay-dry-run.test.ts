@@ -51,13 +51,13 @@ async function inboxStatuses(): Promise<Record<string, string>> {
 /** Everything of the inbox's a replay could write, read whole. */
 async function databaseState() {
   return {
-    inbox: await database.sql`select id, event_id, status, attempts, last_error, fact::text as fact, processed_at, payload::text as payload from webhook_inbox order by id`,
+    inbox: await database.sql`select * from webhook_inbox order by id`,
     payments: await database.sql`select * from payments order by id`,
     transitions: await database.sql`select * from payment_transitions order by id`,
     paymentEvents: await database.sql`select * from payment_events order by payment_id, sequence`,
     lanes: await database.sql`select * from delivery_lanes order by destination, payment_id`,
-    // pg-boss's own cron and maintenance queues (names starting __pgboss) come and go on their own.
-    jobs: await database.sql`select name, state, count(*)::int as n from pgboss.job where name not like '\\_\\_pgboss%' group by 1, 2 order by 1, 2`,
+    // The queues processing and delivery use; the cron queues (inbox-sweep, …) come and go on their own.
+    jobs: await database.sql`select name, state, count(*)::int as n from pgboss.job where name in ('webhooks', 'webhooks-dead-letter', 'deliveries') group by 1, 2 order by 1, 2`,
   };
 }
 
@@ -87,6 +87,8 @@ describe('inboxctl replay --dry-run', () => {
       evt_ok_customer: 'ignored',
     });
     bugDeployed = false; // the fix is deployed
+    // A row settles before pg-boss completes its job: wait for the queues to be still, so the state read is.
+    await waitFor(async () => (await database.sql`select 1 from pgboss.job where name like 'webhooks%' and state < 'completed'`).length === 0, { message: 'no job queued or running' });
 
     const before = await databaseState();
     const dry = await runInboxctl(['replay', 'stripe', '--status', 'failed,ignored', '--dry-run', '--json'], env);
@@ -96,8 +98,14 @@ describe('inboxctl replay --dry-run', () => {
     const { prediction, matched, replayed } = dry.json();
     assert.equal(matched, 5);
     assert.equal(replayed, 0);
-    const predicted = Object.fromEntries(prediction.events.map((e: { eventId: string; outcome: string }) => [e.eventId, e.outcome]));
-    assert.deepEqual(predicted, { evt_bug_refund: 'processed', evt_bug_new: 'processed', evt_bug_late_paid: 'ignored', evt_ok_dispute: 'ignored', evt_ok_customer: 'ignored' });
+    const predicted = Object.fromEntries(prediction.events.map((e: { eventId: string; outcome: string; decision?: { decision: string } }) => [e.eventId, [e.outcome, e.decision?.decision]]));
+    assert.deepEqual(predicted, {
+      evt_bug_refund: ['processed', 'applied'],
+      evt_bug_new: ['processed', 'applied'],
+      evt_bug_late_paid: ['ignored', 'stale'],
+      evt_ok_dispute: ['ignored', 'rejected_transition'],
+      evt_ok_customer: ['ignored', 'not_a_payment_event'],
+    });
     const predictedPayments = Object.fromEntries(prediction.payments.map((p: { chargeId: string; now: string | null; after: string | null }) => [p.chargeId, [p.now, p.after]]));
     assert.deepEqual(predictedPayments, {
       ch_refund: ['paid', 'refunded'],
@@ -109,17 +117,19 @@ describe('inboxctl replay --dry-run', () => {
     const text = await runInboxctl(['replay', 'stripe', '--status', 'failed,ignored', '--dry-run'], env);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.out, /^Dry run: nothing changed/m);
-    assert.match(text.out, /^evt_bug_refund +charge\.refunded +failed +processed +stripe:ch_refund$/m);
+    assert.match(text.out, /^evt_bug_refund +charge\.refunded +failed +processed +applied \(paid → refunded\) +stripe:ch_refund$/m);
+    assert.match(text.out, /^evt_ok_dispute +charge\.dispute\.created +ignored +ignored +rejected_transition \(refunded → disputed\) +stripe:ch_dispute$/m);
     assert.match(text.out, /^stripe:ch_new +\(none\) +paid$/m);
     assert.deepEqual(await databaseState(), before, 'the text dry run wrote nothing either');
 
-    const real = await runInboxctl(['replay', 'stripe', '--status', 'failed,ignored', '--json'], env);
-    assert.equal(real.code, 0, real.stderr);
-    assert.equal(real.json().replayed, 5);
+    const replay = await runInboxctl(['replay', 'stripe', '--status', 'failed,ignored', '--json'], env);
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.json().replayed, 5);
     const replayedIds = Object.keys(predicted);
     await waitFor(() => settled(replayedIds), { message: 'the replayed events settled', timeoutMs: 60_000 });
-    const statuses = await inboxStatuses();
-    assert.deepEqual(Object.fromEntries(replayedIds.map((id) => [id, statuses[id]])), predicted, 'each event ended as the dry run said');
+    const rows = await database.sql`select event_id, status, decision from webhook_inbox where event_id = any(${replayedIds})`;
+    const real = Object.fromEntries(rows.map((r) => [r.event_id, [r.status, r.decision ?? undefined]]));
+    assert.deepEqual(real, predicted, 'each event ended, and was decided, as the dry run said');
     const payments = await database.sql`select gateway_charge_id, status from payments order by id`;
     const after = Object.fromEntries(payments.map((p) => [p.gateway_charge_id, p.status]));
     assert.deepEqual(after, Object.fromEntries(Object.entries(predictedPayments).map(([chargeId, [, status]]) => [chargeId, status])), 'each payment ended as the dry run said');

@@ -40,6 +40,14 @@ function outcomeText(event: PredictedEvent): string {
   return event.outcome;
 }
 
+/** The decision as a word, and its from → to where it has one. */
+function decisionText(event: PredictedEvent): string {
+  const decision = event.decision;
+  if (!decision) return '-';
+  const detail = decision.detail as { from?: string | null; to?: string };
+  return detail.to === undefined ? decision.decision : `${decision.decision} (${detail.from ?? 'new'} → ${detail.to})`;
+}
+
 function refetchText(event: PredictedEvent): string {
   if (!event.refetch) return '';
   return event.refetch.from === 'stored_snapshot' ? `snapshot of ${event.refetch.observedAt.toISOString()}` : 'payload';
@@ -56,10 +64,11 @@ export function describePrediction(prediction: ReplayPrediction): string[] {
     e.eventType,
     e.status,
     outcomeText(e),
+    decisionText(e),
     e.payment ? `${e.payment.provider}:${e.payment.chargeId}` : '-',
     ...(refetching ? [refetchText(e) || '-'] : []),
   ]);
-  lines.push(table(['EVENT', 'TYPE', 'NOW', 'REPLAY', 'PAYMENT', ...(refetching ? ['REFETCH FROM'] : [])], eventRows));
+  lines.push(table(['EVENT', 'TYPE', 'NOW', 'REPLAY', 'DECISION', 'PAYMENT', ...(refetching ? ['REFETCH FROM'] : [])], eventRows));
   if (payments.length > 0) {
     const changing = payments.filter((p) => p.now !== p.after).length;
     lines.push('', `Per payment (${changing} of ${plural(payments.length, 'payment')} would change status):`);
