@@ -5,12 +5,11 @@ import type { EventDecision } from '../domain/payments/event-decision.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { type ChargeKey, lockPayments } from '../domain/payments/payment-sql.ts';
 import { describeError } from '../errors.ts';
-import type { ChargeSnapshot } from '../gateways/types.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
 import { type ReplayFilter, findReplayCandidates } from '../inbox/sql/pending-events.ts';
-import { singletonKeyFor } from '../queue/queues.ts';
+import { type EnqueueableEvent, singletonKeyFor } from '../queue/queues.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import type { HandlerRegistry, InboxEvent } from './handlers.ts';
@@ -75,25 +74,36 @@ interface Routed {
 }
 
 /**
- * Routes and prepares one event as a worker would, with the stand-in refetcher (no gateway call).
- * `asked` is what the stand-in answered for this event, if the handler asked it anything.
+ * Routes and prepares one event at a time as a worker would, with the workers' handlers built
+ * around the stand-in refetcher (stored-snapshots.ts: no gateway call). What the stand-in answered
+ * while an event was prepared says how that event is predicted (RefetchStandIn); with no stored
+ * snapshot the handler gets no context and reads the event's payload.
  */
-async function prepareEvent(deps: DryRunDeps, handlers: HandlerRegistry, row: InboxEventRow, position: number, asked: { answer?: ChargeSnapshot | 'none' }): Promise<Routed> {
-  asked.answer = undefined;
-  try {
-    const { event, handler } = routeEvent({ providers: deps.providers, handlers }, row);
-    let context: unknown;
+function preparer(deps: DryRunDeps): (row: InboxEventRow, position: number) => Promise<Routed> {
+  let refetch: RefetchStandIn | undefined;
+  const standIn = createStoredSnapshotRefetcher(deps.refetches, drizzleExecutor(deps.db));
+  const handlers = deps.handlers({
+    ...standIn,
+    async fetchCharge(provider, chargeId, signal) {
+      refetch = { from: 'payload' };
+      const snapshot = await standIn.fetchCharge(provider, chargeId, signal);
+      refetch = { from: 'stored_snapshot', observedAt: snapshot.observedAt };
+      return snapshot;
+    },
+  });
+  return async (row, position) => {
+    refetch = undefined;
     try {
-      context = handler?.prepare ? await handler.prepare(event, new AbortController().signal) : undefined;
+      const { event, handler } = routeEvent({ providers: deps.providers, handlers }, row);
+      const context = await handler?.prepare?.(event, new AbortController().signal).catch((error: unknown) => {
+        if (error instanceof NoStoredSnapshotError) return undefined;
+        throw error;
+      });
+      return { row, refetch, ready: { position, row, event, context, handler } };
     } catch (error) {
-      if (!(error instanceof NoStoredSnapshotError)) throw error;
+      return { row, error };
     }
-    const answer = asked.answer as ChargeSnapshot | 'none' | undefined;
-    const refetch: RefetchStandIn | undefined = answer === undefined ? undefined : answer === 'none' ? { from: 'payload' } : { from: 'stored_snapshot', observedAt: answer.observedAt };
-    return { row, refetch, ready: { position, row, event, context, handler } };
-  } catch (error) {
-    return { row, error };
-  }
+  };
 }
 
 /** The keys a payment event's payment may be stored under (its key, a legacy key, a thin notice's charge). */
@@ -109,7 +119,7 @@ function chargeKeysOf(event: InboxEvent): ChargeKey[] {
  * resource's events are applied one after the other, each seeing the ones before it settled, in
  * the order they are queued (oldest first); events of different resources share a batch.
  */
-function rounds(queued: readonly { id: number; provider: string; eventId: string; resourceId: string | null }[], ready: Map<number, ReadyEvent>): ReadyEvent[][] {
+function rounds(queued: readonly EnqueueableEvent[], ready: Map<number, ReadyEvent>): ReadyEvent[][] {
   const depth = new Map<string, number>();
   const result: ReadyEvent[][] = [];
   for (const event of queued) {
@@ -124,7 +134,7 @@ function rounds(queued: readonly { id: number; provider: string; eventId: string
   return result.map((round) => round.sort((a, b) => a.event.inboxId - b.event.inboxId));
 }
 
-async function paymentStatuses(tx: Transaction, keys: ChargeKey[]): Promise<Map<number, { key: ChargeKey; status: PaymentStatus }>> {
+async function paymentStatuses(tx: Transaction, keys: ChargeKey[]): Promise<PaymentStatuses> {
   const rows = await lockPayments(tx, keys);
   return new Map(rows.map((row) => [row.id, { key: { provider: row.provider, chargeId: row.gatewayChargeId }, status: row.status }]));
 }
@@ -139,6 +149,30 @@ function outcomeOf(applied: Applied | undefined): Pick<PredictedEvent, 'outcome'
   return applied.decision ? { outcome: applied.outcome, decision: applied.decision } : { outcome: applied.outcome };
 }
 
+function predictedEvent(r: Routed, applied: Applied | undefined): PredictedEvent {
+  const payment = r.ready ? chargeKeysOf(r.ready.event)[0] : undefined;
+  return {
+    inboxId: r.row.id,
+    eventId: r.row.eventId,
+    eventType: r.row.eventType,
+    status: r.row.status,
+    ...(r.error === undefined ? outcomeOf(applied) : { outcome: 'failed', error: describeError(r.error) }),
+    ...(payment ? { payment } : {}),
+    ...(r.refetch ? { refetch: r.refetch } : {}),
+  };
+}
+
+type PaymentStatuses = Map<number, { key: ChargeKey; status: PaymentStatus }>;
+
+/** Every payment read before or after (one the replay creates is only in `after`), in id order. */
+function predictedPayments(before: PaymentStatuses, after: PaymentStatuses): PredictedPayment[] {
+  const ids = [...new Set([...before.keys(), ...after.keys()])].sort((a, b) => a - b);
+  return ids.map((id) => {
+    const { key } = (after.get(id) ?? before.get(id))!;
+    return { ...key, now: before.get(id)?.status ?? null, after: after.get(id)?.status ?? null };
+  });
+}
+
 /**
  * A replay's dry run: the events the replay would select are put back to pending and applied by
  * the workers' own code (routing, the handlers' prepare and apply, the batch transaction with its
@@ -151,33 +185,22 @@ function outcomeOf(applied: Applied | undefined): Pick<PredictedEvent, 'outcome'
  */
 export async function dryRunReplay(deps: DryRunDeps, filter: ReplayFilter, statuses: readonly InboxStatus[]): Promise<ReplayPrediction> {
   let prediction: ReplayPrediction | undefined;
-  const asked: { answer?: ChargeSnapshot | 'none' } = {};
-  const standIn = createStoredSnapshotRefetcher(deps.refetches, drizzleExecutor(deps.db));
-  const handlers = deps.handlers({
-    ...standIn,
-    fetchCharge: (provider, chargeId, signal) =>
-      standIn.fetchCharge(provider, chargeId, signal).then(
-        (snapshot) => (asked.answer = snapshot),
-        (error: unknown) => {
-          if (error instanceof NoStoredSnapshotError) asked.answer = 'none';
-          throw error;
-        },
-      ),
-  });
+  const prepare = preparer(deps);
   try {
     await deps.db.transaction(async (tx) => {
       const inbox = drizzleExecutor(tx);
       const candidates = await findReplayCandidates(inbox, filter, statuses);
       const rows = await findEventsByIds(inbox, candidates.map((c) => c.id));
-      // One at a time: `asked` belongs to the event being prepared.
+      // One at a time: what the stand-in refetcher answered belongs to the event being prepared.
       const routed: Routed[] = [];
       for (const [position, candidate] of candidates.entries()) {
         const row = rows.get(candidate.id);
-        if (row) routed.push(await prepareEvent(deps, handlers, row, position, asked));
+        if (row) routed.push(await prepare(row, position));
       }
+      // As the replay does (its jobs are what the rounds stand for); inbox rows locked before payments, as the workers lock them.
+      const queued = await resetEventsToPending(inbox, routed.map((r) => r.row.id), statuses);
       const keys = routed.flatMap((r) => (r.ready ? chargeKeysOf(r.ready.event) : []));
       const before = await paymentStatuses(tx, keys);
-      const queued = await resetEventsToPending(inbox, routed.map((r) => r.row.id), statuses);
       const ready = new Map(routed.flatMap((r) => (r.ready ? [[r.row.id, r.ready] as const] : [])));
       const applied = new Map<number, Applied>();
       for (const round of rounds(queued, ready)) {
@@ -185,25 +208,8 @@ export async function dryRunReplay(deps: DryRunDeps, filter: ReplayFilter, statu
       }
       const after = await paymentStatuses(tx, keys);
       const order = new Map(queued.map((event, i) => [event.id, i]));
-      const events = routed
-        .map((r): PredictedEvent => ({
-          inboxId: r.row.id,
-          eventId: r.row.eventId,
-          eventType: r.row.eventType,
-          status: r.row.status,
-          ...(r.error === undefined ? outcomeOf(applied.get(r.row.id)) : { outcome: 'failed', error: describeError(r.error) }),
-          ...(r.ready && chargeKeysOf(r.ready.event)[0] ? { payment: chargeKeysOf(r.ready.event)[0] } : {}),
-          ...(r.refetch ? { refetch: r.refetch } : {}),
-        }))
-        .sort((a, b) => (order.get(a.inboxId) ?? Infinity) - (order.get(b.inboxId) ?? Infinity));
-      const payments = [...after.keys(), ...before.keys()]
-        .filter((id, i, all) => all.indexOf(id) === i)
-        .sort((a, b) => a - b)
-        .map((id): PredictedPayment => {
-          const { key } = (after.get(id) ?? before.get(id))!;
-          return { ...key, now: before.get(id)?.status ?? null, after: after.get(id)?.status ?? null };
-        });
-      prediction = { events, payments };
+      const events = routed.map((r) => predictedEvent(r, applied.get(r.row.id))).sort((a, b) => (order.get(a.inboxId) ?? Infinity) - (order.get(b.inboxId) ?? Infinity));
+      prediction = { events, payments: predictedPayments(before, after) };
       throw new DryRunRollback();
     });
   } catch (error) {
