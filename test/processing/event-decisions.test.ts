@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type Stripe from 'stripe';
+import { runInboxctl } from '../cli/run-inboxctl.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { useService } from '../support/service.ts';
 import { postStripe } from '../support/stripe.ts';
@@ -11,7 +12,7 @@ import { SECRET, paymentOf, waitUntilSettled } from './harness.ts';
 // the official SDK and posted to the real service one at a time, each processed before the next
 // arrives: the decision an event gets is about what was known when it was processed.
 const database = useTestDatabase();
-const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET } });
+const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: 'event-decisions-admin-token-0123' } });
 
 const BASE = Math.floor(Date.now() / 1000) - 30 * 86_400;
 const DAY = 86_400;
@@ -109,5 +110,28 @@ describe('every processed event says why it ended as it did', () => {
     assert.deepEqual(await decisionsOf(['evt_unmapped']), [
       { eventId: 'evt_unmapped', status: 'ignored', decision: 'not_a_payment_event', detail: { kind: 'stripe:charge.updated' } },
     ]);
+  });
+
+  test('inboxctl show, inboxctl stats (text and --json) and the dashboard event page say it (the tests above ran first)', async () => {
+    const env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
+    const show = await runInboxctl(['show', 'stripe', 'evt_rd_4'], env);
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.out, /^ {2}decision {5}rejected_transition: refunded → disputed is not allowed \(event of \d{4}-\d\d-\d\dT[\d:.]+Z\)$/m);
+    assert.equal((await runInboxctl(['show', 'stripe', 'evt_rd_4', '--json'], env)).json().decisionDetail.from, 'refunded');
+
+    const stats = await runInboxctl(['stats', '--json'], env);
+    assert.equal(stats.code, 0, stats.stderr);
+    assert.deepEqual(stats.json().decisions, [
+      { provider: 'stripe', decision: 'applied', count: 6, latestEventId: 'evt_rt_2' },
+      { provider: 'stripe', decision: 'rejected_transition', count: 2, latestEventId: 'evt_rd_5' },
+      { provider: 'stripe', decision: 'stale', count: 2, latestEventId: 'evt_rt_3' },
+      { provider: 'stripe', decision: 'not_a_payment_event', count: 1, latestEventId: 'evt_unmapped' },
+    ]);
+    const text = await runInboxctl(['stats', '--provider', 'stripe'], env);
+    assert.match(text.out, /^stripe +rejected_transition +2 +inboxctl show stripe evt_rd_5$/m);
+
+    const [row] = await database.sql`select id from webhook_inbox where event_id = 'evt_rd_5'`;
+    const page = await (await fetch(`${service.baseUrl}/dashboard/events/${row!.id}`)).text();
+    assert.match(page, /<dd id="decision" data-decision="rejected_transition">rejected_transition: refunded → charged_back is not allowed/);
   });
 });
