@@ -25,6 +25,15 @@ export type InboxStatus = (typeof inboxStatuses)[number];
 export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
 
 /**
+ * Why processing left an event as it did (webhook_inbox.decision; `ignored` stays the status, this
+ * says why). The payments domain decides the payment ones (src/domain/payments/event-decision.ts);
+ * `not_a_payment_event` is an event no handler is registered for, `unknown_payment` a `require`
+ * mode event whose payment the application has not created (yet).
+ */
+export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment'] as const;
+export type EventDecisionName = (typeof eventDecisions)[number];
+
+/**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.
  * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
  */
@@ -60,6 +69,12 @@ export const webhookInbox = pgTable(
     // payload (src/inbox/event-fingerprint.ts). Null on rows stored before it existed: those are
     // never judged.
     fingerprint: text('fingerprint'),
+    // Why the last processing attempt left the row as it is (eventDecisions), and its particulars
+    // (from → to, the newer occurred_at known, the snapshot's read time): "ignored" alone cannot
+    // tell a dispute refused after a refund from an event type nobody maps. Null before
+    // processing, after a replay, and for events a custom handler settled without one.
+    decision: text('decision').$type<EventDecisionName>(),
+    decisionDetail: jsonb('decision_detail'),
   },
   (table) => [
     uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
@@ -68,6 +83,10 @@ export const webhookInbox = pgTable(
     check(
       'webhook_inbox_status_check',
       sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`,
+    ),
+    check(
+      'webhook_inbox_decision_check',
+      sql`${table.decision} in ('applied', 'stale', 'rejected_transition', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment')`,
     ),
   ],
 );

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SettledStatus } from '../db/schema.ts';
+import { moneyMovingKinds } from '../domain/payments/event-decision.ts';
 
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
@@ -23,6 +24,8 @@ export interface ProcessingMetrics {
   failure(provider: string, errorClass: string): void;
   /** The row was processed or ignored; received → now is the processing latency, retries included. */
   settled(provider: string, status: SettledStatus, receivedAt: Date, now: Date): void;
+  /** A refund, dispute or chargeback the state machine refused (decision rejected_transition), once committed. */
+  rejectedMoneyEvent(provider: string, kind: string): void;
 }
 
 export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
@@ -94,6 +97,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  // Read once: the caller may hand an iterator (a Map's keys), and more than one counter starts at 0 per provider.
+  const providers = [...(options.providers ?? [])];
 
   const deliveries = new Counter({
     name: 'webhook_deliveries_total',
@@ -114,7 +119,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['provider'],
     registers,
   });
-  for (const provider of options.providers ?? []) conflictingDuplicates.inc({ provider }, 0);
+  for (const provider of providers) conflictingDuplicates.inc({ provider }, 0);
   const attempts = new Counter({
     name: 'inbox_processing_attempts_total',
     help: 'Processing attempts (job runs against an inbox row) by provider.',
@@ -140,6 +145,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: PROCESSING_BUCKETS,
     registers,
   });
+  const rejectedMoney = new Counter({
+    name: 'inbox_rejected_money_events_total',
+    help: 'Refunds, disputes and chargebacks the payment state machine refused (decision rejected_transition, e.g. a dispute of a refunded charge), by provider and canonical kind: someone must look.',
+    labelNames: ['provider', 'kind'],
+    registers,
+  });
+  for (const provider of providers) for (const kind of moneyMovingKinds) rejectedMoney.inc({ provider, kind }, 0);
   const refetchCalls = new Counter({
     name: 'inbox_refetch_calls_total',
     help: 'Gateway API calls that fetch a resource\'s true state, by provider and outcome.',
@@ -287,6 +299,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         settled.inc({ provider, status });
         processingLatency.observe({ provider, status }, Math.max(0, (now.getTime() - receivedAt.getTime()) / 1000));
       },
+      rejectedMoneyEvent: (provider, kind) => rejectedMoney.inc({ provider, kind }),
     },
     refetch: {
       call(provider, outcome, seconds) {

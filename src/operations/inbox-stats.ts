@@ -1,6 +1,7 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { type ConflictCount, countConflictsByProvider } from '../inbox/sql/conflicts.ts';
 import { type ProviderStatusCount, type StatusCounts, countByProviderAndStatus, oldestPendingByProvider, zeroCounts } from '../inbox/sql/counts.ts';
+import { type DecisionCount, countDecisionsByProvider } from '../inbox/sql/decision-counts.ts';
 import { type ErrorShapeCount, countFailedByErrorShape } from '../inbox/sql/failed-events.ts';
 import { sampleSettledLag } from '../inbox/sql/lag.ts';
 
@@ -55,6 +56,8 @@ export interface InboxStats {
   topErrors: TopError[];
   /** In the window, per provider, most first: duplicates that contradicted their stored event. */
   conflictingDuplicates: ConflictCount[];
+  /** In the window, per provider and decision (why events were processed or ignored), most first. */
+  decisions: DecisionCount[];
   /** Seconds; over the most recent settled events in the window (inbox/sql/lag.ts), null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
 }
@@ -122,13 +125,14 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
   const db = drizzleExecutor(database);
   // The window of the same length just before this one, for the ignored ratio's trend.
   const before = filter.since ? { provider: filter.provider, since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
-  const [counts, previous, pending, failed, lag, conflicts] = await Promise.all([
+  const [counts, previous, pending, failed, lag, conflicts, decisions] = await Promise.all([
     countByProviderAndStatus(db, filter),
     before ? countByProviderAndStatus(db, before) : Promise.resolve([]),
     oldestPendingByProvider(db, filter),
     countFailedByErrorShape(db, filter),
     sampleSettledLag(db, filter, filter.lagSampleSize ?? 10_000),
     countConflictsByProvider(db, filter),
+    countDecisionsByProvider(db, filter),
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const totals = zeroCounts();
@@ -144,6 +148,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     failed: failed.reduce((sum, f) => sum + f.n, 0),
     topErrors: failed.slice(0, filter.topErrors ?? 5).map(({ provider, shape, n, example }) => ({ provider, error: shape, count: n, example })),
     conflictingDuplicates: conflicts,
+    decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
   };
 }

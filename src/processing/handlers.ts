@@ -1,5 +1,6 @@
 import type { Transaction } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
+import type { EventDecision } from '../domain/payments/event-decision.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
 import type { StoredEvent } from '../providers/types.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
@@ -24,10 +25,17 @@ export interface PreparedEvent<Context = unknown> {
 /**
  * What applying an event did. `fact`: what the event meant when it was applied, kept on the inbox
  * row (webhook_inbox.fact) for later folds and audits; omitted, the column is left as it is.
+ * `decision`: why it ended as it did (webhook_inbox.decision); omitted, the row has none.
  */
 export interface AppliedEvent {
   outcome: SettledStatus;
   fact?: unknown;
+  decision?: EventDecision;
+}
+
+/** What an event no handler is registered for gets: stored, looked at by nobody. */
+export function notAPaymentEvent(kind: string): AppliedEvent {
+  return { outcome: 'ignored', decision: { decision: 'not_a_payment_event', detail: { kind } } };
 }
 
 /**

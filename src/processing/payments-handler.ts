@@ -6,7 +6,7 @@ import { fromStoredFact, toStoredFact } from '../domain/payments/stored-fact.ts'
 import type { ChargeSnapshot } from '../gateways/types.ts';
 import type { StoredEvent } from '../providers/types.ts';
 import type { Refetcher } from '../refetch/refetcher.ts';
-import type { AppliedEvent, EventHandler, InboxEvent, PreparedEvent } from './handlers.ts';
+import { type AppliedEvent, type EventHandler, type InboxEvent, type PreparedEvent, notAPaymentEvent } from './handlers.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-events.ts';
 
@@ -100,7 +100,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
         const fact = snapshot && chargeId ? snapshotFact(chargeId, snapshot) : event.fact;
         // A notice that could not be re-read tells nothing (no API configured for its provider).
         if (!fact) {
-          applied[position] = { outcome: 'ignored' };
+          applied[position] = notAPaymentEvent(event.kind);
           return;
         }
         applied[position] = { outcome: 'ignored', fact: toStoredFact(fact) };
@@ -115,8 +115,8 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
       });
       const announce = deps.announceChanges;
       const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch), announce && ((changes) => announce(tx, changes)));
-      outcomes.forEach((outcome, i) => {
-        applied[positions[i]!]!.outcome = outcome;
+      outcomes.forEach(({ outcome, decision }, i) => {
+        Object.assign(applied[positions[i]!]!, { outcome, decision });
       });
       return applied;
     },

@@ -1,11 +1,13 @@
-import { type Database, drizzleExecutor } from '../db/client.ts';
+import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { BreakerOpenError } from '../refetch/errors.ts';
+import { type EventDecision, rejectedMoneyMovement } from '../domain/payments/event-decision.ts';
+import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
-import { type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind } from './handlers.ts';
+import { type AppliedEvent, type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind, notAPaymentEvent } from './handlers.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { type EventOutcome, lockEventsForProcessing, markEventOutcomes, recordFailedAttempt } from '../inbox/sql/mark-events.ts';
@@ -49,7 +51,7 @@ export class ProviderNotConfiguredError extends Error {
 const MAX_ERROR_LENGTH = 2000;
 
 /** An event routed and prepared, waiting for the batch's transaction. */
-interface ReadyEvent extends PreparedEvent {
+export interface ReadyEvent extends PreparedEvent {
   position: number;
   handler: EventHandler | undefined;
   row: InboxEventRow;
@@ -102,6 +104,8 @@ export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly Ev
         results[item.position] = await failedAttempt(deps, jobs[item.position]!, item.row, applied.error);
       } else {
         if (applied.outcome !== 'skipped') deps.metrics?.settled(item.row.provider, applied.outcome, item.row.receivedAt, new Date());
+        const refusedMoney = rejectedMoneyMovement(applied.decision);
+        if (refusedMoney) deps.metrics?.rejectedMoneyEvent(item.row.provider, refusedMoney);
         results[item.position] = { outcome: applied.outcome };
       }
     }
@@ -136,25 +140,39 @@ async function inWaves(preparations: Promise<ReadyEvent | undefined>[], apply: (
   }
 }
 
-async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal: AbortSignal | undefined): Promise<Omit<ReadyEvent, 'position' | 'row'>> {
+/** The event as its handler sees it, and that handler (none: the event is `ignored`). */
+export function routeEvent(deps: Pick<ProcessingDeps, 'providers' | 'handlers'>, row: InboxEventRow): { event: InboxEvent; handler: EventHandler | undefined } {
   const provider = deps.providers.get(row.provider);
   if (!provider) throw new ProviderNotConfiguredError(row.provider);
   const fact = provider.driver.toPaymentFact(row);
   const event: InboxEvent = { inboxId: row.id, provider, stored: row, kind: canonicalKind(provider, row, fact), fact };
-  const handler = deps.handlers.handlerFor(event.kind);
+  return { event, handler: deps.handlers.handlerFor(event.kind) };
+}
+
+async function routeAndPrepare(deps: ProcessingDeps, row: InboxEventRow, signal: AbortSignal | undefined): Promise<Omit<ReadyEvent, 'position' | 'row'>> {
+  const { event, handler } = routeEvent(deps, row);
   const context = handler?.prepare ? await handler.prepare(event, signal ?? new AbortController().signal) : undefined;
   signal?.throwIfAborted();
   return { event, context, handler };
 }
 
-type Applied = { outcome: SettledStatus | 'skipped' } | { error: unknown };
+/** One event's result in its batch's transaction: `skipped` when it was no longer pending once locked. */
+export type BatchOutcome = { outcome: 'skipped'; decision?: undefined } | { outcome: SettledStatus; decision: EventDecision | undefined };
 
-/** The batch in one transaction; if that fails, each event in its own, so one failure stays one. */
-async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
+export type Applied = BatchOutcome | { error: unknown };
+
+/** Where a batch is applied: the pool (a transaction each) or an open transaction (a savepoint each). */
+type ApplyDeps = { db: Database | Transaction };
+
+/**
+ * The batch in one transaction; if that fails, each event in its own, so one failure stays one.
+ * `deps.db` may be an open transaction (a replay's dry run): each of these is then a savepoint in it.
+ */
+export async function applyInBatchThenAlone(deps: ApplyDeps, ready: ReadyEvent[]): Promise<[ReadyEvent, Applied][]> {
   if (ready.length === 0) return [];
   try {
     const outcomes = await applyInTransaction(deps, ready);
-    return ready.map((item) => [item, { outcome: outcomes.get(item.event.inboxId)! }]);
+    return ready.map((item) => [item, outcomes.get(item.event.inboxId)!]);
   } catch (error) {
     if (ready.length === 1) return [[ready[0]!, { error }]];
   }
@@ -162,7 +180,7 @@ async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]):
   for (const item of ready) {
     try {
       const outcomes = await applyInTransaction(deps, [item]);
-      alone.push([item, { outcome: outcomes.get(item.event.inboxId)! }]);
+      alone.push([item, outcomes.get(item.event.inboxId)!]);
     } catch (error) {
       alone.push([item, { error }]);
     }
@@ -170,12 +188,12 @@ async function applyInBatchThenAlone(deps: ProcessingDeps, ready: ReadyEvent[]):
   return alone;
 }
 
-async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Promise<Map<number, SettledStatus | 'skipped'>> {
+async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise<Map<number, BatchOutcome>> {
   return deps.db.transaction(async (tx) => {
     // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
     const inbox = drizzleExecutor(tx);
     const statuses = await lockEventsForProcessing(inbox, ready.map((item) => item.event.inboxId));
-    const outcomes = new Map<number, SettledStatus | 'skipped'>(ready.map((item) => [item.event.inboxId, 'skipped']));
+    const outcomes = new Map<number, BatchOutcome>(ready.map((item) => [item.event.inboxId, { outcome: 'skipped' }]));
     const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
     for (const item of ready) {
       if (statuses.get(item.event.inboxId) !== 'pending') continue;
@@ -183,14 +201,14 @@ async function applyInTransaction(deps: ProcessingDeps, ready: ReadyEvent[]): Pr
       items.push(item);
       byHandler.set(item.handler, items);
     }
-    const marked: EventOutcome[] = [];
+    const marked: (EventOutcome & AppliedEvent)[] = [];
     for (const [handler, items] of byHandler) {
-      const applied = handler ? await handler.apply(tx, items) : items.map(() => ({ outcome: 'ignored' as const }));
+      const applied: AppliedEvent[] = handler ? await handler.apply(tx, items) : items.map((item) => notAPaymentEvent(item.event.kind));
       if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
       items.forEach((item, i) => marked.push({ id: item.event.inboxId, ...applied[i]! }));
     }
     await markEventOutcomes(inbox, marked);
-    for (const { id, outcome } of marked) outcomes.set(id, outcome);
+    for (const { id, outcome, decision } of marked) outcomes.set(id, { outcome, decision });
     return outcomes;
   });
 }
@@ -205,7 +223,9 @@ async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEven
     }
   }
   if (row) deps.metrics?.failure(row.provider, errorClassOf(error));
+  // The payment the application has not created yet is a decision too: the row may end failed on it.
+  const decision = error instanceof PaymentNotYetKnown ? { decision: 'unknown_payment' as const, detail: { chargeId: error.chargeId } } : undefined;
   // Best effort: when the database itself is what failed, this fails too and the retry still happens.
-  await recordFailedAttempt(drizzleExecutor(deps.db), job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH)).catch(() => {});
+  await recordFailedAttempt(drizzleExecutor(deps.db), job.inboxId, describeError(error).slice(0, MAX_ERROR_LENGTH), decision).catch(() => {});
   return { error };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createHandlerRegistry, type EventHandler } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../support/handlers.ts';
+import { createHandlerRegistry } from '../../src/processing/handlers.ts';
+import { paymentsHandlerWithBug } from '../support/handlers.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { createApplyCounter } from '../support/apply-counter.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -20,13 +20,7 @@ const created = Math.floor(Date.now() / 1000);
 // The deployed handler has a bug for the evt_bug_* events until the "fix" is deployed; every
 // apply that gets through is counted, to prove each event changes the payment exactly once.
 let bugDeployed = true;
-const paymentsWithBug: EventHandler = {
-  ...paymentsHandler,
-  async apply(tx, events) {
-    if (bugDeployed && events.some(({ event }) => event.stored.eventId.startsWith('evt_bug_'))) throw new TypeError("Cannot read properties of undefined (reading 'amount')");
-    return paymentsHandler.apply(tx, events);
-  },
-};
+const paymentsWithBug = paymentsHandlerWithBug('evt_bug_', () => bugDeployed);
 const applies = createApplyCounter();
 
 async function statusesOf(eventIds: string[]) {

@@ -38,6 +38,17 @@ describe('foldPaymentFacts', () => {
     assert.equal(all.lastGatewayEventAt!.getTime(), (BASE + 5) * 1000);
   });
 
+  test('the fold names what it refused and from which status: the counterexample\'s lost, until dispute.created arrives', () => {
+    const paid = factOf(event('evt_paid', 'charge.succeeded', 2), 1);
+    const lost = factOf(event('evt_lost', 'charge.dispute.closed', 5, { disputeStatus: 'lost' }), 2);
+    const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
+    const early = foldPaymentFacts(null, [paid, lost]);
+    assert.deepEqual([...early.refused].map(([known, refusal]) => [known.inboxId, refusal.from, refusal.after?.inboxId]), [[2, 'paid', 1]]);
+    const complete = foldPaymentFacts(null, [paid, lost, created]);
+    assert.equal(complete.refused.size, 0);
+    assert.deepEqual(complete.applied.map((k) => k.inboxId), [1, 3, 2]);
+  });
+
   test('paid before pending: the late pending changes nothing', () => {
     const paid = factOf(event('evt_paid', 'charge.succeeded', 3), 1);
     const pending = factOf(event('evt_pending', 'charge.pending', 1), 2);

@@ -44,6 +44,8 @@ describe('unknownPayment: require', () => {
     assert.equal(row!.lastError, null);
     assert.ok(row!.attempts >= 2 && row!.attempts <= MAX_ATTEMPTS, `attempts ${row!.attempts}`);
     assert.equal((await paymentOf(database.sql, 'ch_req_early'))!.status, 'paid');
+    const [decided] = await database.sql`select decision, decision_detail from webhook_inbox where event_id = 'evt_req_early'`;
+    assert.deepEqual({ ...decided }, { decision: 'applied', decision_detail: { from: 'pending', to: 'paid' } }, 'the retry that applied it decides afresh');
     assert.deepEqual(await transitionsOf(database.sql, 'ch_req_early'), [{ inboxId: row!.id, from: 'pending', to: 'paid' }]);
   });
 
@@ -53,6 +55,8 @@ describe('unknownPayment: require', () => {
     assert.equal(row!.status, 'failed');
     assert.equal(row!.attempts, MAX_ATTEMPTS);
     assert.match(row!.lastError ?? '', /^PaymentNotYetKnown: /);
+    const [decided] = await database.sql`select decision, decision_detail from webhook_inbox where event_id = 'evt_req_never'`;
+    assert.deepEqual({ ...decided }, { decision: 'unknown_payment', decision_detail: { chargeId: 'ch_req_never' } });
   });
 
   test('the fold starts from the row the application created: a late pending never demotes its paid', async () => {

@@ -25,7 +25,7 @@ function describe(result: ReplayResult): string[] {
   lines.push(`  oldest first: ${shown}`);
   lines.push(
     result.dryRun
-      ? `Dry run: nothing changed. Without --dry-run these go back to pending and are queued at once.`
+      ? `Dry run: nothing changed (the handlers ran in a transaction that was rolled back; no job queued). Without --dry-run these go back to pending and are queued at once.`
       : `${plural(result.replayed, 'event')} back to pending and queued. Watch them with \`inboxctl stats --provider ${result.provider}\`.`,
   );
   return lines;
@@ -45,12 +45,19 @@ async function replay(context: CommandContext, providerArg: unknown, flags: Repl
   if (filter.since && filter.until && filter.since >= filter.until) throw usageError('--since must be before --until.');
   const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
   const [{ replayEvents }, { requireKnownProvider }] = await Promise.all([import('../../operations/replay-events.ts'), import('../known-provider.ts')]);
-  const result = await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
+  const { result, prediction } = await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
     await requireKnownProvider(handle.db, config, provider);
-    return replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize });
+    const replayed = await replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize });
+    if (!replayed.dryRun) return { result: replayed, prediction: undefined };
+    // What the replay would do, not only which events: the workers' handlers, rolled back.
+    const { predictReplay } = await import('./replay-prediction.ts');
+    return { result: replayed, prediction: await predictReplay(handle.db, boss!, config, filter, replayed.statuses) };
   });
-  if (flags.json) context.runtime.stdout.write(toJson(result));
-  else for (const line of describe(result)) context.print(line);
+  if (flags.json) context.runtime.stdout.write(toJson(prediction ? { ...result, prediction } : result));
+  else {
+    for (const line of describe(result)) context.print(line);
+    if (prediction) for (const line of (await import('./replay-prediction.ts')).describePrediction(prediction)) context.print(line);
+  }
   return exitCodes.ok;
 }
 
@@ -62,7 +69,7 @@ export const registerReplay: Register = (cli: CAC, run) => {
     .option('--until <time>', 'Received before: ISO-8601 time, or a duration ago')
     .option('--event-id <id>', 'Only this event (the gateway id); repeatable', { type: [String] })
     .option('--batch-size <n>', 'Rows per transaction (default 500)')
-    .option('--dry-run', 'Show what would be replayed; change nothing')
+    .option('--dry-run', 'Run the handlers on them in a rolled-back transaction: per event the outcome, per payment the status now and after; change nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl replay stripe --status failed --since 2026-12-01T14:00:00Z --dry-run')
     .action((provider: unknown, flags: ReplayFlags) => run((context) => replay(context, provider, flags)));

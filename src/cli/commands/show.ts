@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { EventDetails } from '../../operations/show-event.ts';
+import { describeDecision } from '../../operations/decision-text.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
@@ -21,6 +22,7 @@ function render(event: EventDetails, now: Date): string[] {
     `  type         ${event.eventType}`,
     `  resource     ${event.resourceId ?? '-'}`,
     `  status       ${event.status}${event.hasLiveJob ? ' (a job is queued or running)' : ''}`,
+    `  decision     ${describeDecision(event.decision, event.decisionDetail)}`,
     `  attempts     ${event.attempts}`,
     `  last error   ${event.lastError ?? '-'}`,
     `  occurred     ${at(event.occurredAt)}`,
@@ -81,7 +83,7 @@ async function show(context: CommandContext, providerArg: unknown, eventIdArg: u
 
 export const registerShow: Register = (cli: CAC, run) => {
   cli
-    .command('show <provider> <eventId>', 'One event: status, attempts, last error, timestamps, payload and conflicting duplicates')
+    .command('show <provider> <eventId>', 'One event: status, decision, attempts, last error, timestamps, payload and conflicting duplicates')
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')
     .example('inboxctl show stripe evt_3PqXyZ2eZvKYlo2C1a2b3c4d')

@@ -36,6 +36,18 @@ function conflictLines(stats: InboxStats): string[] {
   ];
 }
 
+/** Why events ended as they did, per provider; a refused refund, dispute or chargeback names its newest event. */
+function decisionLines(stats: InboxStats): string[] {
+  if (stats.decisions.length === 0) return ['Decisions in the window: none recorded.'];
+  return [
+    'Decisions in the window (why each event was processed or ignored):',
+    table(
+      ['PROVIDER', 'DECISION', 'EVENTS', 'LATEST'],
+      stats.decisions.map((d) => [d.provider, d.decision, String(d.count), `inboxctl show ${d.provider} ${d.latestEventId}`]),
+    ),
+  ];
+}
+
 function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
   const inboxStatuses = Object.keys(stats.totals) as InboxStatus[];
@@ -62,6 +74,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
     lines.push(`          e.g. inbox id ${e.example.id} (${e.provider} ${e.example.eventId}): ${firstLine(e.example.error ?? '(no error recorded)')}`);
   }
   lines.push(...conflictLines(stats));
+  lines.push(...decisionLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} settled (processed or ignored) events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
   lines.push(lagLine('processing (settled − received)', stats.lag.processing));
@@ -91,7 +104,7 @@ async function stats(context: CommandContext, flags: StatsFlags): Promise<number
 
 export const registerStats: Register = (cli: CAC, run) => {
   cli
-    .command('stats', 'Counts per provider and status, ignored ratio, oldest pending, failures, lag; exit 1 on failed or old pending')
+    .command('stats', 'Counts per provider and status and per decision, ignored ratio, oldest pending, failures, lag; exit 1 on failed or old pending')
     .option('--provider <name>', 'Only this provider')
     .option('--since <time>', 'Window for counts, ratios and lag: ISO-8601 time, a duration ago, or "all" (default 24h)')
     .option('--max-pending-age <duration>', 'Pending older than this is an alert (default 10m: the sweep age plus one sweep)')

@@ -5,6 +5,7 @@ import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
 import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { formatDuration } from '../../format/duration.ts';
+import { describeDecision } from '../../operations/decision-text.ts';
 import { formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
@@ -25,6 +26,7 @@ function facts(event: EventPage['event']) {
   const lag = event.processedAt ? (event.processedAt.getTime() - event.receivedAt.getTime()) / 1000 : undefined;
   return html`<dl class="facts">
 <dt>status</dt><dd><span class="pill ${event.status}" data-status="${event.status}">${event.status}</span></dd>
+<dt>decision</dt><dd id="decision" data-decision="${event.decision ?? ''}">${describeDecision(event.decision, event.decisionDetail)}</dd>
 <dt>provider</dt><dd>${event.provider}</dd>
 <dt>event id</dt><dd><code>${event.eventId}</code></dd>
 <dt>type</dt><dd><code>${event.eventType}</code></dd>

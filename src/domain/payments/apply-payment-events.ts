@@ -1,6 +1,7 @@
 import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
 import { PaymentNotYetKnown } from './errors.ts';
+import { type EventDecision, decidePaymentEvent } from './event-decision.ts';
 import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
 import type { PaymentFact } from './payment-fact.ts';
 import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
@@ -135,8 +136,14 @@ async function lockOrCreatePayments(tx: Transaction, groups: Map<string, ChargeG
   return locked;
 }
 
+/** What applying one event did to its payment, and why (kept on its inbox row). */
+export interface AppliedPaymentEvent {
+  outcome: SettledStatus;
+  decision: EventDecision;
+}
+
 interface ChargeResult {
-  outcomes: { index: number; outcome: SettledStatus }[];
+  outcomes: { index: number; applied: AppliedPaymentEvent }[];
   update?: PaymentUpdate;
   transitions: PaymentTransition[];
   changes: PaymentChange[];
@@ -157,9 +164,12 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
   let known = others;
   const result: ChargeResult = { outcomes: [], transitions: [], changes: [] };
   for (const { index, event } of group.events) {
-    known = [...known, { inboxId: event.inboxId, fact: event.fact }];
-    const folded = foldPaymentFacts(initial, known).state!;
+    const own: KnownFact = { inboxId: event.inboxId, fact: event.fact };
+    known = [...known, own];
+    const fold = foldPaymentFacts(initial, known);
+    const folded = fold.state!;
     const changed = !sameState(current, folded);
+    const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
     if (created || current.status !== folded.status) {
       const previousStatus = created ? null : current.status;
       result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: previousStatus, toStatus: folded.status });
@@ -173,7 +183,7 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
         cause: { inboxId: event.inboxId, ...event.cause },
       });
     }
-    result.outcomes.push({ index, outcome: created || changed ? 'processed' : 'ignored' });
+    result.outcomes.push({ index, applied: { outcome: created || changed ? 'processed' : 'ignored', decision } });
     created = false;
     current = folded;
   }
@@ -187,7 +197,8 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
  * Applies a batch of events' facts to their payments inside the caller's transaction, with a
  * handful of statements whatever the batch size: lock (or create) every payment row, read every
  * known fact of those charges, fold each charge in memory, then write the changed rows and the
- * status changes (payment_transitions) with their outbound events (payment_events). Returns one outcome per event, in the order given.
+ * status changes (payment_transitions) with their outbound events (payment_events). Returns, per
+ * event in the order given, its outcome and the decision behind it (a dry run reads them too).
  */
 export async function applyPaymentEvents(
   tx: Transaction,
@@ -195,7 +206,7 @@ export async function applyPaymentEvents(
   loadOtherFacts: LoadOtherFacts,
   /** Told the status changes inside the same transaction, after their payment_events rows (the push side queues its deliveries). */
   onChanges?: (changes: readonly PaymentChange[]) => Promise<void>,
-): Promise<SettledStatus[]> {
+): Promise<AppliedPaymentEvent[]> {
   if (events.length === 0) return [];
   const groups = groupByCharge(events);
   const payments = await lockOrCreatePayments(tx, groups);
@@ -208,13 +219,13 @@ export async function applyPaymentEvents(
     facts.push(known);
     othersByCharge.set(id, facts);
   }
-  const outcomes: SettledStatus[] = new Array(events.length);
+  const outcomes: AppliedPaymentEvent[] = new Array(events.length);
   const updates: PaymentUpdate[] = [];
   const transitions: PaymentTransition[] = [];
   const changes: PaymentChange[] = [];
   for (const [id, group] of groups) {
     const result = foldCharge(payments.get(id)!, group, othersByCharge.get(id) ?? []);
-    for (const { index, outcome } of result.outcomes) outcomes[index] = outcome;
+    for (const { index, applied } of result.outcomes) outcomes[index] = applied;
     if (result.update) updates.push(result.update);
     transitions.push(...result.transitions);
     changes.push(...result.changes);

@@ -5,10 +5,14 @@
  */
 export class PaymentNotYetKnown extends Error {
   readonly code = 'payment_not_yet_known';
+  readonly provider: string;
+  readonly chargeId: string;
   constructor(provider: string, chargeId: string) {
     super(
       `No payment for ${provider} charge ${chargeId} yet. This provider is in "require" mode: the application must create the payments row (provider, gateway_charge_id); the event is retried until it does.`,
     );
     this.name = 'PaymentNotYetKnown';
+    this.provider = provider;
+    this.chargeId = chargeId;
   }
 }

@@ -103,11 +103,21 @@ function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): 
   return fact.status !== 'partially_refunded' && reachedInTie.has(fact.status);
 }
 
+/** A fact the state machine refused where the fold reached it: what the payment was then, and why. */
+export interface Refusal {
+  /** The status it was refused from (`to` is the fact's own status). */
+  from: PaymentStatus;
+  /** The last fact applied before the refusal (a snapshot there means the gateway's read decided). */
+  after: KnownFact | undefined;
+}
+
 export interface FoldResult {
   /** null only when there is no initial state and no fact. */
   state: PaymentState | null;
   /** The facts that changed the state, in the order the fold applied them. */
   applied: KnownFact[];
+  /** The facts the fold could not apply where they fell in time (event-decision.ts names them). */
+  refused: Map<KnownFact, Refusal>;
 }
 
 /** Pure: the payment state the known facts lead to from `initial` (null: `create` mode, nothing yet). */
@@ -115,6 +125,7 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
   const sorted = [...facts].sort((a, b) => foldTime(a.fact) - foldTime(b.fact) || tieOrder(a, b));
   let state = initial;
   const applied: KnownFact[] = [];
+  const refused = new Map<KnownFact, Refusal>();
   for (let start = 0; start < sorted.length; ) {
     const time = foldTime(sorted[start]!.fact);
     let end = start;
@@ -134,9 +145,11 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
       reachedInTie.add(known!.fact.status);
       applied.push(known!);
     }
+    // A tie's leftovers cannot apply: state is non-null here, as a fact applies to no state at all.
+    for (const known of tied) refused.set(known, { from: state!.status, after: applied.at(-1) });
     start = end;
   }
-  return { state, applied };
+  return { state, applied, refused };
 }
 
 function latestReadFirst(known: readonly KnownFact[]): KnownFact[] {

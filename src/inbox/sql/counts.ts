@@ -9,7 +9,7 @@ export const zeroCounts = (): StatusCounts => Object.fromEntries(inboxStatuses.m
 
 // Naming every status looks redundant but is what lets PostgreSQL walk the (status, received_at)
 // index as four short ranges instead of the whole index.
-const EVERY_STATUS = `status in (${inboxStatuses.map((s) => `'${s}'`).join(', ')})`;
+export const EVERY_STATUS = `status in (${inboxStatuses.map((s) => `'${s}'`).join(', ')})`;
 
 export interface ProviderStatusCount {
   provider: string;

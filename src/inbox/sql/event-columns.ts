@@ -1,4 +1,4 @@
-import type { InboxStatus } from '../../db/schema.ts';
+import type { EventDecisionName, InboxStatus } from '../../db/schema.ts';
 import type { StoredEvent } from '../../providers/types.ts';
 import { dateOf, dateOrNull, epochMs } from './statement.ts';
 
@@ -56,7 +56,8 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
  * recursion would fail the read of the very event someone wants to look at.
  */
 export const EVENT_DETAIL_COLUMNS = `${storedEventColumns('null')}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
-  payload::text as payload_json, raw_body, fact`;
+  payload::text as payload_json, raw_body, fact,
+  decision, decision_detail`;
 
 interface EventDetailRow extends StoredEventRow {
   attempts: number;
@@ -65,6 +66,8 @@ interface EventDetailRow extends StoredEventRow {
   payload_json: string;
   raw_body: Buffer;
   fact: unknown;
+  decision: EventDecisionName | null;
+  decision_detail: unknown;
 }
 
 export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
@@ -77,6 +80,9 @@ export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   rawBody: Buffer;
   /** What the event meant when processed (webhook_inbox.fact); null before, and after a replay. */
   fact: unknown;
+  /** Why processing left it as it is (webhook_inbox.decision), and its particulars; null before, and after a replay. */
+  decision: EventDecisionName | null;
+  decisionDetail: unknown;
 }
 
 export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
@@ -89,6 +95,8 @@ export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
     payloadJson: row.payload_json,
     rawBody: Buffer.from(row.raw_body),
     fact: row.fact,
+    decision: row.decision,
+    decisionDetail: row.decision_detail,
   };
 }
 

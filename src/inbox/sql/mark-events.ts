@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../db/client.ts';
-import type { InboxStatus } from '../../db/schema.ts';
+import type { EventDecisionName, InboxStatus } from '../../db/schema.ts';
 import { ENQUEUEABLE_COLUMNS, type EnqueueableRow, type QueueableEvent, toQueueableEvent } from './event-columns.ts';
 import type { SettledStatus } from '../../db/schema.ts';
 
@@ -16,22 +16,40 @@ export async function lockEventsForProcessing(tx: SqlExecutor, ids: readonly num
   return new Map(rows.map((row) => [row.id, row.status]));
 }
 
+/** Why an event ended as it did (webhook_inbox.decision, decision_detail): the handler's word, stored as given. */
+export interface RecordedDecision {
+  decision: EventDecisionName;
+  detail: unknown;
+}
+
 export interface EventOutcome {
   id: number;
   outcome: SettledStatus;
   /** What the event meant when processed (see webhook_inbox.fact); undefined leaves the column as it is. */
   fact?: unknown;
+  /** Undefined: the row gets none (each processing decides afresh). */
+  decision?: RecordedDecision;
 }
 
-/** Inside the batch's transaction: each row processed/ignored, with its attempt counted. One statement. */
+/** Inside the batch's transaction: each row processed/ignored, with its attempt counted and its decision. One statement. */
 export async function markEventOutcomes(tx: SqlExecutor, outcomes: readonly EventOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  const values = JSON.stringify(outcomes.map(({ id, outcome, fact }) => ({ id, status: outcome, fact: fact ?? null, has_fact: fact !== undefined })));
+  const values = JSON.stringify(
+    outcomes.map(({ id, outcome, fact, decision }) => ({
+      id,
+      status: outcome,
+      fact: fact ?? null,
+      has_fact: fact !== undefined,
+      decision: decision?.decision ?? null,
+      decision_detail: decision?.detail ?? null,
+    })),
+  );
   await tx.executeSql(
     `update webhook_inbox as w set
        status = v.status, attempts = w.attempts + 1, processed_at = now(), last_error = null,
-       fact = case when v.has_fact then v.fact else w.fact end
-     from jsonb_to_recordset($1::jsonb) as v(id bigint, status varchar, fact jsonb, has_fact boolean)
+       fact = case when v.has_fact then v.fact else w.fact end,
+       decision = v.decision, decision_detail = v.decision_detail
+     from jsonb_to_recordset($1::jsonb) as v(id bigint, status varchar, fact jsonb, has_fact boolean, decision text, decision_detail jsonb)
      where w.id = v.id`,
     [values],
   );
@@ -45,9 +63,15 @@ export async function noteEventDeferred(db: SqlExecutor, id: number, reason: str
   await db.executeSql(`update webhook_inbox set last_error = $2 where id = $1 and status = 'pending'`, [id, reason]);
 }
 
-/** After a rolled-back attempt, outside that transaction: the attempt still counts, with its error. */
-export async function recordFailedAttempt(db: SqlExecutor, id: number, error: string): Promise<void> {
-  await db.executeSql(`update webhook_inbox set attempts = attempts + 1, last_error = $2 where id = $1 and status = 'pending'`, [id, error]);
+/**
+ * After a rolled-back attempt, outside that transaction: the attempt still counts, with its error,
+ * and with the decision the error stands for (a `require`-mode payment not created yet), or none.
+ */
+export async function recordFailedAttempt(db: SqlExecutor, id: number, error: string, decision?: RecordedDecision): Promise<void> {
+  await db.executeSql(
+    `update webhook_inbox set attempts = attempts + 1, last_error = $2, decision = $3::text, decision_detail = $4::jsonb where id = $1 and status = 'pending'`,
+    [id, error, decision?.decision ?? null, decision ? JSON.stringify(decision.detail) : null],
+  );
 }
 
 /**
@@ -70,7 +94,7 @@ export async function markEventFailed(db: SqlExecutor, id: number, fallbackError
  */
 export async function resetEventsToPending(tx: SqlExecutor, ids: readonly number[], statuses: readonly InboxStatus[]): Promise<QueueableEvent[]> {
   const { rows } = await tx.executeSql<EnqueueableRow>(
-    `update webhook_inbox set status = 'pending', last_error = null, fact = null
+    `update webhook_inbox set status = 'pending', last_error = null, fact = null, decision = null, decision_detail = null
      where id = any($1::bigint[]) and status = any($2::text[])
      returning ${ENQUEUEABLE_COLUMNS}`,
     [[...ids], [...statuses]],

@@ -1,0 +1,84 @@
+import type { EventDecisionName } from '../../db/schema.ts';
+import { type FoldResult, type KnownFact, type PaymentState, sameState } from './fold.ts';
+import { type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
+
+/**
+ * Why an event left its payment as it did, kept on its inbox row (webhook_inbox.decision and
+ * decision_detail). `detail` is JSON: what an operator needs to check the decision by hand.
+ */
+export type EventDecision =
+  /** The payment changed: `from` → `to` (the same status when only the amounts moved). `from` null: this event created it. */
+  | { decision: 'applied'; detail: { from: PaymentStatus | null; to: PaymentStatus } }
+  /** Nothing new: the history already holds it, or newer facts decide (`knownOccurredAt`). */
+  | { decision: 'stale'; detail: { status: PaymentStatus; occurredAt: string; knownOccurredAt: string | null } }
+  /** The state machine refused `from` → `to` where the event falls in time (refunded → disputed). */
+  | { decision: 'rejected_transition'; detail: { from: PaymentStatus; to: PaymentStatus; occurredAt: string } }
+  /** A gateway read (refetch snapshot) observed after the event decided instead of it. */
+  | { decision: 'superseded'; detail: { status: PaymentStatus; occurredAt: string; snapshotInboxId: number; observedAt: string } }
+  /** The event was a notice: the gateway was read, and what it said is the fact (`status`, at `observedAt`). */
+  | { decision: 'refetched'; detail: { observedAt: string; status: PaymentStatus; from: PaymentStatus | null; to: PaymentStatus } }
+  | { decision: Extract<EventDecisionName, 'not_a_payment_event' | 'unknown_payment'>; detail: Record<string, string> };
+
+export interface DecisionInput {
+  /** The event's own fact, as it was folded. */
+  event: KnownFact;
+  /** The payment before the event (null: the event created it). */
+  before: PaymentState | null;
+  after: PaymentState;
+  /** The fold that produced `after`, with the event among its facts. */
+  fold: FoldResult;
+}
+
+/** The snapshot the fold applied last, after the event's own place in it (undefined: none). */
+function snapshotAfter(fold: FoldResult, event: KnownFact): KnownFact | undefined {
+  const position = fold.applied.indexOf(event);
+  return fold.applied.slice(position + 1).findLast((known) => known.fact.snapshot);
+}
+
+function superseded(event: KnownFact, snapshot: KnownFact): EventDecision {
+  return {
+    decision: 'superseded',
+    detail: { status: event.fact.status, occurredAt: event.fact.occurredAt.toISOString(), snapshotInboxId: snapshot.inboxId, observedAt: snapshot.fact.occurredAt.toISOString() },
+  };
+}
+
+function stale(event: KnownFact, after: PaymentState): EventDecision {
+  return {
+    decision: 'stale',
+    detail: { status: event.fact.status, occurredAt: event.fact.occurredAt.toISOString(), knownOccurredAt: after.lastGatewayEventAt?.toISOString() ?? null },
+  };
+}
+
+/**
+ * Reads the decision off the fold itself (which facts it applied, which it refused and against
+ * what), never by comparing statuses afterwards: the fold is what decided.
+ */
+export function decidePaymentEvent({ event, before, after, fold }: DecisionInput): EventDecision {
+  const { fact } = event;
+  if (fact.snapshot) {
+    return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status } };
+  }
+  if (before === null || !sameState(before, after)) return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status } };
+  const refusal = fold.refused.get(event);
+  if (refusal === undefined) {
+    // Applied in its place, yet the payment is as it was: later facts already decided.
+    const snapshot = snapshotAfter(fold, event);
+    return snapshot ? superseded(event, snapshot) : stale(event, after);
+  }
+  // Refused right after a gateway read that is newer than the event: the read already holds it.
+  const by = refusal.after;
+  if (by?.fact.snapshot && by.fact.occurredAt.getTime() >= fact.occurredAt.getTime()) return superseded(event, by);
+  // The status it already had (a second `paid`, a refund told twice) is no transition: nothing new.
+  if (refusal.from === fact.status) return stale(event, after);
+  return { decision: 'rejected_transition', detail: { from: refusal.from, to: fact.status, occurredAt: fact.occurredAt.toISOString() } };
+}
+
+/** Money leaves, or may: a refusal of one of these is money nobody is told about. */
+export const moneyMovingKinds: readonly PaymentKind[] = ['payment.refunded', 'payment.partially_refunded', 'payment.disputed', 'payment.charged_back'];
+
+/** The kind of a refused money-moving event (counted in /metrics, alerted on), or undefined. */
+export function rejectedMoneyMovement(decision: EventDecision | undefined): PaymentKind | undefined {
+  if (decision?.decision !== 'rejected_transition') return undefined;
+  const kind = paymentKind(decision.detail.to);
+  return moneyMovingKinds.includes(kind) ? kind : undefined;
+}

@@ -1,0 +1,28 @@
+import type { EventDecisionName } from '../db/schema.ts';
+
+/**
+ * One line saying why an event ended as it did (`inboxctl show`, the dashboard's event page),
+ * from webhook_inbox.decision and decision_detail. The detail is read defensively: a row may
+ * carry what an older version or a custom handler wrote.
+ */
+export function describeDecision(decision: EventDecisionName | null, detail: unknown): string {
+  if (decision === null) return '-';
+  const d = (typeof detail === 'object' && detail !== null ? detail : {}) as Record<string, unknown>;
+  const text = (key: string) => (typeof d[key] === 'string' ? (d[key] as string) : '?');
+  switch (decision) {
+    case 'applied':
+      return d.from === null ? `applied: created the payment as ${text('to')}` : `applied: ${text('from')} → ${text('to')}`;
+    case 'stale':
+      return `stale: says ${text('status')} at ${text('occurredAt')}; nothing new, the payment already knows up to ${d.knownOccurredAt === null ? '-' : text('knownOccurredAt')}`;
+    case 'rejected_transition':
+      return `rejected_transition: ${text('from')} → ${text('to')} is not allowed (event of ${text('occurredAt')})`;
+    case 'superseded':
+      return `superseded: says ${text('status')} at ${text('occurredAt')}; the gateway read of ${text('observedAt')} (inbox id ${String(d.snapshotInboxId ?? '?')}) decided instead`;
+    case 'refetched':
+      return `refetched: the gateway said ${text('status')} when read at ${text('observedAt')} (payment ${d.from === null ? 'created' : text('from')} → ${text('to')})`;
+    case 'not_a_payment_event':
+      return `not_a_payment_event: no handler for ${text('kind')}`;
+    case 'unknown_payment':
+      return `unknown_payment: no payment ${text('chargeId')} yet (require mode: the application creates it)`;
+  }
+}

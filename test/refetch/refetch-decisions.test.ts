@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
+import { setup } from '../support/setup.ts';
+import { type TestService, startTestService } from '../support/service.ts';
+import { fixtureCharge, fixtureEventBody } from '../support/stripe-objects.ts';
+import { postStripe } from '../support/stripe.ts';
+import { waitFor } from '../support/wait.ts';
+
+// Stripe's defaults: refunds and disputes re-read from the API (here a fake one on 127.0.0.1),
+// payments and captures ordered by occurred_at. Events are Stripe's published fixtures, signed
+// by the official SDK.
+const SECRET = 'whsec_refetch_decisions_secret';
+const AMOUNT = 2500;
+
+const database = useTestDatabase();
+let service: TestService;
+let gateway: FakeGateway;
+
+setup(async () => {
+  gateway = await startFakeGateway();
+  const file = JSON.stringify({ providers: { stripe: { driver: 'stripe', api: { baseUrl: gateway.baseUrl } } } });
+  service = await startTestService({
+    database,
+    env: { INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_refetch_decisions' },
+    files: { '/inbox.json': file },
+  });
+});
+
+after(async () => {
+  await gateway?.close();
+});
+
+const charge = (id: string, fields: Record<string, unknown> = {}) =>
+  fixtureCharge({ id, payment_intent: null, amount: AMOUNT, amount_captured: AMOUNT, amount_refunded: 0, captured: true, refunded: false, status: 'succeeded', currency: 'brl', ...fields });
+
+async function deliver(id: string, type: 'charge.succeeded' | 'charge.refunded', created: number, object: ReturnType<typeof charge>) {
+  const response = await postStripe(service.baseUrl, fixtureEventBody(id, type, created, object), SECRET);
+  assert.equal(response.status, 200, await response.text());
+  return waitFor(
+    async () => {
+      const [row] = await database.sql`select id, status, decision, decision_detail from webhook_inbox where provider = 'stripe' and event_id = ${id}`;
+      return row && row.status !== 'pending' ? { id: Number(row.id), status: row.status, decision: row.decision, detail: row.decision_detail } : undefined;
+    },
+    { message: `${id} to be processed` },
+  );
+}
+
+describe('decisions of refetched events', () => {
+  test('a re-read event is `refetched` with the read time; an older webhook the read already covers is `superseded` by it', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    gateway.resources.set('/v1/charges/ch_refetch_decided', charge('ch_refetch_decided', { refunded: true, amount_refunded: AMOUNT }));
+    const sentAfter = Date.now();
+    const refund = await deliver('evt_rfd_refund', 'charge.refunded', now - 10, charge('ch_refetch_decided', { refunded: true, amount_refunded: AMOUNT }));
+    assert.equal(refund.status, 'processed');
+    assert.equal(refund.decision, 'refetched');
+    const { observedAt, ...rest } = refund.detail;
+    assert.deepEqual(rest, { status: 'refunded', from: null, to: 'refunded' });
+    assert.ok(Date.parse(observedAt) >= sentAfter - 1000 && Date.parse(observedAt) <= Date.now(), `observedAt ${observedAt} is when the API was read`);
+
+    // The payment, ordered by occurred_at: an hour before the read, already in what the read said.
+    const paid = await deliver('evt_rfd_paid', 'charge.succeeded', now - 3600, charge('ch_refetch_decided'));
+    assert.deepEqual(paid, {
+      id: paid.id,
+      status: 'ignored',
+      decision: 'superseded',
+      detail: { status: 'paid', occurredAt: new Date((now - 3600) * 1000).toISOString(), snapshotInboxId: refund.id, observedAt },
+    });
+  });
+});
