@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import type { PgBoss } from 'pg-boss';
 import { apiKeyEnvName } from '../../config/refetch-keys.ts';
 import type { BackfillResult } from '../../operations/backfill.ts';
 import type { GatewayEventList } from '../../gateways/event-lists.ts';
@@ -56,22 +57,28 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
   ]);
   const { configured, api, list } = target;
   const refetcher = createRefetcher({ targets: [api], clock: context.runtime.now });
-  const ingestor = createGroupCommitIngestor({
-    sql: connection.handle.sql,
-    boss: connection.boss!,
-    conflicts: createConflictRecorder({ driverOf: (name) => (name === configured.name ? configured.driver : undefined) }),
-    // A page of the list (Stripe: 100) is one transaction.
-    maxBatchSize: 100,
-    maxConcurrentBatches: 1,
-    commitDeadlineMs,
-  });
+  // Only a real run stores (and has pg-boss started); a dry run never gets here.
+  const ingestor = (boss: PgBoss) =>
+    createGroupCommitIngestor({
+      sql: connection.handle.sql,
+      boss,
+      conflicts: createConflictRecorder({ driverOf: (name) => (name === configured.name ? configured.driver : undefined) }),
+      // The backfill hands over 100 events at a time: one transaction each, with their jobs.
+      maxBatchSize: 100,
+      maxConcurrentBatches: 1,
+      commitDeadlineMs,
+    });
+  let store: ReturnType<typeof ingestor> | undefined;
   return backfillEvents(
     {
       provider: configured.name,
       driver: configured.driver,
       list,
       get: (path) => refetcher.get(configured.name, path),
-      ingest: (event) => ingestor.ingest(event),
+      ingest: (event) => {
+        if (!connection.boss) throw new Error('inboxctl backfill: storing needs pg-boss, which a dry run does not start');
+        return (store ??= ingestor(connection.boss)).ingest(event);
+      },
       findPresent: (ids) => findPresentEventIds(drizzleExecutor(connection.handle.db), configured.name, ids),
       clock: context.runtime.now,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
