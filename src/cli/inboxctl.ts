@@ -4,6 +4,7 @@ import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
 import { canonicalArgv, declaredOptions, unmarkOptionValues } from './argv.ts';
+import { registerBackfill } from './commands/backfill.ts';
 import { registerLanes } from './commands/lanes.ts';
 import { registerPurge } from './commands/purge.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -45,7 +46,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     })();
     return running;
   };
-  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes]) register(cli, run);
+  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill]) register(cli, run);
   cli.help();
   cli.version(packageJson.version);
   try {

@@ -34,6 +34,13 @@ export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'super
 export type EventDecisionName = (typeof eventDecisions)[number];
 
 /**
+ * How an event reached the inbox: delivered by the gateway (`webhook`, its signature verified), or
+ * listed from the gateway's API by `inboxctl backfill` (`backfill`) because the delivery never came.
+ */
+export const eventSources = ['webhook', 'backfill'] as const;
+export type EventSource = (typeof eventSources)[number];
+
+/**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.
  * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
  */
@@ -75,11 +82,17 @@ export const webhookInbox = pgTable(
     // processing, after a replay, and for events a custom handler settled without one.
     decision: text('decision').$type<EventDecisionName>(),
     decisionDetail: jsonb('decision_detail'),
+    // Only `webhook` rows say the gateway is still delivering: the last-delivery gauge and
+    // `inboxctl stats` read those, so a backfill never hides a silent endpoint.
+    source: varchar('source', { length: 10 }).$type<EventSource>().notNull().default('webhook'),
   },
   (table) => [
     uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
     index('webhook_inbox_status_received_at_idx').on(table.status, table.receivedAt),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
+    // The newest delivery per provider (last-delivery gauge, stats): one short backward walk per
+    // provider, never a scan. Partial: backfilled rows are not deliveries.
+    index('webhook_inbox_last_delivery_idx').on(table.provider, table.receivedAt).where(sql`${table.source} = 'webhook'`),
     check(
       'webhook_inbox_status_check',
       sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`,
@@ -88,6 +101,7 @@ export const webhookInbox = pgTable(
       'webhook_inbox_decision_check',
       sql`${table.decision} in ('applied', 'stale', 'rejected_transition', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment')`,
     ),
+    check('webhook_inbox_source_check', sql`${table.source} in ('webhook', 'backfill')`),
   ],
 );
 

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { EventSource } from '../db/schema.ts';
 import { EventUnstorableError } from '../errors.ts';
 import { wasAlteredByParse } from '../providers/json-body.ts';
 import type { IncomingEvent } from './incoming-event.ts';
@@ -22,6 +23,7 @@ export interface EventRow {
   occurredAt: string;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
+  source: EventSource;
 }
 
 // JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a pair is written as
@@ -51,7 +53,7 @@ export function toJsonbText(json: string): { text: string; replaced: boolean } {
  * place that would otherwise throw inside the shared transaction. The payload is marked lossy
  * when it was altered to be stored: here, while parsing, or because the body was not valid UTF-8.
  */
-export function toEventRow({ provider, event, rawBody, fingerprint }: IncomingEvent): EventRow {
+export function toEventRow({ provider, event, rawBody, fingerprint, source = 'webhook' }: IncomingEvent): EventRow {
   let json: string | undefined;
   try {
     json = JSON.stringify(event.payload);
@@ -70,5 +72,6 @@ export function toEventRow({ provider, event, rawBody, fingerprint }: IncomingEv
     rawBody,
     occurredAt: event.occurredAt.toISOString(),
     fingerprint,
+    source,
   };
 }

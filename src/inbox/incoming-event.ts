@@ -1,3 +1,4 @@
+import type { EventSource } from '../db/schema.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
 
 export interface IncomingEvent {
@@ -6,6 +7,8 @@ export interface IncomingEvent {
   rawBody: Buffer;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
+  /** How it arrived; undefined = `webhook` (a verified delivery). `backfill`: listed from the gateway's API. */
+  source?: EventSource;
 }
 
 export const eventKey = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;

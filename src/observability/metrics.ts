@@ -65,6 +65,7 @@ export interface DatabaseGauges {
   inboxEvents: Gauge<'provider' | 'status'>;
   inboxEventsLastHour: Gauge<'provider' | 'status'>;
   oldestPendingAge: Gauge<'provider'>;
+  lastDelivery: Gauge<'provider'>;
   queueJobs: Gauge<'queue' | 'state'>;
   refreshTimestamp: Gauge;
   refreshFailures: Counter;
@@ -242,6 +243,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     oldestPendingAge: new Gauge({
       name: 'inbox_oldest_pending_age_seconds',
       help: 'Age of the oldest pending row per provider; 0 when none is pending (from the database).',
+      labelNames: ['provider'],
+      registers,
+    }),
+    lastDelivery: new Gauge({
+      name: 'inbox_last_delivery_timestamp_seconds',
+      help: "When the provider's newest webhook delivery was received (Unix time; backfilled rows do not count). No series before its first delivery (from the database).",
       labelNames: ['provider'],
       registers,
     }),

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { eventSources } from '../db/schema.ts';
 import { ArchiveFormatError } from './errors.ts';
 
 export { ArchiveFormatError } from './errors.ts';
@@ -36,6 +37,8 @@ export const archivedEventSchema = z.object({
   fact_json: z.string().nullable().optional(),
   /** webhook_inbox.fingerprint (what the event says, hashed), so a restored row is judged again; absent in older files. */
   fingerprint: z.string().nullable().optional(),
+  /** webhook_inbox.source (`webhook`, or `backfill`: listed from the gateway's API); absent in older files. */
+  source: z.enum(eventSources).optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
-import { type Database, drizzleExecutor } from '../db/client.ts';
+import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.ts';
 import { inboxStatuses } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
+import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
 
 /** The part of pg-boss the refresher reads: its cached per-queue counts. */
@@ -76,9 +77,21 @@ export class GaugeRefresher {
       if (row.status === 'pending') gauges.oldestPendingAge.set({ provider: row.provider }, row.oldestAgeSeconds);
     }
     for (const row of recent) gauges.inboxEventsLastHour.set({ provider: row.provider, status: row.status }, row.events);
+    await this.#refreshLastDeliveries(inbox, [...providers]);
     await this.#refreshQueues();
     await this.#refreshLanes();
     gauges.refreshTimestamp.setToCurrentTime();
+  }
+
+  /**
+   * A configured provider that has gone quiet is not in the last hour's counts, so the configured
+   * list is what finds it. No delivery ever: no series (an alert on a fresh install would be noise).
+   */
+  async #refreshLastDeliveries(inbox: SqlExecutor, providers: string[]): Promise<void> {
+    const { gauges } = this.#deps;
+    const deliveries = await findLastDeliveries(inbox, providers);
+    gauges.lastDelivery.reset();
+    for (const { provider, receivedAt } of deliveries) gauges.lastDelivery.set({ provider }, receivedAt.getTime() / 1000);
   }
 
   async #refreshQueues(): Promise<void> {

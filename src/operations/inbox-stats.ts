@@ -3,6 +3,7 @@ import { type ConflictCount, countConflictsByProvider } from '../inbox/sql/confl
 import { type ProviderStatusCount, type StatusCounts, countByProviderAndStatus, oldestPendingByProvider, zeroCounts } from '../inbox/sql/counts.ts';
 import { type DecisionCount, countDecisionsByProvider } from '../inbox/sql/decision-counts.ts';
 import { type ErrorShapeCount, countFailedByErrorShape } from '../inbox/sql/failed-events.ts';
+import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import { sampleSettledLag } from '../inbox/sql/lag.ts';
 
 export interface StatsFilter {
@@ -13,6 +14,8 @@ export interface StatsFilter {
   lagSampleSize?: number;
   /** How many error shapes to list. Default 5. */
   topErrors?: number;
+  /** Providers whose last delivery is reported even without rows in the window (the configured ones: a silent one is the point). */
+  configuredProviders?: readonly string[];
 }
 
 export interface ProviderStats {
@@ -60,6 +63,12 @@ export interface InboxStats {
   decisions: DecisionCount[];
   /** Seconds; over the most recent settled events in the window (inbox/sql/lag.ts), null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
+  /**
+   * Per provider (configured, or with rows in the window), when its newest webhook delivery was
+   * received, all time; null: never. Backfilled rows do not count: a gateway that stopped
+   * delivering (a disabled endpoint) shows here however much was backfilled since.
+   */
+  lastDeliveries: Array<{ provider: string; receivedAt: Date | null }>;
 }
 
 export interface TopError {
@@ -135,6 +144,8 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     countDecisionsByProvider(db, filter),
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
+  const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
+  const delivered = new Map((await findLastDeliveries(db, reported)).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
@@ -150,6 +161,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     conflictingDuplicates: conflicts,
     decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
+    lastDeliveries: reported.map((provider) => ({ provider, receivedAt: delivered.get(provider) ?? null })),
   };
 }
 

@@ -25,6 +25,11 @@ export interface Refetcher {
    * `signal` (the job's) aborts the HTTP call; its reason is thrown as it is.
    */
   fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
+  /**
+   * Any other GET of the provider's API (a page of its event list: inboxctl backfill), through the
+   * same rate limit, circuit breaker, timeout and metrics as fetchCharge; the parsed JSON answer.
+   */
+  get(provider: string, path: string, signal?: AbortSignal): Promise<unknown>;
   breakerState(provider: string): BreakerState;
 }
 
@@ -89,20 +94,24 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     }
   }
 
+  /** One guarded call: the breaker decides whether it is sent, and the metrics count its outcome. */
+  async function guarded<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      const answer = await breaker.execute(work);
+      metrics.call(provider, 'ok', (performance.now() - started) / 1000);
+      return answer;
+    } catch (caught) {
+      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(provider, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
+      metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
   return {
     breakerState: () => STATE_NAMES[breaker.state],
-    async fetchCharge(chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot> {
-      const started = performance.now();
-      try {
-        const snapshot = await breaker.execute(() => readCharge(chargeId, signal));
-        metrics.call(provider, 'ok', (performance.now() - started) / 1000);
-        return snapshot;
-      } catch (caught) {
-        const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(provider, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
-        metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
-        throw error;
-      }
-    },
+    fetchCharge: (chargeId: string, signal?: AbortSignal) => guarded(() => readCharge(chargeId, signal)),
+    get: (path: string, signal?: AbortSignal) => guarded(() => throttledGet(path, signal)),
   };
 }
 
@@ -123,6 +132,7 @@ export function createRefetcher(deps: RefetcherDeps): Refetcher {
   return {
     has: (provider) => clients.has(provider),
     fetchCharge: async (provider, chargeId, signal) => clientFor(provider).fetchCharge(chargeId, signal),
+    get: async (provider, path, signal) => clientFor(provider).get(path, signal),
     breakerState: (provider) => clientFor(provider).breakerState(),
   };
 }

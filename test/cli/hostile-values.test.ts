@@ -162,6 +162,20 @@ describe('every command answers a hostile value with one line and exit 2, changi
     ]);
   });
 
+  test('backfill', async () => {
+    await assertAllRefused([
+      [['backfill', 'stripe', '--since', '-5h'], '"-5h"'],
+      [['backfill', 'stripe', '--since', ''], '--since'],
+      [['backfill', 'stripe', '--since', 'yesterday'], 'yesterday'],
+      [['backfill', 'stripe', '--since', '1h', '--since', '2h'], '--since'],
+      [['backfill', 'stripe'], '--since'],
+      [['backfill', '', '--since', '1h'], 'provider'],
+      [['backfill', 'nosuchpay', '--since', '1h'], 'nosuchpay'],
+      // Configured, but no API key to list its events with.
+      [['backfill', 'stripe', '--since', '1h'], 'GATEWAY_API_KEY_STRIPE'],
+    ]);
+  });
+
   test('any command: an unknown option, a missing value, a stray argument', async () => {
     await assertAllRefused([
       [['stats', '--bogus'], '--bogus'],

@@ -56,6 +56,7 @@ describe('GET /metrics after real signed deliveries', () => {
       'inbox_events',
       'inbox_events_received_last_hour',
       'inbox_oldest_pending_age_seconds',
+      'inbox_last_delivery_timestamp_seconds',
       'inbox_processing_latency_seconds',
       'inbox_processing_attempts_total',
       'inbox_processing_failures_total',

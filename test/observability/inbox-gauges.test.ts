@@ -47,6 +47,11 @@ setup(async () => {
   await insertRows('stripe', 'ignored', ['15 minutes']);
   await insertRows('asaas', 'pending', ['90 seconds']);
   await insertRows('asaas', 'ignored', ['3 minutes', '4 minutes']);
+  // Backfilled rows (listed from the gateway's API) are not deliveries: the newest asaas
+  // delivery stays the one of 90 seconds ago.
+  await database.sql`
+    insert into webhook_inbox (provider, event_id, event_type, payload, raw_body, occurred_at, received_at, status, source)
+    values ('asaas', 'evt_asaas_backfilled', 'PAYMENT_RECEIVED', '{}'::jsonb, '\\x7b7d'::bytea, now() - interval '1 day', now() - interval '10 seconds', 'processed', 'backfill')`;
   await database.sql`analyze webhook_inbox`;
   client = postgres(database.url, { max: 2, onnotice: () => {} });
   database.onTeardown(() => client.end());
@@ -90,6 +95,11 @@ describe('database-derived gauges', () => {
     assert.ok(asaasAge >= 90 && asaasAge < 150, `asaas's oldest pending is 90 s old, got ${asaasAge}`);
     assert.equal(value('inbox_oldest_pending_age_seconds', { provider: 'pagarme' }), 0);
 
+    const secondsSince = (provider: string) => Date.now() / 1000 - value('inbox_last_delivery_timestamp_seconds', { provider })!;
+    assert.ok(secondsSince('stripe') >= 60 && secondsSince('stripe') < 120, `stripe's newest delivery is 1 minute old, got ${secondsSince('stripe')}`);
+    assert.ok(secondsSince('asaas') >= 90 && secondsSince('asaas') < 150, `asaas's newest delivery is 90 s old (the backfilled row does not count), got ${secondsSince('asaas')}`);
+    assert.equal(value('inbox_last_delivery_timestamp_seconds', { provider: 'pagarme' }), undefined, 'no delivery ever: no series');
+
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'queued' }), 7);
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'active' }), 1);
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'failed' }), 3);
@@ -101,22 +111,22 @@ describe('database-derived gauges', () => {
     queries.length = 0;
     await refresherFor(metrics).refresh();
     const perRefresh = queries.length;
-    assert.equal(perRefresh, 3, 'one backlog query, one last-hour query and one lanes query per refresh');
+    assert.equal(perRefresh, 4, 'one backlog query, one last-hour query, one last-delivery query and one lanes query per refresh');
     const route = createMetricsRoute({ registry: metrics.registry });
     for (let i = 0; i < 20; i++) assert.equal((await route.request('/metrics')).status, 200);
     assert.equal(queries.length, perRefresh);
   });
 
-  test('the refresh queries walk the (status, received_at) index, never the table', async () => {
+  test('the refresh queries walk an index, never the table: counts the (status, received_at) one, the last delivery the partial (provider, received_at) one', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     queries.length = 0;
     await refresherFor(metrics).refresh();
     const inboxQueries = queries.filter(({ text }) => text.includes('webhook_inbox'));
-    assert.equal(inboxQueries.length, 2);
+    assert.equal(inboxQueries.length, 3);
     for (const { text, params } of inboxQueries) {
       const plan = (await client.unsafe(`explain ${text}`, params as postgres.ParameterOrJSON<never>[])).map((r) => r['QUERY PLAN']).join('\n');
       assert.doesNotMatch(plan, /Seq Scan on webhook_inbox/, plan);
-      assert.match(plan, /webhook_inbox_status_received_at_idx/, plan);
+      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_last_delivery_idx/ : /webhook_inbox_status_received_at_idx/, plan);
     }
   });
 

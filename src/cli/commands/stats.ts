@@ -48,6 +48,18 @@ function decisionLines(stats: InboxStats): string[] {
   ];
 }
 
+/** A silent gateway (a disabled endpoint) shows as an old last delivery; backfilled rows never count as one. */
+function lastDeliveryLines(stats: InboxStats): string[] {
+  if (stats.lastDeliveries.length === 0) return [];
+  const width = Math.max(...stats.lastDeliveries.map((d) => d.provider.length));
+  return [
+    'Last delivery (webhook, all time):',
+    ...stats.lastDeliveries.map(({ provider, receivedAt }) =>
+      `  ${provider.padEnd(width)}  ${receivedAt ? `${formatDuration(Math.max(0, (stats.generatedAt.getTime() - receivedAt.getTime()) / 1000))} ago (${receivedAt.toISOString()})` : 'never'}`,
+    ),
+  ];
+}
+
 function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
   const inboxStatuses = Object.keys(stats.totals) as InboxStatus[];
@@ -75,6 +87,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   }
   lines.push(...conflictLines(stats));
   lines.push(...decisionLines(stats));
+  lines.push(...lastDeliveryLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} settled (processed or ignored) events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
   lines.push(lagLine('processing (settled − received)', stats.lag.processing));
@@ -91,7 +104,7 @@ async function stats(context: CommandContext, flags: StatsFlags): Promise<number
   const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
   const result = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
-    return collectInboxStats(handle.db, { provider, since }, context.now);
+    return collectInboxStats(handle.db, { provider, since, configuredProviders: [...config.providers.keys()] }, context.now);
   });
   const alerts = alertsFor(result, { maxPendingAgeSeconds });
   if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));

@@ -1,0 +1,3 @@
+ALTER TABLE "webhook_inbox" ADD COLUMN "source" varchar(10) DEFAULT 'webhook' NOT NULL;--> statement-breakpoint
+CREATE INDEX "webhook_inbox_last_delivery_idx" ON "webhook_inbox" USING btree ("provider","received_at") WHERE "webhook_inbox"."source" = 'webhook';--> statement-breakpoint
+ALTER TABLE "webhook_inbox" ADD CONSTRAINT "webhook_inbox_source_check" CHECK ("webhook_inbox"."source" in ('webhook', 'backfill'));

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { createHandlerRegistry } from '../../src/processing/handlers.ts';
+import { createApplyCounter } from '../support/apply-counter.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { type FakeGateway, type RecordedRequest, startFakeGateway } from '../support/fake-gateway.ts';
+import { startTestService } from '../support/service.ts';
+import { setup } from '../support/setup.ts';
+import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { paymentOf, transitionsOf, waitUntilSettled } from '../processing/harness.ts';
+import { runInboxctl } from './run-inboxctl.ts';
+
+const database = useTestDatabase();
+const SECRET = 'whsec_backfill_cli_test';
+const API_KEY = 'sk_test_backfill_cli';
+const PAGE_SIZE = 3;
+const RETRY_AFTER_SECONDS = 1;
+const now = Math.floor(Date.now() / 1000);
+const hoursAgo = (hours: number) => now - hours * 3600;
+
+// What the Stripe account holds: each event as GET /v1/events lists it and a webhook would POST it.
+const account = [
+  { id: 'evt_bf_a_paid', type: 'charge.succeeded', chargeId: 'ch_bf_a', created: hoursAgo(50) },
+  { id: 'evt_bf_b_paid', type: 'charge.succeeded', chargeId: 'ch_bf_b', created: hoursAgo(49) },
+  { id: 'evt_bf_c_paid', type: 'charge.succeeded', chargeId: 'ch_bf_c', created: hoursAgo(30) },
+  { id: 'evt_bf_a_refund', type: 'charge.refunded', chargeId: 'ch_bf_a', created: hoursAgo(20), amountRefunded: 500 },
+  { id: 'evt_bf_b_dispute', type: 'charge.dispute.created', chargeId: 'ch_bf_b', created: hoursAgo(10) },
+  { id: 'evt_bf_c_refund', type: 'charge.refunded', chargeId: 'ch_bf_c', created: hoursAgo(5), amountRefunded: 2000 },
+  { id: 'evt_bf_b_lost', type: 'charge.dispute.closed', chargeId: 'ch_bf_b', created: hoursAgo(2), disputeStatus: 'lost' as const },
+].map((e) => ({ ...e, body: chargeEvent(e) }));
+// Older than --since 72h: the API's created[gte] filter leaves it out.
+const tooOld = { id: 'evt_bf_too_old', body: chargeEvent({ id: 'evt_bf_too_old', type: 'charge.succeeded', chargeId: 'ch_bf_old', created: hoursAgo(100) }) };
+// The one event the inbox got by signed webhook before the backfill.
+const delivered = account[0]!;
+const missing = account.filter((e) => e !== delivered).map((e) => e.id);
+
+/**
+ * Stripe's GET /v1/events, as its API reference and stripe-node's EventListParams describe it:
+ * newest first, created[gte], starting_after, has_more. Pages of PAGE_SIZE (Stripe allows a page
+ * shorter than `limit`), so seven events take three pages; the first request for page two is
+ * answered 429 with Retry-After, in every run.
+ */
+function stripeEventsApi(gateway: FakeGateway) {
+  const listed = [...account, tooOld].map((e) => JSON.parse(e.body) as { id: string; created: number }).sort((a, b) => b.created - a.created);
+  let rateLimitedOnce = false;
+  gateway.rules.push((request: RecordedRequest) => {
+    if (request.pathname !== '/v1/events') return undefined;
+    if (request.headers.authorization !== `Bearer ${API_KEY}`) return { status: 401, json: { error: { message: 'Invalid API Key' } } };
+    const query = new URL(request.path, 'http://x').searchParams;
+    const gte = Number(query.get('created[gte]'));
+    const inWindow = listed.filter((e) => e.created >= gte);
+    const after = query.get('starting_after');
+    // Once per run: a run starts at the first page.
+    if (after === null) rateLimitedOnce = false;
+    if (after !== null && !rateLimitedOnce) {
+      rateLimitedOnce = true;
+      return { status: 429, headers: { 'retry-after': String(RETRY_AFTER_SECONDS) }, json: { error: { type: 'rate_limit_error' } } };
+    }
+    const start = after === null ? 0 : inWindow.findIndex((e) => e.id === after) + 1;
+    const data = inWindow.slice(start, start + PAGE_SIZE);
+    return { status: 200, json: { object: 'list', url: '/v1/events', has_more: start + PAGE_SIZE < inWindow.length, data } };
+  });
+}
+
+const applies = createApplyCounter();
+let gateway: FakeGateway;
+let configDir: string;
+let env: Record<string, string>;
+let baseUrl: string;
+
+setup(async () => {
+  gateway = await startFakeGateway();
+  stripeEventsApi(gateway);
+  configDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-backfill-'));
+  const file = path.join(configDir, 'inbox.json');
+  // occurred_at ordering: the fake serves only the event list, no charges to re-read.
+  const config = JSON.stringify({ providers: { stripe: { driver: 'stripe', ordering: { default: 'occurred_at' }, api: { baseUrl: gateway.baseUrl } } } });
+  await writeFile(file, config);
+  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: API_KEY, INBOX_CONFIG: file };
+  const service = await startTestService({ database, env, files: { [file]: config }, handlers: createHandlerRegistry([applies.handler()]) });
+  baseUrl = service.baseUrl;
+});
+
+after(async () => {
+  await gateway?.close();
+  if (configDir) await rm(configDir, { recursive: true, force: true });
+});
+
+const inboxRowsBySource = () => database.sql`select event_id, source, status, attempts, received_at from webhook_inbox order by event_id`;
+
+describe('inboxctl backfill stripe', () => {
+  test('stores exactly the events the inbox missed, with source backfill, processed once by the workers; a second run stores nothing', async () => {
+    assert.equal((await postStripe(baseUrl, delivered.body, SECRET)).status, 200);
+    const [before] = await waitUntilSettled(database.sql, [delivered.id]);
+
+    const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], env);
+    assert.equal(dry.code, 1, dry.stderr);
+    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, since: undefined });
+    assert.deepEqual((await inboxRowsBySource()).map((r) => r.event_id), [delivered.id], 'the dry run stored nothing');
+
+    const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], env);
+    assert.equal(run.code, 1, `missing events are exit 1 (attention); stderr: ${run.stderr}`);
+    assert.match(run.out, /3 pages read/);
+    assert.match(run.out, /listed 7, already present 1, stored 6/);
+    assert.match(run.out, /rate limited 1 time/);
+    assert.match(run.stderr, /429; waiting 1 s \(Retry-After\)/);
+
+    // The request after each 429 waited out its Retry-After (a lower bound: load only adds to it).
+    const pageRequests = gateway.requests.filter((r) => r.pathname === '/v1/events');
+    for (const [i, request] of pageRequests.entries()) {
+      if (i > 0 && pageRequests[i - 1]!.path === request.path && request.path.includes('starting_after')) {
+        assert.ok(request.arrivedAtMs - pageRequests[i - 1]!.arrivedAtMs >= RETRY_AFTER_SECONDS * 1000 - 5, 'the retry came after Retry-After');
+      }
+    }
+    assert.ok(pageRequests.every((r) => new URL(r.path, 'http://x').searchParams.get('limit') === '100'));
+
+    const settled = await waitUntilSettled(database.sql, account.map((e) => e.id));
+    assert.ok(settled.every((row) => row.status === 'processed'), JSON.stringify(settled));
+    const rows = await inboxRowsBySource();
+    assert.deepEqual(rows.filter((r) => r.source === 'backfill').map((r) => r.event_id).sort(), [...missing].sort());
+    const webhookRow = rows.find((r) => r.event_id === delivered.id)!;
+    assert.equal(webhookRow.source, 'webhook');
+    assert.deepEqual(webhookRow.received_at, (await database.sql`select received_at from webhook_inbox where id = ${before!.id}`)[0]!.received_at);
+    assert.ok(!rows.some((r) => r.event_id === tooOld.id), 'older than --since: not listed');
+    for (const e of account) assert.equal(applies.appliedOf(e.id), 1, `${e.id} applied once`);
+
+    assert.deepEqual(
+      await Promise.all(['ch_bf_a', 'ch_bf_b', 'ch_bf_c'].map(async (charge) => [(await paymentOf(database.sql, charge))?.status, (await transitionsOf(database.sql, charge)).length])),
+      [['partially_refunded', 2], ['charged_back', 3], ['refunded', 2]],
+    );
+
+    const again = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--json'], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual({ listed: again.json().listed, alreadyPresent: again.json().alreadyPresent, stored: again.json().stored }, { listed: 7, alreadyPresent: 7, stored: 0 });
+    assert.equal((await database.sql`select count(*)::int as n from webhook_inbox`)[0]!.n, 7);
+    assert.equal((await database.sql`select count(*)::int as n from webhook_inbox_conflicts`)[0]!.n, 0, 'present events are not touched');
+  });
+
+  test('a provider without an API key, or a gateway whose API lists no events, is exit 2 naming what is missing', async () => {
+    const { GATEWAY_API_KEY_STRIPE: _key, INBOX_CONFIG: _file, ...withoutKey } = env;
+    const noKey = await runInboxctl(['backfill', 'stripe', '--since', '1h'], withoutKey);
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.stderr, /GATEWAY_API_KEY_STRIPE/);
+    const unknown = await runInboxctl(['backfill', 'nope', '--since', '1h'], env);
+    assert.equal(unknown.code, 2);
+    const noSince = await runInboxctl(['backfill', 'stripe'], env);
+    assert.equal(noSince.code, 2);
+    assert.match(noSince.stderr, /--since is required/);
+  });
+
+  test('a rejected key stops the run with exit 4 and stores nothing', async () => {
+    const run = await runInboxctl(['backfill', 'stripe', '--since', '1h'], { ...env, GATEWAY_API_KEY_STRIPE: 'sk_test_wrong' });
+    assert.equal(run.code, 4, run.stderr);
+    assert.match(run.stderr, /401/);
+  });
+});
