@@ -5,7 +5,7 @@ import { PAYMENT_NOTICE_KIND, type PaymentFact, paymentKind, paymentStatuses } f
 import { fromStoredFact, toStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/types.ts';
 import type { StoredEvent } from '../providers/types.ts';
-import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import { type AppliedEvent, type EventHandler, type InboxEvent, type PreparedEvent, notAPaymentEvent } from './handlers.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-events.ts';
@@ -48,7 +48,7 @@ function noticeChargeId(event: InboxEvent): string | null {
 }
 
 /** The charge to re-read for this event, when its kind is ordered by `refetch` (notices always are). */
-function chargeToRefetch(event: InboxEvent, refetcher: Refetcher | undefined): string | undefined {
+function chargeToRefetch(event: InboxEvent, refetcher: ChargeRefetcher | undefined): string | undefined {
   if (!refetcher?.has(event.provider.name)) return undefined;
   if (event.fact) return event.provider.refetch.ordering[event.fact.kind] === 'refetch' ? event.fact.chargeId : undefined;
   return noticeChargeId(event) ?? undefined;
@@ -70,7 +70,7 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot): PaymentFact {
 
 export interface PaymentsHandlerDeps {
   /** Re-reads charges for the kinds a provider orders by `refetch`. Without it, every kind is ordered by occurred_at. */
-  refetcher?: Refetcher;
+  refetcher?: ChargeRefetcher;
   /** Told each batch's payment status changes inside its transaction (src/delivery queues their deliveries). */
   announceChanges?(tx: Transaction, changes: readonly PaymentChange[]): Promise<void>;
 }

@@ -10,7 +10,7 @@ import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
 import { type ReplayFilter, findReplayCandidates } from '../inbox/sql/pending-events.ts';
 import { type EnqueueableEvent, singletonKeyFor } from '../queue/queues.ts';
-import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import type { HandlerRegistry, InboxEvent } from './handlers.ts';
 import { type Applied, type ReadyEvent, applyInBatchThenAlone, routeEvent } from './process-events.ts';
@@ -20,9 +20,9 @@ export interface DryRunDeps {
   db: Database;
   providers: ReadonlyMap<string, ConfiguredProvider>;
   /** Whether the workers re-read a provider's charges from its gateway (the real refetcher's `has`). */
-  refetches: Pick<Refetcher, 'has'>;
+  refetches: Pick<ChargeRefetcher, 'has'>;
   /** The workers' handlers, built around the refetcher given (createBuiltInHandlers). */
-  handlers(refetcher: Refetcher): HandlerRegistry;
+  handlers(refetcher: ChargeRefetcher): HandlerRegistry;
 }
 
 /**

@@ -2,7 +2,7 @@ import { type SqlExecutor } from '../db/client.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/types.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
-import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 
 /** A dry run found no snapshot of the charge stored: it is then predicted from the event's payload. */
 export class NoStoredSnapshotError extends Error {
@@ -21,7 +21,7 @@ export class NoStoredSnapshotError extends Error {
  * must not spend the gateway's rate limit, and an operator must be able to run it while the
  * gateway is down; what the gateway would answer now is the one thing it cannot predict.
  */
-export function createStoredSnapshotRefetcher(real: Pick<Refetcher, 'has'>, inbox: SqlExecutor): Refetcher {
+export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>, inbox: SqlExecutor): ChargeRefetcher {
   return {
     has: (provider) => real.has(provider),
     breakerState: () => 'closed',

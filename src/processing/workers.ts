@@ -6,7 +6,7 @@ import { describeError } from '../errors.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
-import type { Refetcher } from '../refetch/refetcher.ts';
+import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import type { PaymentsHandlerDeps } from './payments-handler.ts';
 import { failDeadLetteredEvent } from './dead-letter.ts';
@@ -26,7 +26,7 @@ export interface ProcessingOptions {
   handlers?: HandlerRegistry;
   metrics?: ProcessingMetrics;
   /** The gateway API clients (src/refetch); without it every payment kind is ordered by occurred_at. */
-  refetcher?: Refetcher;
+  refetcher?: ChargeRefetcher;
   /** Queues the push deliveries of payment changes, inside their transaction (src/delivery). */
   announceChanges?: PaymentsHandlerDeps['announceChanges'];
 }

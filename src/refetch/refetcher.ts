@@ -33,6 +33,9 @@ export interface Refetcher {
   breakerState(provider: string): BreakerState;
 }
 
+/** What processing needs of a refetcher: re-reading a charge (a dry run answers it from stored snapshots). */
+export type ChargeRefetcher = Pick<Refetcher, 'has' | 'fetchCharge' | 'breakerState'>;
+
 const STATE_NAMES: Record<CircuitState, BreakerState> = {
   [CircuitState.Closed]: 'closed',
   [CircuitState.HalfOpen]: 'half_open',
