@@ -7,7 +7,7 @@
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
  * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data, BENCH_CONTAINER_RATE sets
- * the single container's paced rate (1,000 req/s).
+ * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -92,7 +92,9 @@ try {
   if (sections.has('container')) {
     const done = section('container', 'single container (INBOX_ROLE=all) under a backlog');
     const pacedLevel = containerPacedLevel(Number(process.env.BENCH_CONTAINER_RATE ?? 1000));
-    report.container = await runSingleContainer({ server, charges, pacedLevel, postmasterPid: server.postmasterPid, log });
+    const containerEnv = parseEnv(process.env.BENCH_CONTAINER_ENV ?? '');
+    if (Object.keys(containerEnv).length > 0) log(`  service settings: ${JSON.stringify(containerEnv)}`);
+    report.container = await runSingleContainer({ server, charges, pacedLevel, env: containerEnv, postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('forwarding')) {

@@ -60,13 +60,15 @@ async function runPhase(options: {
   template: string;
   role: 'all' | 'receiver';
   ingestFirst: boolean;
+  /** Service settings of every phase (tuning runs). */
+  env: Record<string, string>;
   level: IngestLevel;
   phase: number;
   postmasterPid?: number;
 }): Promise<ContainerPhase> {
   const { role, level, ingestFirst } = options;
   const database = await options.server.createDatabase(`container_${role}`, { template: options.template });
-  const service = await startInbox(database.url, { INBOX_ROLE: role, INGEST_FIRST: ingestFirst ? 'on' : 'off' }, `container-${role}`);
+  const service = await startInbox(database.url, { ...options.env, INBOX_ROLE: role, INGEST_FIRST: ingestFirst ? 'on' : 'off' }, `container-${role}`);
   const deliveries = (amount: number, purpose: string) => {
     const prefix = `evt_bench_container_${options.phase}_${purpose}_`;
     return { prefix, requests: signedDeliveries(prefix, amount + 2 * level.connections, BENCH_SECRET) };
@@ -108,6 +110,8 @@ export async function runSingleContainer(options: {
   server: BenchDatabaseServer;
   charges: number;
   pacedLevel: IngestLevel;
+  /** BENCH_CONTAINER_ENV: service settings for every phase (tuning runs: WORKER_YIELD_PAUSE_MS=100,…). */
+  env: Record<string, string>;
   postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<SingleContainerRun> {
@@ -116,7 +120,7 @@ export async function runSingleContainer(options: {
   await template.sql.end({ timeout: 5 });
   options.log(`  backlog: ${loaded.events} events over ${options.charges} charges stored with their jobs in ${loaded.seconds.toFixed(1)} s; each phase runs on a copy`);
   const phase = async (number: number, role: 'all' | 'receiver', level: IngestLevel, ingestFirst = true) => {
-    const result = await runPhase({ server: options.server, template: template.name, role, ingestFirst, level, phase: number, postmasterPid: options.postmasterPid });
+    const result = await runPhase({ server: options.server, template: template.name, role, ingestFirst, env: options.env, level, phase: number, postmasterPid: options.postmasterPid });
     options.log(describePhase(result));
     return result;
   };
