@@ -6,7 +6,8 @@
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
- * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data.
+ * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data, BENCH_CONTAINER_RATE sets
+ * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,7 +19,7 @@ import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type ForwardingRun, runForwarding } from './scenarios/forwarding.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
-import { type SingleContainerRun, runSingleContainer } from './scenarios/single-container.ts';
+import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 
 const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'operations'];
@@ -90,7 +91,10 @@ try {
   }
   if (sections.has('container')) {
     const done = section('container', 'single container (INBOX_ROLE=all) under a backlog');
-    report.container = await runSingleContainer({ server, charges, postmasterPid: server.postmasterPid, log });
+    const pacedLevel = containerPacedLevel(Number(process.env.BENCH_CONTAINER_RATE ?? 1000));
+    const containerEnv = parseEnv(process.env.BENCH_CONTAINER_ENV ?? '');
+    if (Object.keys(containerEnv).length > 0) log(`  service settings: ${JSON.stringify(containerEnv)}`);
+    report.container = await runSingleContainer({ server, charges, pacedLevel, env: containerEnv, postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('forwarding')) {

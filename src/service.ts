@@ -6,6 +6,7 @@ import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
 import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
+import { type IngestPressureMeter, createIngestPressureMeter } from './inbox/ingest-pressure.ts';
 import { createApiRoutes } from './api/api-routes.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
@@ -69,6 +70,17 @@ function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBos
 }
 
 /**
+ * Only a process that both receives and processes has a receiver for its workers to give way to.
+ * The quiet period runs on the service's clock (a test moves it on instead of waiting); a wall
+ * clock stepped back by NTP only prolongs the yielding by the step.
+ */
+function ingestPressureOf(config: AppConfig, clock: () => Date): IngestPressureMeter | undefined {
+  if (config.role !== 'all' || !config.ingestFirst.enabled) return undefined;
+  const { ackLatencyMs, queueDepth, quietMs } = config.ingestFirst;
+  return createIngestPressureMeter({ ackLatencyMs, queueDepth, quietMs, now: () => clock().getTime() });
+}
+
+/**
  * The composition root: migrations, pools, pg-boss, the receiver and (unless receiver-only) the
  * workers. Stopping reverses it: stop accepting, drain in-flight requests and jobs, close pools.
  */
@@ -107,6 +119,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   gaugeRefresher.start();
   let accepting = true;
+  const ingestPressure = ingestPressureOf(config, clock);
+  if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.underPressure());
   const groupCommit = createGroupCommitIngestor({
     sql: database.sql,
     boss,
@@ -115,6 +129,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     // One transaction in flight, not one per pool connection (see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,
     commitDeadlineMs: config.commitDeadlineMs,
+    pressure: ingestPressure,
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
   const app = createApp({
@@ -137,7 +152,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
     const announceChanges = await startForwarding({ boss, db: database.db, destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
-    await startProcessing({ boss, db: database.db, providers: config.providers, worker: config.worker, logger, handlers: options.handlers, metrics: metrics.processing, refetcher, announceChanges });
+    await startProcessing({
+      boss,
+      db: database.db,
+      providers: config.providers,
+      worker: config.worker,
+      logger,
+      handlers: options.handlers,
+      metrics: metrics.processing,
+      refetcher,
+      announceChanges,
+      ingestPressure,
+      ingestFirst: config.ingestFirst,
+      ingestFirstMetrics: metrics.ingestFirst,
+    });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.

@@ -21,6 +21,8 @@ export interface BacklogDrain {
 
 export interface ContainerPhase extends DurableRun {
   role: 'all' | 'receiver';
+  /** INGEST_FIRST: whether the all role's workers yield to its receiver (the product's default: on). */
+  ingestFirst: boolean;
   level: IngestLevel;
   backlog: BacklogDrain;
 }
@@ -28,13 +30,17 @@ export interface ContainerPhase extends DurableRun {
 export interface SingleContainerRun {
   backlogEvents: number;
   charges: number;
-  /** INBOX_ROLE=all (receiver and workers in one process) at a paced 1,000 req/s while the backlog drains. */
+  /** INBOX_ROLE=all (receiver and workers in one process) at a paced BENCH_CONTAINER_RATE (1,000 req/s) while the backlog drains. */
   paced: ContainerPhase;
-  /** 64 connections on the same backlog: the receiver role (its workers would be elsewhere), then the all role. */
+  /** The same with INGEST_FIRST=off: what the workers cost ingest when they never yield. */
+  pacedWithoutYield: ContainerPhase;
+  /** 64 connections on the same backlog: the receiver role (its workers would be elsewhere), then the all role, with and without ingest first. */
   receiver: ContainerPhase;
   all: ContainerPhase;
+  allWithoutYield: ContainerPhase;
   /** all req/s ÷ receiver req/s at 64 connections, from adjacent runs. */
   ratio: number;
+  ratioWithoutYield: number;
 }
 
 /**
@@ -53,13 +59,16 @@ async function runPhase(options: {
   server: BenchDatabaseServer;
   template: string;
   role: 'all' | 'receiver';
+  ingestFirst: boolean;
+  /** Service settings of every phase (tuning runs). */
+  env: Record<string, string>;
   level: IngestLevel;
   phase: number;
   postmasterPid?: number;
 }): Promise<ContainerPhase> {
-  const { role, level } = options;
+  const { role, level, ingestFirst } = options;
   const database = await options.server.createDatabase(`container_${role}`, { template: options.template });
-  const service = await startInbox(database.url, { INBOX_ROLE: role }, `container-${role}`);
+  const service = await startInbox(database.url, { ...options.env, INBOX_ROLE: role, INGEST_FIRST: ingestFirst ? 'on' : 'off' }, `container-${role}`);
   const deliveries = (amount: number, purpose: string) => {
     const prefix = `evt_bench_container_${options.phase}_${purpose}_`;
     return { prefix, requests: signedDeliveries(prefix, amount + 2 * level.connections, BENCH_SECRET) };
@@ -76,7 +85,7 @@ async function runPhase(options: {
       settleFirst: false,
     });
     const drain = { pendingAtStart: probe!.before, pendingAtEnd: probe!.after, eventsPerSecond: (probe!.before - probe!.after) / run.seconds, ranOut: probe!.after === 0 };
-    return { ...run, role, level, backlog: drain };
+    return { ...run, role, ingestFirst, level, backlog: drain };
   } finally {
     await service.process.stop();
   }
@@ -85,7 +94,7 @@ async function runPhase(options: {
 function describePhase(phase: ContainerPhase): string {
   const { backlog } = phase;
   return (
-    `  single container: ${phase.role.padEnd(8)} ${phase.level.name.padEnd(8)} ${describeDurableRun(phase)} | ` +
+    `  single container: ${phase.role.padEnd(8)} ${phase.role === 'all' ? `ingest first ${phase.ingestFirst ? 'on ' : 'off'} ` : ''}${phase.level.name.padEnd(8)} ${describeDurableRun(phase)} | ` +
     `backlog pending ${backlog.pendingAtStart} → ${backlog.pendingAtEnd} (${backlog.eventsPerSecond.toFixed(0)} events/s drained${backlog.ranOut ? ', RAN OUT before the load ended' : ''}) | ` +
     `CPU µs/request: service ${phase.cpu.serverUs} + PostgreSQL ${phase.cpu.postgresUs ?? '?'} + load ${phase.cpu.loadGeneratorUs}`
   );
@@ -100,6 +109,9 @@ function describePhase(phase: ContainerPhase): string {
 export async function runSingleContainer(options: {
   server: BenchDatabaseServer;
   charges: number;
+  pacedLevel: IngestLevel;
+  /** BENCH_CONTAINER_ENV: service settings for every phase (tuning runs: WORKER_YIELD_PAUSE_MS=100,…). */
+  env: Record<string, string>;
   postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<SingleContainerRun> {
@@ -107,13 +119,30 @@ export async function runSingleContainer(options: {
   const loaded = await loadBacklog({ databaseUrl: template.url, sql: template.sql, charges: options.charges, prefix: BACKLOG_PREFIX, env: {} });
   await template.sql.end({ timeout: 5 });
   options.log(`  backlog: ${loaded.events} events over ${options.charges} charges stored with their jobs in ${loaded.seconds.toFixed(1)} s; each phase runs on a copy`);
-  const phase = async (number: number, role: 'all' | 'receiver', level: string) => {
-    const result = await runPhase({ server: options.server, template: template.name, role, level: levelNamed(level), phase: number, postmasterPid: options.postmasterPid });
+  const phase = async (number: number, role: 'all' | 'receiver', level: IngestLevel, ingestFirst = true) => {
+    const result = await runPhase({ server: options.server, template: template.name, role, ingestFirst, env: options.env, level, phase: number, postmasterPid: options.postmasterPid });
     options.log(describePhase(result));
     return result;
   };
-  const paced = await phase(1, 'all', 'rate1000');
-  const receiver = await phase(2, 'receiver', 'c64');
-  const all = await phase(3, 'all', 'c64');
-  return { backlogEvents: loaded.events, charges: options.charges, paced, receiver, all, ratio: all.requestsPerSecond / receiver.requestsPerSecond };
+  const paced = await phase(1, 'all', options.pacedLevel);
+  const pacedWithoutYield = await phase(2, 'all', options.pacedLevel, false);
+  const receiver = await phase(3, 'receiver', levelNamed('c64'));
+  const all = await phase(4, 'all', levelNamed('c64'));
+  const allWithoutYield = await phase(5, 'all', levelNamed('c64'), false);
+  return {
+    backlogEvents: loaded.events,
+    charges: options.charges,
+    paced,
+    pacedWithoutYield,
+    receiver,
+    all,
+    allWithoutYield,
+    ratio: all.requestsPerSecond / receiver.requestsPerSecond,
+    ratioWithoutYield: allWithoutYield.requestsPerSecond / receiver.requestsPerSecond,
+  };
+}
+
+/** The paced level of the single-container phases: 10 s at `rate` (BENCH_CONTAINER_RATE, 1,000 req/s by default) through at most 64 connections. */
+export function containerPacedLevel(rate: number): IngestLevel {
+  return { ...levelNamed('rate1000'), name: `rate${rate}`, rate, amount: rate * 10 };
 }

@@ -91,13 +91,19 @@ function containerRows(run: SingleContainerRun | undefined, lines: string[], tar
     return;
   }
   const backlog = `${fixed(run.backlogEvents)}-event backlog`;
-  lines.push(durableRow('single container (all)', `1,000 req/s paced, ≤ 64 conns, ${backlog} draining`, [run.paced], drained(run.paced), true));
+  const paced = `${fixed(run.paced.level.rate ?? 0)} req/s paced, ≤ ${run.paced.level.connections} conns, ${backlog} draining`;
+  lines.push(durableRow('single container (all)', paced, [run.paced], drained(run.paced), true));
+  lines.push(durableRow('all, INGEST_FIRST=off', paced, [run.pacedWithoutYield], drained(run.pacedWithoutYield), false));
   lines.push(durableRow('receiver', `64 conns, same ${backlog} (no workers)`, [run.receiver], drained(run.receiver), false));
   lines.push(durableRow('single container (all)', `64 conns, same ${backlog} draining`, [run.all], `**${percent(run.ratio)}** of receiver; ${drained(run.all)}`, true));
+  lines.push(durableRow('all, INGEST_FIRST=off', `64 conns, same ${backlog} draining`, [run.allWithoutYield], `${percent(run.ratioWithoutYield)} of receiver; ${drained(run.allWithoutYield)}`, false));
   const ranOut = run.paced.backlog.ranOut ? ' (the backlog ran out during the run)' : '';
   const { pendingAtStart, pendingAtEnd } = run.paced.backlog;
-  targets.push({ target: p99Target, measured: `${run.paced.latencyMs.p99} ms (p50 ${run.paced.latencyMs.p50} ms; backlog ${fixed(pendingAtStart)} → ${fixed(pendingAtEnd)} pending)${ranOut}`, met: run.paced.latencyMs.p99 <= 25 });
-  targets.push({ target: ratioTarget, measured: `${percent(run.ratio)} (${fixed(run.all.requestsPerSecond)} vs ${fixed(run.receiver.requestsPerSecond)} deliveries/s)`, met: run.ratio >= 0.8 });
+  const rate = run.paced.level.rate === 1000 ? '' : ` — measured at ${fixed(run.paced.level.rate ?? 0)} req/s (BENCH_CONTAINER_RATE), not 1,000`;
+  const pacedMeasured = `${run.paced.latencyMs.p99} ms (p50 ${run.paced.latencyMs.p50} ms; backlog ${fixed(pendingAtStart)} → ${fixed(pendingAtEnd)} pending)${ranOut}; INGEST_FIRST=off ${run.pacedWithoutYield.latencyMs.p99} ms${rate}`;
+  targets.push({ target: p99Target, measured: pacedMeasured, met: rate === '' ? run.paced.latencyMs.p99 <= 25 : null });
+  const ratioMeasured = `${percent(run.ratio)} (${fixed(run.all.requestsPerSecond)} vs ${fixed(run.receiver.requestsPerSecond)} deliveries/s); INGEST_FIRST=off ${percent(run.ratioWithoutYield)}`;
+  targets.push({ target: ratioTarget, measured: ratioMeasured, met: run.ratio >= 0.8 });
 }
 
 function processingRows(processing: ProcessingRun[] | undefined, lines: string[], targets: Targets): void {

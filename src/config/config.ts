@@ -3,6 +3,7 @@ import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
 import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
+import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
 
 /**
@@ -48,6 +49,8 @@ export interface ParsedConfig {
   /** Prepared statements, LISTEN/NOTIFY and the migration URL: what a pooler in front of PostgreSQL allows. */
   database: DatabaseConfig;
   worker: WorkerConfig;
+  /** Whether and how the workers of an `all` process give way to its receiver (ingest-first-config.ts). */
+  ingestFirst: IngestFirstConfig;
   providers: ReadonlyMap<string, ProviderConfig>;
   /** How often the database-derived metrics (inbox counts, oldest pending, queue depth) are recounted. */
   metricsRefreshSeconds: number;
@@ -129,6 +132,7 @@ const envVariables = z.object({
   ...dashboardEnvKeys,
   ...databaseEnvKeys,
   ...apiEnvKeys,
+  ...ingestFirstEnvKeys,
   SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
@@ -298,6 +302,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
       pollingIntervalSeconds: e.WORKER_POLLING_INTERVAL_SECONDS,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     },
+    ingestFirst: ingestFirstConfig(e),
     providers,
     metricsRefreshSeconds: e.METRICS_REFRESH_SECONDS,
     dashboard: dashboardConfig(e),

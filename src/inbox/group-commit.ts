@@ -7,6 +7,7 @@ import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import type { ConflictRecorder } from './conflicting-duplicates.ts';
 import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, eventKey } from './incoming-event.ts';
+import type { IngestPressureMeter } from './ingest-pressure.ts';
 import { type InsertedEvent, insertEventsIfAbsent } from './sql/insert-events-if-absent.ts';
 
 /** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
@@ -32,6 +33,8 @@ export interface GroupCommitOptions {
   maxConcurrentBatches: number;
   /** A delivery still uncommitted after this long gets 503 (its batch may still commit: then the resend is a duplicate). */
   commitDeadlineMs: number;
+  /** Told of every queued delivery and committed batch, so the workers of an `all` process can give way (ingest-pressure.ts). */
+  pressure?: IngestPressureMeter;
 }
 
 /**
@@ -47,6 +50,8 @@ interface Waiter {
   event: IncomingEvent;
   /** Serialised at ingest(), outside the transaction (see event-row.ts). */
   row: EventRow;
+  /** performance.now() when it was queued: a committed batch's wait is its oldest delivery's. */
+  queuedAt: number;
   /** Answered already: committed, refused, or past the commit deadline. */
   settled: boolean;
   resolve(outcome: IngestOutcome): void;
@@ -83,6 +88,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       await enqueueWebhookJobs(options.boss, tx, rows);
       return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
     });
+    options.pressure?.batchCommitted(performance.now() - batch[0]!.queuedAt);
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     for (const waiter of batch) {
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
@@ -155,11 +161,13 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
         const waiter: Waiter = {
           event,
           row,
+          queuedAt: performance.now(),
           settled: false,
           resolve: (outcome) => settle(() => resolve(outcome)),
           reject: (error) => settle(() => reject(error)),
         };
         queue.push(waiter);
+        options.pressure?.deliveryQueued(queue.length);
         flush();
       });
     },

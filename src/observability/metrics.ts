@@ -28,6 +28,16 @@ export interface ProcessingMetrics {
   rejectedMoneyEvent(provider: string, kind: string): void;
 }
 
+/** How the workers of an `all` process give way to its receiver (src/processing/ingest-first.ts). */
+export interface IngestFirstMetrics {
+  /** One transaction's worth of events applied, `yielding` while the receiver was under pressure. */
+  applied(mode: 'full' | 'yielding', events: number): void;
+  /** A worker waited `seconds` for the receiver before applying a slice. */
+  paused(seconds: number): void;
+  /** The pressure gauge reads this at each scrape (the receiver's meter; none: always 0). */
+  readPressureFrom(read: () => boolean): void;
+}
+
 export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
 export type BreakerState = 'closed' | 'half_open' | 'open';
 
@@ -55,6 +65,7 @@ export interface Metrics {
   forwarding: ForwardingMetrics;
   delivery: DeliveryMetrics;
   processing: ProcessingMetrics;
+  ingestFirst: IngestFirstMetrics;
   refetch: RefetchMetrics;
   operations: OperationsMetrics;
   /** The gauges the periodic database refresh sets (see inbox-gauges.ts). */
@@ -77,6 +88,8 @@ export interface DatabaseGauges {
 const ACK_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // Processing latency runs from milliseconds (idle) to the retry schedule's ~15 min steps and beyond.
 const PROCESSING_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86_400];
+// A yielding worker applies WORKER_YIELD_BATCH_SIZE (10) at a time, a full one up to WORKER_BATCH_SIZE (100, at most 500).
+const BATCH_EVENTS_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 const REFETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // Payment change → 2xx: tens of milliseconds when flowing, the retry schedule's minutes and hours when not.
 const FORWARDING_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 3600, 86_400];
@@ -153,6 +166,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
   for (const provider of providers) for (const kind of moneyMovingKinds) rejectedMoney.inc({ provider, kind }, 0);
+  const batchEvents = new Histogram({
+    name: 'inbox_worker_batch_events',
+    help: 'Events a worker applied in one transaction, by mode: full, or yielding to the receiver of its process (ingest first).',
+    labelNames: ['mode'],
+    buckets: BATCH_EVENTS_BUCKETS,
+    registers,
+  });
+  const yieldPauses = new Counter({ name: 'inbox_worker_yield_pauses_total', help: 'Pauses workers took for the receiver of their process (ingest first).', registers });
+  const yieldSeconds = new Counter({ name: 'inbox_worker_yield_seconds_total', help: 'Time workers spent paused for the receiver of their process.', registers });
+  let readPressure: () => boolean = () => false;
+  new Gauge({
+    name: 'inbox_ingest_pressure',
+    help: '1 while the receiver of this process is under pressure (its workers yield), else 0.',
+    registers,
+    collect() {
+      this.set(readPressure() ? 1 : 0);
+    },
+  });
   const refetchCalls = new Counter({
     name: 'inbox_refetch_calls_total',
     help: 'Gateway API calls that fetch a resource\'s true state, by provider and outcome.',
@@ -307,6 +338,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         processingLatency.observe({ provider, status }, Math.max(0, (now.getTime() - receivedAt.getTime()) / 1000));
       },
       rejectedMoneyEvent: (provider, kind) => rejectedMoney.inc({ provider, kind }),
+    },
+    ingestFirst: {
+      applied: (mode, events) => batchEvents.observe({ mode }, events),
+      paused(seconds) {
+        yieldPauses.inc();
+        yieldSeconds.inc(seconds);
+      },
+      readPressureFrom(read) {
+        readPressure = read;
+      },
     },
     refetch: {
       call(provider, outcome, seconds) {

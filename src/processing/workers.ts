@@ -1,9 +1,12 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/config.ts';
+import type { IngestFirstConfig } from '../config/ingest-first-config.ts';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { describeError } from '../errors.ts';
-import type { ProcessingMetrics } from '../observability/metrics.ts';
+import { type IngestPressure, NO_INGEST_PRESSURE } from '../inbox/ingest-pressure.ts';
+import type { IngestFirstMetrics, ProcessingMetrics } from '../observability/metrics.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
@@ -15,6 +18,7 @@ import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { noteEventDeferred } from '../inbox/sql/mark-events.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
+import { type IngestFirstApplier, createIngestFirstApplier } from './ingest-first.ts';
 
 export interface ProcessingOptions {
   boss: PgBoss;
@@ -29,6 +33,10 @@ export interface ProcessingOptions {
   refetcher?: ChargeRefetcher;
   /** Queues the push deliveries of payment changes, inside their transaction (src/delivery). */
   announceChanges?: PaymentsHandlerDeps['announceChanges'];
+  /** The receiver of this process (role `all` with INGEST_FIRST=on); default: none, the workers never yield. */
+  ingestPressure?: IngestPressure;
+  ingestFirst: IngestFirstConfig;
+  ingestFirstMetrics?: IngestFirstMetrics;
 }
 
 /**
@@ -59,7 +67,23 @@ function jobResult(job: JobWithMetadata<WebhookJobData>, result: EventResult, lo
   return { id: job.id, status: 'failed', output: { error: describeError(result.error) } };
 }
 
-async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, worker: WorkerConfig, logger: Logger): Promise<void> {
+/** A pause that ends early, without an error, when the job's signal aborts (shutdown). */
+const pause = (ms: number, signal: AbortSignal | undefined) => delay(ms, undefined, { signal }).catch(() => undefined);
+
+function ingestFirstApplier(options: ProcessingOptions): IngestFirstApplier {
+  return createIngestFirstApplier({
+    pressure: options.ingestPressure ?? NO_INGEST_PRESSURE,
+    sliceSize: options.ingestFirst.yieldBatchSize,
+    pauseMs: options.ingestFirst.yieldPauseMs,
+    // A tenth of the expiry: a yielding batch never comes near being retried while it waits.
+    maxHoldMs: (options.worker.expireInSeconds * 1000) / 10,
+    metrics: options.ingestFirstMetrics,
+    now: () => performance.now(),
+    sleep: pause,
+  });
+}
+
+async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: IngestFirstApplier, worker: WorkerConfig, logger: Logger): Promise<void> {
   const webhookWork = {
     // Batches, not single jobs: a worker sleeps its polling interval between fetches, so
     // batch 1 drains a few jobs per second. A full batch re-fetches at once (burst); NOTIFY wakes
@@ -81,7 +105,8 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, worker: W
   for (let i = 0; i < worker.concurrency; i += 1) {
     let workerId: string | undefined;
     workerId = await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, async (jobs) => {
-      const results = await processInboxEvents(deps, jobs.map((job) => ({ inboxId: job.data.inboxId, signal: job.signal })));
+      const items = jobs.map((job) => ({ inboxId: job.data.inboxId, signal: job.signal }));
+      const results = await applier.apply(items, (slice) => processInboxEvents(deps, slice), jobs[0]?.signal);
       if (workerId) boss.notifyWorker(workerId);
       return jobs.map((job, i) => jobResult(job, results[i]!, logger));
     });
@@ -120,7 +145,7 @@ export async function startProcessing(options: ProcessingOptions): Promise<void>
     metrics: options.metrics,
     deferEvent: eventDeferrer(boss, options.db, logger),
   };
-  await startWebhookWorkers(boss, deps, worker, logger);
+  await startWebhookWorkers(boss, deps, ingestFirstApplier(options), worker, logger);
   await startDeadLetterWorker(boss, options.db, worker, logger);
-  logger.info({ batchSize: worker.batchSize, concurrency: worker.concurrency }, 'processing webhooks');
+  logger.info({ batchSize: worker.batchSize, concurrency: worker.concurrency, ingestFirst: options.ingestPressure !== undefined }, 'processing webhooks');
 }

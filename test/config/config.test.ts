@@ -100,6 +100,14 @@ describe('loadConfig', () => {
     }
   });
 
+  test('ingest first: on by default, with its thresholds; off, and bad values refused by name', () => {
+    assert.deepEqual(loadConfig({}, noFiles).ingestFirst, { enabled: true, ackLatencyMs: 10, queueDepth: 32, quietMs: 1000, yieldBatchSize: 10, yieldPauseMs: 50 });
+    assert.equal(loadConfig({ INGEST_FIRST: 'off' }, noFiles).ingestFirst.enabled, false);
+    assert.equal(loadConfig({ INGEST_PRESSURE_ACK_MS: '0', INGEST_PRESSURE_QUEUE_DEPTH: '0' }, noFiles).ingestFirst.queueDepth, 0);
+    const problems = problemsOf(() => loadConfig({ INGEST_FIRST: 'yes', INGEST_QUIET_MS: '0', WORKER_YIELD_BATCH_SIZE: '0', WORKER_YIELD_PAUSE_MS: 'soon' }, noFiles)).join('\n');
+    for (const variable of ['INGEST_FIRST', 'INGEST_QUIET_MS', 'WORKER_YIELD_BATCH_SIZE', 'WORKER_YIELD_PAUSE_MS']) assert.match(problems, new RegExp(`${variable}:`));
+  });
+
   test('the dashboard’s names: INBOX_PUBLIC_URL becomes an origin, INBOX_ALLOWED_HOSTS a lower-cased list', () => {
     const dashboard = loadConfig({ INBOX_PUBLIC_URL: 'HTTPS://Ops.Example.com:8443/dashboard', INBOX_ALLOWED_HOSTS: ' Inbox:3000, ,ops-2.internal ' }, noFiles).dashboard;
     assert.equal(dashboard.publicOrigin, 'https://ops.example.com:8443');

@@ -66,6 +66,10 @@ describe('GET /metrics after real signed deliveries', () => {
       'inbox_sweeper_runs_total',
       'inbox_retention_runs_total',
       'pgboss_queue_jobs',
+      'inbox_worker_batch_events',
+      'inbox_worker_yield_pauses_total',
+      'inbox_worker_yield_seconds_total',
+      'inbox_ingest_pressure',
       'process_cpu_seconds_total',
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${family} `, 'm'), family);

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/**
+ * Ingest first (INBOX_ROLE=all only): the workers of a process that also receives webhooks give
+ * way while its receiver is under pressure, and take the CPU back once ingest is quiet. A process
+ * without a receiver (worker) or without workers (receiver) has nothing to arbitrate.
+ */
+export interface IngestFirstConfig {
+  /** INGEST_FIRST=off: the workers never yield, whatever the receiver's state. */
+  enabled: boolean;
+  /** A batch of deliveries that waited longer than this for its COMMIT is a sign of pressure. 0: every commit is. */
+  ackLatencyMs: number;
+  /** More deliveries than this waiting for a transaction slot is a sign of pressure. 0: any waiting delivery is. */
+  queueDepth: number;
+  /** Pressure lasts this long after its last sign: the workers take the CPU back only after it. */
+  quietMs: number;
+  /** Most events a yielding worker applies in one transaction (a fetched batch is applied in slices of this). */
+  yieldBatchSize: number;
+  /** How long a yielding worker waits before each slice, and how often it looks at the pressure again. */
+  yieldPauseMs: number;
+}
+
+const intFromEnv = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** The variables of ingest first, spread into config.ts's one env schema. */
+export const ingestFirstEnvKeys = {
+  INGEST_FIRST: z.enum(['on', 'off']).default('on'),
+  // The p99 the issue asks of the all role is 25 ms: yield well before an ack gets there.
+  INGEST_PRESSURE_ACK_MS: intFromEnv(10, 0, 60_000),
+  INGEST_PRESSURE_QUEUE_DEPTH: intFromEnv(32, 0, 100_000),
+  INGEST_QUIET_MS: intFromEnv(1000, 10, 600_000),
+  WORKER_YIELD_BATCH_SIZE: intFromEnv(10, 1, 500),
+  WORKER_YIELD_PAUSE_MS: intFromEnv(50, 1, 10_000),
+};
+
+export function ingestFirstConfig(e: z.output<z.ZodObject<typeof ingestFirstEnvKeys>>): IngestFirstConfig {
+  return {
+    enabled: e.INGEST_FIRST === 'on',
+    ackLatencyMs: e.INGEST_PRESSURE_ACK_MS,
+    queueDepth: e.INGEST_PRESSURE_QUEUE_DEPTH,
+    quietMs: e.INGEST_QUIET_MS,
+    yieldBatchSize: e.WORKER_YIELD_BATCH_SIZE,
+    yieldPauseMs: e.WORKER_YIELD_PAUSE_MS,
+  };
+}
