@@ -100,8 +100,10 @@ try {
   if (sections.has('forwarding')) {
     const done = section('forwarding', 'forwarding to a local consumer while ingest runs');
     const database = await server.createDatabase('forwarding');
+    const control = process.env.BENCH_FORWARDING_CONTROL === '1' ? await server.createDatabase('forwarding_control') : undefined;
     const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
-    report.forwarding = await runForwarding({ database, rate, amount: rate * 20, log });
+    const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
+    report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('operations')) {

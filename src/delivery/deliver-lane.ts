@@ -6,19 +6,9 @@ import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import type { ForwardingMetrics } from '../observability/metrics.ts';
 import { backoffSeconds, nextAttemptDelaySeconds, retryAfterSeconds } from './backoff.ts';
 import type { DeliveryJobData } from './deliveries-queue.ts';
-import { destinationWants, enqueueLaneJobs } from './enqueue-deliveries.ts';
-import {
-  type LaneState,
-  countFailingLanes,
-  disableDestination,
-  endDestinationBackoff,
-  markEventDelivered,
-  noteLaneHeld,
-  readLaneState,
-  readUndeliveredEvents,
-  recordLaneFailure,
-  startDestinationBackoff,
-} from './lane-sql.ts';
+import { enqueueLaneJobs } from './enqueue-deliveries.ts';
+import type { LaneState } from './lane-batch-sql.ts';
+import { countFailingLanes, disableDestination, endDestinationBackoff, noteLaneHeld, recordLaneFailure, startDestinationBackoff } from './lane-sql.ts';
 import { toPaymentEventBody } from './payment-event-body.ts';
 import { type PostResult, postEvent } from './post-event.ts';
 import { signWebhook, signingKey } from './sign.ts';
@@ -27,10 +17,15 @@ import { signWebhook, signingKey } from './sign.ts';
 export interface DeliveryTarget {
   config: DestinationConfig;
   key: Buffer;
+  /**
+   * When (performance.now()) this process last got a 2xx from it. A failure whose request began
+   * before then is not the destination being down: it answered meanwhile.
+   */
+  lastDeliveredAt: number;
 }
 
 export function deliveryTargets(destinations: readonly DestinationConfig[]): ReadonlyMap<string, DeliveryTarget> {
-  return new Map(destinations.map((config) => [config.name, { config, key: signingKey(config.secret) }]));
+  return new Map(destinations.map((config) => [config.name, { config, key: signingKey(config.secret), lastDeliveredAt: -Infinity }]));
 }
 
 export interface DeliveryDeps {
@@ -55,20 +50,9 @@ export type LaneRunOutcome =
   | 'continued'
   | 'overtaken';
 
-const EVENTS_PER_READ = 50;
-/** A run starts no POST after this long; a new job carries on, so a run stays far inside its expiry. */
-const RUN_BUDGET_MS = 60_000;
-
-/**
- * One run over one lane: sends its undelivered events one at a time, in sequence order, each only
- * after the one before was answered 2xx. No database transaction or lock is held across a POST (an
- * open writing transaction would hold back the feed's horizon): the singleton queue keeps one run
- * per lane, and every write is conditional on the lane being where the run found it.
- */
-export async function deliverLane(deps: DeliveryDeps, job: DeliveryJobData, signal?: AbortSignal): Promise<LaneRunOutcome> {
-  const target = deps.targets.get(job.destination);
-  if (!target) return 'unknown_destination';
-  const state = await readLaneState(deps.db, job.destination, job.paymentId);
+/** Why a lane sends nothing in this run, or undefined when it may send. */
+export async function laneHeldBack(deps: DeliveryDeps, job: DeliveryJobData, state: LaneState): Promise<LaneRunOutcome | undefined> {
+  if (!deps.targets.has(job.destination)) return 'unknown_destination';
   if (state.destinationDisabled) {
     await noteLaneHeld(deps.db, job.destination, job.paymentId);
     return 'destination_disabled';
@@ -81,58 +65,39 @@ export async function deliverLane(deps: DeliveryDeps, job: DeliveryJobData, sign
     await enqueueLaneJobs(deps.boss, deps.db, [job], state.destinationBackoffSeconds + spread);
     return 'destination_backing_off';
   }
-  return sendInOrder(deps, target, job, state, signal);
+  return undefined;
 }
 
-async function sendInOrder(deps: DeliveryDeps, target: DeliveryTarget, job: DeliveryJobData, state: LaneState, signal?: AbortSignal): Promise<LaneRunOutcome> {
-  const started = Date.now();
-  let delivered = state.deliveredSequence;
-  let probing = state.destinationBackoffTrips > 0;
-  for (;;) {
-    const events = await readUndeliveredEvents(deps.db, job.paymentId, delivered, EVENTS_PER_READ);
-    if (events.length === 0) return delivered === state.deliveredSequence ? 'nothing_to_send' : 'delivered';
-    for (const event of events) {
-      if (signal?.aborted) return 'continued';
-      if (Date.now() - started > RUN_BUDGET_MS) {
-        await enqueueLaneJobs(deps.boss, deps.db, [job]);
-        return 'continued';
-      }
-      const wanted = destinationWants(target.config, event.provider, event.status);
-      const result: PostResult = wanted ? await post(target, event, deps.clock(), signal) : { kind: 'delivered', status: 0 };
-      if (result.kind !== 'delivered') return handleFailure(deps, target, job, { ...state, deliveredSequence: delivered }, probing, result);
-      if (!(await markEventDelivered(deps.db, job.destination, job.paymentId, event.sequence, wanted ? result.status : null))) return 'overtaken';
-      delivered = event.sequence;
-      if (wanted) deps.metrics?.delivered(job.destination, (Date.now() - event.createdAt.getTime()) / 1000);
-      if (probing) {
-        probing = false;
-        await resumeDestination(deps, job.destination);
-      }
-    }
-    // A short read was the whole lane: an event committed since has a job of its own queued.
-    if (events.length < EVENTS_PER_READ) return 'delivered';
-  }
-}
-
-function post(target: DeliveryTarget, event: PaymentEventRow, now: Date, signal?: AbortSignal): Promise<PostResult> {
+/** POSTs one event, signed for this attempt; a 2xx is noted on the target. */
+export async function postSigned(target: DeliveryTarget, event: PaymentEventRow, now: Date, signal?: AbortSignal): Promise<PostResult> {
   const body = JSON.stringify(toPaymentEventBody(event));
-  return postEvent({ url: target.config.url, headers: signWebhook(target.key, event.id, now, body), body, timeoutMs: target.config.timeoutMs, signal });
+  const result = await postEvent({ url: target.config.url, headers: signWebhook(target.key, event.id, now, body), body, timeoutMs: target.config.timeoutMs, signal });
+  if (result.kind === 'delivered') target.lastDeliveredAt = performance.now();
+  return result;
 }
 
 /** The probe got through: every lane that failed during the outage gets a job now. */
-async function resumeDestination(deps: DeliveryDeps, destination: string): Promise<void> {
+export async function resumeDestination(deps: DeliveryDeps, destination: string): Promise<void> {
   const paymentIds = await endDestinationBackoff(deps.db, destination);
   await enqueueLaneJobs(deps.boss, deps.db, paymentIds.map((paymentId) => ({ destination, paymentId })));
   deps.logger.info({ destination, lanesResumed: paymentIds.length }, 'destination answers again: its backoff is over');
 }
 
-async function handleFailure(
-  deps: DeliveryDeps,
-  target: DeliveryTarget,
-  job: DeliveryJobData,
-  state: LaneState,
-  probing: boolean,
-  result: Exclude<PostResult, { kind: 'delivered' }>,
-): Promise<LaneRunOutcome> {
+export interface LaneFailureContext {
+  job: DeliveryJobData;
+  target: DeliveryTarget;
+  /** The lane as it now is: its delivered sequence after this run's 2xx answers, if any. */
+  state: LaneState;
+  /** This POST was the destination's probe after a backoff. */
+  probing: boolean;
+  /** performance.now() when the failed request began. */
+  startedAt: number;
+  result: Exclude<PostResult, { kind: 'delivered' }>;
+}
+
+/** A failed POST at the lane's head event: 410 disables, anything else counts towards parking and schedules the retry. */
+export async function handleFailure(deps: DeliveryDeps, failure: LaneFailureContext): Promise<LaneRunOutcome> {
+  const { job, target, state, probing, result } = failure;
   const { config } = target;
   const log = deps.logger.child({ destination: job.destination, paymentId: job.paymentId, sequence: state.deliveredSequence + 1 });
   if (result.kind === 'gone') {
@@ -162,7 +127,9 @@ async function handleFailure(
     return 'parked';
   }
   log.info({ attempts: recorded.attempts, retryInSeconds: Math.round(delaySeconds * 10) / 10, error: result.error }, 'delivery attempt failed; retrying with backoff');
-  const backoff = await backOffIfDown(deps, config, probing, state.destinationBackoffTrips);
+  // It answered 2xx to another request while this one failed: up, so this failure is the lane's.
+  const answeredMeanwhile = target.lastDeliveredAt > failure.startedAt;
+  const backoff = probing || !answeredMeanwhile ? await backOffIfDown(deps, config, probing, state.destinationBackoffTrips) : undefined;
   await enqueueLaneJobs(deps.boss, deps.db, [job], Math.max(delaySeconds, backoff ?? 0));
   return 'retry_scheduled';
 }

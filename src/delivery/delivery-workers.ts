@@ -1,6 +1,7 @@
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import { describeError } from '../errors.ts';
-import { type DeliveryDeps, deliverLane } from './deliver-lane.ts';
+import type { DeliveryDeps } from './deliver-lane.ts';
+import { deliverLanes } from './deliver-lanes.ts';
 import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
 
 /**
@@ -11,14 +12,15 @@ import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
 export const DELIVERY_LOOPS = 4;
 const LANES_PER_BATCH = 25;
 
-async function runJob(deps: DeliveryDeps, job: JobWithMetadata<DeliveryJobData>): Promise<JobResult> {
+async function runJobs(deps: DeliveryDeps, jobs: JobWithMetadata<DeliveryJobData>[]): Promise<JobResult[]> {
   try {
-    const outcome = await deliverLane(deps, job.data, job.signal);
-    return { id: job.id, status: 'completed', output: { outcome } };
+    const outcomes = await deliverLanes(deps, jobs);
+    return jobs.map((job, i) => ({ id: job.id, status: 'completed', output: { outcome: outcomes[i] } }));
   } catch (error) {
-    // A database problem, not a destination's: pg-boss retries the run with its own backoff.
-    deps.logger.warn({ err: error, destination: job.data.destination, paymentId: job.data.paymentId, attempt: job.retryCount + 1 }, 'delivery run failed; retried');
-    return { id: job.id, status: 'failed', output: { error: describeError(error) } };
+    // A database problem, not a destination's: pg-boss retries the batch's runs with its own backoff
+    // (a lane whose events were answered but not yet recorded sends them again: at least once).
+    deps.logger.warn({ err: error, lanes: jobs.length, attempt: Math.max(...jobs.map((job) => job.retryCount)) + 1 }, 'delivery run failed; retried');
+    return jobs.map((job) => ({ id: job.id, status: 'failed', output: { error: describeError(error) } }));
   }
 }
 
@@ -36,7 +38,7 @@ export async function startDeliveryWorkers(boss: PgBoss, deps: DeliveryDeps, pol
     let workerId: string | undefined;
     // After a batch the loop wakes itself: a lane's next job was skipped while its run was active.
     workerId = await boss.work<DeliveryJobData, unknown, typeof work>(DELIVERIES_QUEUE, work, async (jobs) => {
-      const results = await Promise.all(jobs.map((job) => runJob(deps, job)));
+      const results = await runJobs(deps, jobs);
       if (workerId) boss.notifyWorker(workerId);
       return results;
     });

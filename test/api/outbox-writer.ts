@@ -27,11 +27,15 @@ let causeCounter = 0;
 /** Locks the payments (in id order, as the handler does) and writes one status change for each. */
 export async function writeChanges(tx: Transaction, targets: readonly TestPayment[], status: PaymentStatus = 'paid'): Promise<void> {
   const sorted = [...targets].sort((a, b) => a.id - b.id);
-  await tx.execute(sql`select id from payments where id = any(${`{${sorted.map((p) => p.id).join(',')}}`}::bigint[]) order by id for update`);
+  const ids = `{${sorted.map((p) => p.id).join(',')}}`;
+  const locked = await tx.execute<{ id: string; event_sequence: number }>(sql`select id, event_sequence from payments where id = any(${ids}::bigint[]) order by id for update`);
+  const lastSequence = new Map(locked.map((row) => [Number(row.id), row.event_sequence]));
   const changes: PaymentChange[] = sorted.map((p) => {
     causeCounter += 1;
     return {
       paymentId: p.id,
+      sequence: lastSequence.get(p.id)! + 1,
+      previousSequence: lastSequence.get(p.id)!,
       provider: 'stripe',
       chargeId: p.chargeId,
       previousStatus: 'pending',
@@ -41,6 +45,8 @@ export async function writeChanges(tx: Transaction, targets: readonly TestPaymen
     };
   });
   await insertPaymentEvents(tx, changes);
+  // The handler moves event_sequence on in its one update of the rows (updatePaymentStates).
+  await tx.execute(sql`update payments set event_sequence = event_sequence + 1 where id = any(${ids}::bigint[])`);
 }
 
 export interface Gate {

@@ -33,8 +33,21 @@ setup(async () => {
 test('kill -9 of the service while it delivers, then a restart: no event lost, none out of order; repeats carry the same webhook-id', async (t) => {
   const destinationSecret = newDestinationSecret();
   consumer = await startConsumer(destinationSecret);
-  // Slow answers, so a kill always finds POSTs in flight (some answered by the consumer and never heard by the inbox).
-  consumer.behaviour = () => ({ kind: 'ok', delayMs: 150 + Math.floor(Math.random() * 150) });
+  // The kill comes from the consumer itself, at a request that arrives once every gateway event was
+  // posted and 40 were accepted: a poll from the test could come too late on a loaded machine, after
+  // every event was delivered. Slow answers, so the kill always finds POSTs in flight (some answered
+  // by the consumer and never heard by the inbox).
+  let armed = false;
+  let acceptedBeforeKill = 0;
+  let killed: Promise<void> | undefined;
+  consumer.behaviour = () => {
+    const accepted = consumer.received.filter((e) => e.accepted).length;
+    if (armed && !killed && accepted >= 40) {
+      acceptedBeforeKill = accepted;
+      killed = service!.kill();
+    }
+    return { kind: 'ok', delayMs: 150 + Math.floor(Math.random() * 150) };
+  };
   const env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: destinationSecret, ...ENV };
   service = await spawnService({ env, port: await freePort() });
 
@@ -46,9 +59,10 @@ test('kill -9 of the service while it delivers, then a restart: no event lost, n
       for (const index of arrival) assert.equal((await postStripe(service!.baseUrl, events[index]!.body, SECRET)).status, 200);
     }),
   );
-  await waitFor(() => consumer.received.filter((e) => e.accepted).length >= 40, { message: 'deliveries under way', timeoutMs: 60_000 });
-  const acceptedBeforeKill = consumer.received.filter((e) => e.accepted).length;
-  await service.kill();
+  armed = true;
+  await waitFor(() => killed !== undefined, { message: 'deliveries under way, then the kill', timeoutMs: 60_000 });
+  await killed;
+  consumer.behaviour = () => ({ kind: 'ok', delayMs: 150 + Math.floor(Math.random() * 150) });
   t.diagnostic(`killed after ${acceptedBeforeKill} accepted deliveries`);
 
   service = await spawnService({ env, port: await freePort() });

@@ -175,6 +175,8 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
       result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: previousStatus, toStatus: folded.status });
       result.changes.push({
         paymentId: row.id,
+        sequence: row.eventSequence + result.changes.length + 1,
+        previousSequence: row.eventSequence,
         provider: row.provider,
         chargeId: row.gatewayChargeId,
         previousStatus,
@@ -187,8 +189,8 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
     created = false;
     current = folded;
   }
-  if (!sameState(stateOf(row), current)) {
-    result.update = { id: row.id, state: current, initialStatus: require ? (row.initialStatus ?? row.status) : row.initialStatus };
+  if (!sameState(stateOf(row), current) || result.changes.length > 0) {
+    result.update = { id: row.id, state: current, initialStatus: require ? (row.initialStatus ?? row.status) : row.initialStatus, events: result.changes.length };
   }
   return result;
 }

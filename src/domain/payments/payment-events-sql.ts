@@ -2,11 +2,15 @@ import { sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
 import type { PaymentState } from './fold.ts';
 import type { PaymentStatus } from './payment-fact.ts';
-import { paymentEvents, payments } from './schema.ts';
+import { paymentEvents } from './schema.ts';
 
 /** A status change of one payment, with what caused it: the outbox row it becomes. */
 export interface PaymentChange {
   paymentId: number;
+  /** Its number in the payment's events: 1, 2, 3, … without gaps (payments.event_sequence + 1, + 2, … of the locked row). */
+  sequence: number;
+  /** The payment's event_sequence before this transaction: its last event written before, 0 when none. */
+  previousSequence: number;
   provider: string;
   chargeId: string;
   previousStatus: PaymentStatus | null;
@@ -17,10 +21,10 @@ export interface PaymentChange {
 }
 
 /**
- * Writes the outbox rows of a batch's status changes, given in the order they happened per
- * payment, and advances each payment's event_sequence by as many: one statement. The payment rows
- * are locked by the caller's transaction, so the numbers a change gets (event_sequence + 1, + 2, …)
- * cannot be taken by another transaction, and a rollback takes them back with the rows: no gaps.
+ * Writes the outbox rows of a batch's status changes, one statement. Their numbers come from the
+ * payment rows the caller locked (event_sequence + 1, + 2, …), and the caller's single update of
+ * those rows moves event_sequence on by as many (updatePaymentStates): no other transaction can
+ * take a number meanwhile, and a rollback takes them back with the rows: no gaps.
  *
  * `txid` is this transaction's id, raised to the payment's previous event's `txid` when that is
  * higher, so the feed's (txid, position) order keeps each payment's events in sequence order. An xid
@@ -37,6 +41,8 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
     changes.map((c, ord) => ({
       ord,
       payment_id: c.paymentId,
+      sequence: c.sequence,
+      previous_sequence: c.previousSequence,
       provider: c.provider,
       charge_id: c.chargeId,
       status: c.state.status,
@@ -51,24 +57,15 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
     })),
   );
   await tx.execute(sql`
-    with v as (
-      select * from jsonb_to_recordset(${values}::jsonb) as v(
-        ord int, payment_id bigint, provider varchar, charge_id varchar, status varchar, previous_status varchar,
-        amount bigint, amount_refunded bigint, currency varchar, occurred_at timestamptz,
-        cause_inbox_id bigint, cause_event_id varchar, cause_event_type varchar)
-    ), bumped as (
-      update ${payments} as p set event_sequence = p.event_sequence + c.n
-      from (select payment_id, count(*)::int as n from v group by payment_id) as c
-      where p.id = c.payment_id
-      returning p.id, p.event_sequence - c.n as base
-    )
     insert into ${paymentEvents} (payment_id, sequence, txid, provider, gateway_charge_id, status, previous_status,
       amount, amount_refunded, currency, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
-    select v.payment_id, b.base + row_number() over (partition by v.payment_id order by v.ord),
-      greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id,
+    select v.payment_id, v.sequence, greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id,
       v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.occurred_at,
       v.cause_inbox_id, v.cause_event_id, v.cause_event_type
-    from v join bumped as b on b.id = v.payment_id
-    left join ${paymentEvents} as previous on previous.payment_id = v.payment_id and previous.sequence = b.base
+    from jsonb_to_recordset(${values}::jsonb) as v(
+      ord int, payment_id bigint, sequence int, previous_sequence int, provider varchar, charge_id varchar, status varchar,
+      previous_status varchar, amount bigint, amount_refunded bigint, currency varchar, occurred_at timestamptz,
+      cause_inbox_id bigint, cause_event_id varchar, cause_event_type varchar)
+    left join ${paymentEvents} as previous on previous.payment_id = v.payment_id and previous.sequence = v.previous_sequence
     order by v.ord`);
 }

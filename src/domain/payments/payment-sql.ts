@@ -18,15 +18,23 @@ const chargeKeysJson = (keys: readonly ChargeKey[]) => JSON.stringify(keys.map((
  * The payment rows of these charges, locked until the transaction ends, so folds of one charge
  * never interleave. Locked in id order: two transactions with overlapping charges wait on each
  * other instead of deadlocking.
+ *
+ * Found through the (provider, gateway_charge_id) unique index: `= any(array(…))` on both columns
+ * is an index condition whatever the planner guesses of the JSON's size (a bare `in (select … from
+ * jsonb_to_recordset)` was a hash join over a sequential scan of every payment, per batch); the
+ * pair is then matched exactly.
  */
 export async function lockPayments(tx: Transaction, keys: readonly ChargeKey[]): Promise<PaymentRow[]> {
   if (keys.length === 0) return [];
+  const json = chargeKeysJson(keys);
   return tx
     .select()
     .from(payments)
     .where(
-      sql`(${payments.provider}, ${payments.gatewayChargeId}) in (
-        select k.provider, k.charge_id from jsonb_to_recordset(${chargeKeysJson(keys)}::jsonb) as k(provider text, charge_id text))`,
+      sql`${payments.provider} = any(array(select distinct k->>'provider' from jsonb_array_elements(${json}::jsonb) as k))
+        and ${payments.gatewayChargeId} = any(array(select k->>'charge_id' from jsonb_array_elements(${json}::jsonb) as k))
+        and (${payments.provider}, ${payments.gatewayChargeId}) in (
+          select k.provider, k.charge_id from jsonb_to_recordset(${json}::jsonb) as k(provider text, charge_id text))`,
     )
     .orderBy(payments.id)
     .for('update');
@@ -56,14 +64,20 @@ export interface PaymentUpdate {
   id: number;
   state: PaymentState;
   initialStatus: PaymentStatus | null;
+  /** Outbound events (payment_events) this transaction writes for it: event_sequence moves on by as many. */
+  events: number;
 }
 
-/** The folded states of several payments, one statement (rows already locked by this transaction). */
+/**
+ * The folded states of several payments and their event_sequence, one statement (rows already
+ * locked by this transaction, found by primary key: `= any(array(…))` is an index condition).
+ */
 export async function updatePaymentStates(tx: Transaction, updates: readonly PaymentUpdate[]): Promise<void> {
   if (updates.length === 0) return;
   const values = JSON.stringify(
-    updates.map(({ id, state, initialStatus }) => ({
+    updates.map(({ id, state, initialStatus, events }) => ({
       id,
+      events,
       status: state.status,
       amount: state.amount,
       amount_refunded: state.amountRefunded,
@@ -75,11 +89,12 @@ export async function updatePaymentStates(tx: Transaction, updates: readonly Pay
   await tx.execute(sql`
     update ${payments} as p set
       status = v.status, amount = v.amount, amount_refunded = v.amount_refunded, currency = v.currency,
-      last_gateway_event_at = v.last_gateway_event_at, initial_status = v.initial_status, updated_at = now()
+      last_gateway_event_at = v.last_gateway_event_at, initial_status = v.initial_status,
+      event_sequence = p.event_sequence + v.events, updated_at = now()
     from jsonb_to_recordset(${values}::jsonb) as v(
-      id bigint, status varchar, amount bigint, amount_refunded bigint, currency varchar,
+      id bigint, events int, status varchar, amount bigint, amount_refunded bigint, currency varchar,
       last_gateway_event_at timestamptz, initial_status varchar)
-    where p.id = v.id`);
+    where p.id = v.id and p.id = any(array(select (u->>'id')::bigint from jsonb_array_elements(${values}::jsonb) as u))`);
 }
 
 export interface PaymentTransition {
