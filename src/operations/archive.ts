@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { eventDecisions } from '../db/schema.ts';
 import { ArchiveFormatError } from './errors.ts';
 
 export { ArchiveFormatError } from './errors.ts';
@@ -36,6 +37,9 @@ export const archivedEventSchema = z.object({
   fact_json: z.string().nullable().optional(),
   /** webhook_inbox.fingerprint (what the event says, hashed), so a restored row is judged again; absent in older files. */
   fingerprint: z.string().nullable().optional(),
+  /** webhook_inbox.decision and decision_detail (jsonb text): why it was processed or ignored; absent in older files. */
+  decision: z.enum(eventDecisions).nullable().optional(),
+  decision_detail_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

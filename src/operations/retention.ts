@@ -97,6 +97,8 @@ function toArchived(row: ExactInboxRow): ArchivedEvent {
     raw_body_base64: row.raw_body_base64,
     fact_json: row.fact_json,
     fingerprint: row.fingerprint,
+    decision: row.decision,
+    decision_detail_json: row.decision_detail_json,
   };
 }
 
