@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { eventSources } from '../db/schema.ts';
+import { eventDecisions, eventSources } from '../db/schema.ts';
 import { ArchiveFormatError } from './errors.ts';
 
 export { ArchiveFormatError } from './errors.ts';
@@ -39,6 +39,9 @@ export const archivedEventSchema = z.object({
   fingerprint: z.string().nullable().optional(),
   /** webhook_inbox.source (`webhook`, or `backfill`: listed from the gateway's API); absent in older files. */
   source: z.enum(eventSources).optional(),
+  /** webhook_inbox.decision and decision_detail (jsonb text): why it was processed or ignored; absent in older files. */
+  decision: z.enum(eventDecisions).nullable().optional(),
+  decision_detail_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

@@ -98,6 +98,8 @@ function toArchived(row: ExactInboxRow): ArchivedEvent {
     fact_json: row.fact_json,
     fingerprint: row.fingerprint,
     source: row.source,
+    decision: row.decision,
+    decision_detail_json: row.decision_detail_json,
   };
 }
 

@@ -28,7 +28,7 @@ const deps = () => ({ db: h.handle.db, archive: createArchiveWriter({ clock: () 
 
 async function rowsOf(provider: string) {
   return h.database.sql`
-    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, source, attempts, last_error,
+    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, source, decision, decision_detail::text as decision_detail_text, attempts, last_error,
            received_at::text as received_at, occurred_at::text as occurred_at, processed_at::text as processed_at
     from webhook_inbox where provider = ${provider} order by id`;
 }
@@ -55,6 +55,7 @@ describe('purge (archive, then delete)', () => {
     await h.database.sql`update webhook_inbox set fingerprint = 'fingerprint-of-' || event_id where provider = ${provider} and event_id in ('old-1', 'old-3')`;
     // A backfilled row stays one through the archive.
     await h.database.sql`update webhook_inbox set source = 'backfill' where provider = ${provider} and event_id = 'old-2'`;
+    await h.database.sql`update webhook_inbox set decision = 'rejected_transition', decision_detail = '{"from":"refunded","to":"disputed","occurredAt":"2024-01-05T09:59:59.000Z"}' where provider = ${provider} and event_id = 'old-2'`;
     // The body that is not UTF-8: its payload is marked lossy, and the mark survives the round trip.
     await h.database.sql`update webhook_inbox set payload_lossy = true where provider = ${provider} and event_id = 'old-3'`;
     // Exact µs timestamps as stored, to compare after the round trip.

@@ -18,7 +18,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One archived event for a reader, one JSON line: payload and fact as JSON, the raw body as text when it is UTF-8. */
 function readable(event: ArchivedEvent): string {
-  const { raw_body_base64, payload_json, fact_json, v: _v, ...rest } = event;
+  const { raw_body_base64, payload_json, fact_json, decision_detail_json, v: _v, ...rest } = event;
   const bytes = Buffer.from(raw_body_base64, 'base64');
   let body: [string, string];
   try {
@@ -28,7 +28,7 @@ function readable(event: ArchivedEvent): string {
   }
   const compact = (json: string) => formatJsonText(json, { indent: 0 });
   return objectFromJsonMembers(
-    [...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const), ['payload', compact(payload_json)], ['fact', fact_json == null ? 'null' : compact(fact_json)], body],
+    [...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const), ['payload', compact(payload_json)], ['fact', fact_json == null ? 'null' : compact(fact_json)], ['decision_detail', decision_detail_json == null ? 'null' : compact(decision_detail_json)], body],
     0,
   );
 }
