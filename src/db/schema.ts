@@ -60,6 +60,10 @@ export const webhookInbox = pgTable(
     // payload (src/inbox/event-fingerprint.ts). Null on rows stored before it existed: those are
     // never judged.
     fingerprint: text('fingerprint'),
+    // How the event was authenticated (src/providers/proof.ts): scheme, which configured secret
+    // matched (position and fingerprint, never the secret), the signed timestamp, when, and the
+    // signature headers `inboxctl verify` checks again. Null on rows stored before it existed.
+    verification: jsonb('verification'),
   },
   (table) => [
     uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),

@@ -22,6 +22,8 @@ export interface EventRow {
   occurredAt: string;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
+  /** The proof of verification as JSON text (webhook_inbox.verification). */
+  verificationJson: string;
 }
 
 // JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a pair is written as
@@ -51,7 +53,7 @@ export function toJsonbText(json: string): { text: string; replaced: boolean } {
  * place that would otherwise throw inside the shared transaction. The payload is marked lossy
  * when it was altered to be stored: here, while parsing, or because the body was not valid UTF-8.
  */
-export function toEventRow({ provider, event, rawBody, fingerprint }: IncomingEvent): EventRow {
+export function toEventRow({ provider, event, rawBody, fingerprint, proof }: IncomingEvent): EventRow {
   let json: string | undefined;
   try {
     json = JSON.stringify(event.payload);
@@ -70,5 +72,6 @@ export function toEventRow({ provider, event, rawBody, fingerprint }: IncomingEv
     rawBody,
     occurredAt: event.occurredAt.toISOString(),
     fingerprint,
+    verificationJson: JSON.stringify(proof),
   };
 }

@@ -1,3 +1,4 @@
+import type { VerificationProof } from '../providers/proof.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
 
 export interface IncomingEvent {
@@ -6,6 +7,8 @@ export interface IncomingEvent {
   rawBody: Buffer;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
+  /** How it was authenticated (webhook_inbox.verification). */
+  proof: VerificationProof;
 }
 
 export const eventKey = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;
