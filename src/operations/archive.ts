@@ -36,6 +36,8 @@ export const archivedEventSchema = z.object({
   fact_json: z.string().nullable().optional(),
   /** webhook_inbox.fingerprint (what the event says, hashed), so a restored row is judged again; absent in older files. */
   fingerprint: z.string().nullable().optional(),
+  /** webhook_inbox.verification (the proof of verification), as jsonb text; absent in older files. */
+  verification_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

@@ -97,6 +97,7 @@ function toArchived(row: ExactInboxRow): ArchivedEvent {
     raw_body_base64: row.raw_body_base64,
     fact_json: row.fact_json,
     fingerprint: row.fingerprint,
+    verification_json: row.verification_json,
   };
 }
 

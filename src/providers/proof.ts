@@ -115,3 +115,21 @@ export const verificationProofSchema: z.ZodType<VerificationProof> = z.discrimin
   z.object({ scheme: z.literal('none'), verifiedAt: z.string() }),
   z.object({ scheme: z.literal('gateway-api'), endpoint: z.string(), fetchedAt: z.string() }),
 ]);
+
+export const describeSecretMatch = (secret: SecretMatch): string => `secret #${secret.position} (fingerprint ${secret.fingerprint})`;
+
+/** One line for operators (`inboxctl show`, the dashboard): never more than the proof holds, so never a secret. */
+export function describeProof(proof: VerificationProof): string {
+  switch (proof.scheme) {
+    case 'gateway-api':
+      return `gateway-api: fetched from ${proof.endpoint} at ${proof.fetchedAt}`;
+    case 'none':
+      return `none: accepted without authentication (no token configured) at ${proof.verifiedAt}`;
+    case 'token':
+      return `token in ${proof.header}: ${describeSecretMatch(proof.secret)}, verified ${proof.verifiedAt}`;
+    case 'pagarme-rs256':
+      return `pagarme-rs256: JWKS key kid=${proof.kid}${proof.secret ? `, Basic Auth ${describeSecretMatch(proof.secret)}` : ''}, verified ${proof.verifiedAt}`;
+    default:
+      return `${proof.scheme}: ${describeSecretMatch(proof.secret)}${proof.signedAt ? `, signed ${proof.signedAt}` : ''}, verified ${proof.verifiedAt}`;
+  }
+}

@@ -1,4 +1,5 @@
 import type { InboxStatus } from '../../db/schema.ts';
+import { type VerificationProof, verificationProofSchema } from '../../providers/proof.ts';
 import type { StoredEvent } from '../../providers/types.ts';
 import { dateOf, dateOrNull, epochMs } from './statement.ts';
 
@@ -56,7 +57,7 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
  * recursion would fail the read of the very event someone wants to look at.
  */
 export const EVENT_DETAIL_COLUMNS = `${storedEventColumns('null')}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
-  payload::text as payload_json, raw_body, fact`;
+  payload::text as payload_json, raw_body, fact, verification::text as verification_json`;
 
 interface EventDetailRow extends StoredEventRow {
   attempts: number;
@@ -65,6 +66,7 @@ interface EventDetailRow extends StoredEventRow {
   payload_json: string;
   raw_body: Buffer;
   fact: unknown;
+  verification_json: string | null;
 }
 
 export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
@@ -77,6 +79,8 @@ export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   rawBody: Buffer;
   /** What the event meant when processed (webhook_inbox.fact); null before, and after a replay. */
   fact: unknown;
+  /** How it was authenticated (webhook_inbox.verification); null on rows stored before proofs were kept. */
+  verification: VerificationProof | null;
 }
 
 export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
@@ -89,6 +93,7 @@ export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
     payloadJson: row.payload_json,
     rawBody: Buffer.from(row.raw_body),
     fact: row.fact,
+    verification: row.verification_json === null ? null : verificationProofSchema.parse(JSON.parse(row.verification_json)),
   };
 }
 
