@@ -28,7 +28,7 @@ const deps = () => ({ db: h.handle.db, archive: createArchiveWriter({ clock: () 
 
 async function rowsOf(provider: string) {
   return h.database.sql`
-    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, attempts, last_error,
+    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, verification::text as verification_text, attempts, last_error,
            received_at::text as received_at, occurred_at::text as occurred_at, processed_at::text as processed_at
     from webhook_inbox where provider = ${provider} order by id`;
 }
@@ -53,6 +53,8 @@ describe('purge (archive, then delete)', () => {
     ]);
     await h.database.sql`update webhook_inbox set fact = '{"kind":"payment.paid","chargeId":"ch_1","amount":9007199254740993}' where provider = ${provider} and event_id = 'old-1'`;
     await h.database.sql`update webhook_inbox set fingerprint = 'fingerprint-of-' || event_id where provider = ${provider} and event_id in ('old-1', 'old-3')`;
+    // The proof of verification travels with the row: `inboxctl verify` works on a restored event.
+    await h.database.sql`update webhook_inbox set verification = '{"scheme":"stripe-v1","secret":{"position":2,"fingerprint":"0a1b2c3d4e5f"},"signedAt":"2024-01-05T09:59:59.000Z","verifiedAt":"2024-01-05T10:00:00.100Z","signed":{"headers":{"stripe-signature":"t=1704448799,v1=ab"}}}' where provider = ${provider} and event_id = 'old-1'`;
     // The body that is not UTF-8: its payload is marked lossy, and the mark survives the round trip.
     await h.database.sql`update webhook_inbox set payload_lossy = true where provider = ${provider} and event_id = 'old-3'`;
     // Exact µs timestamps as stored, to compare after the round trip.
