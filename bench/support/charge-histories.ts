@@ -41,7 +41,8 @@ export function chargeHistories(prefix: string, charges: number, secret: string)
       const chargeId = `ch_${prefix}${charge}`;
       const rawBody = Buffer.from(stripeEventBody(`evt_${prefix}${charge}_${index}`, chargeId, step, start + charge % 600 + index));
       const event = driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
-      events.push({ provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, driver) });
+      const proof = { scheme: 'none', verifiedAt: new Date().toISOString() } as const;
+      events.push({ provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, driver), proof });
     }
   });
   return events;

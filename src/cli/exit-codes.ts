@@ -5,7 +5,7 @@
 export const exitCodes = {
   /** Done; nothing needs attention. */
   ok: 0,
-  /** Done, and the answer needs attention: `stats` found failed events or pending ones past the threshold; `show` found no such event. */
+  /** Done, and the answer needs attention: `stats` found failed events or pending ones past the threshold; `show` found no such event; `verify` found events no configured secret verifies now. */
   attention: 1,
   /** The command line or the configuration is wrong, or the request was refused as unsafe (a purge inside the dedupe window without --force). Nothing was changed. */
   usage: 2,

@@ -12,6 +12,7 @@ import { registerRestore } from './commands/restore.ts';
 import { registerShow } from './commands/show.ts';
 import { registerStats } from './commands/stats.ts';
 import { registerSweep } from './commands/sweep.ts';
+import { registerVerify } from './commands/verify.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
 import { CliError, type ExitCode, exitCodes, isDatabaseUnreachable } from './exit-codes.ts';
@@ -46,7 +47,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     })();
     return running;
   };
-  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill]) register(cli, run);
+  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill, registerVerify]) register(cli, run);
   cli.help();
   cli.version(packageJson.version);
   try {

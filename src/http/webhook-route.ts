@@ -41,13 +41,13 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
       },
     };
     const now = deps.clock();
-    await driver.verify(request, now);
+    const proof = await driver.verify(request, now);
     const parsed = driver.parse(request, now);
     // From here on a failure's log line names the event it was about.
     c.set('delivery', { provider, eventId: parsed.eventId });
     const event = validateNormalizedEvent(parsed, rawBody);
     const fingerprint = eventFingerprint({ provider, ...event }, driver);
-    const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint });
+    const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint, proof });
     c.set('deliveryOutcome', outcome.kind);
     const logged = { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId };
     // Still 200: the gateway must stop resending, and the stored event stays the one processed.

@@ -24,6 +24,8 @@ export interface EventRow {
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
   source: EventSource;
+  /** The proof of verification as JSON text (webhook_inbox.verification). */
+  verificationJson: string;
 }
 
 // JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a pair is written as
@@ -53,7 +55,7 @@ export function toJsonbText(json: string): { text: string; replaced: boolean } {
  * place that would otherwise throw inside the shared transaction. The payload is marked lossy
  * when it was altered to be stored: here, while parsing, or because the body was not valid UTF-8.
  */
-export function toEventRow({ provider, event, rawBody, fingerprint, source = 'webhook' }: IncomingEvent): EventRow {
+export function toEventRow({ provider, event, rawBody, fingerprint, proof, source = 'webhook' }: IncomingEvent): EventRow {
   let json: string | undefined;
   try {
     json = JSON.stringify(event.payload);
@@ -73,5 +75,6 @@ export function toEventRow({ provider, event, rawBody, fingerprint, source = 'we
     occurredAt: event.occurredAt.toISOString(),
     fingerprint,
     source,
+    verificationJson: JSON.stringify(proof),
   };
 }

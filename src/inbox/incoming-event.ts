@@ -1,4 +1,5 @@
 import type { EventSource } from '../db/schema.ts';
+import type { VerificationProof } from '../providers/proof.ts';
 import type { NormalizedEvent } from '../providers/types.ts';
 
 export interface IncomingEvent {
@@ -9,6 +10,8 @@ export interface IncomingEvent {
   fingerprint: string;
   /** How it arrived; undefined = `webhook` (a verified delivery). `backfill`: listed from the gateway's API. */
   source?: EventSource;
+  /** How it was authenticated (webhook_inbox.verification). */
+  proof: VerificationProof;
 }
 
 export const eventKey = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;

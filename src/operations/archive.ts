@@ -42,6 +42,8 @@ export const archivedEventSchema = z.object({
   /** webhook_inbox.decision and decision_detail (jsonb text): why it was processed or ignored; absent in older files. */
   decision: z.enum(eventDecisions).nullable().optional(),
   decision_detail_json: z.string().nullable().optional(),
+  /** webhook_inbox.verification (the proof of verification), as jsonb text; absent in older files. */
+  verification_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
 

@@ -57,16 +57,23 @@ const DEFAULT_RETRY_AFTER_SECONDS = 1;
  * The event an API listed, as the inbox stores it: through the provider's own parse, the same
  * storability gate and fingerprint as a webhook, marked `source: 'backfill'`.
  *
- * PROOF (issue 14, "proof of verification"): this is the one place a backfilled event is built; the
- * `gateway-api` verification proof (the API URL it was listed from and when) attaches here.
+ * Its proof of verification is the API itself: the page it was listed from (the gateway's path and
+ * query; the host is the provider's configured API) and when, fetched with the provider's API key.
  */
-function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, now: Date): IncomingEvent {
+function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, pagePath: string, now: Date): IncomingEvent {
   // The API answers a list of parsed objects, not the bytes a delivery would have carried; the
   // event's JSON text stands in for them (nothing was signed, so no signature can be checked).
   const rawBody = Buffer.from(JSON.stringify(apiEvent), 'utf8');
   const parsed = deps.driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, now);
   const event = validateNormalizedEvent(parsed, rawBody);
-  return { provider: deps.provider, event, rawBody, fingerprint: eventFingerprint({ provider: deps.provider, ...event }, deps.driver), source: 'backfill' };
+  return {
+    provider: deps.provider,
+    event,
+    rawBody,
+    fingerprint: eventFingerprint({ provider: deps.provider, ...event }, deps.driver),
+    source: 'backfill',
+    proof: { scheme: 'gateway-api', endpoint: pagePath, fetchedAt: now.toISOString() },
+  };
 }
 
 /** One page, waiting out each 429's Retry-After (the breaker counts them too). */
@@ -110,10 +117,11 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
   const missing: IncomingEvent[] = [];
   let cursor: string | undefined;
   do {
-    const page = deps.list.readPage(await fetchPage(deps, deps.list.pagePath(since, cursor), result));
+    const pagePath = deps.list.pagePath(since, cursor);
+    const page = deps.list.readPage(await fetchPage(deps, pagePath, result));
     result.pages += 1;
     const now = deps.clock();
-    const events = page.events.map((apiEvent) => backfilledEvent(deps, apiEvent, now));
+    const events = page.events.map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now));
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     missing.push(...events.filter((e) => !present.has(e.event.eventId)));

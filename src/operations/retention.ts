@@ -100,6 +100,7 @@ function toArchived(row: ExactInboxRow): ArchivedEvent {
     source: row.source,
     decision: row.decision,
     decision_detail_json: row.decision_detail_json,
+    verification_json: row.verification_json,
   };
 }
 

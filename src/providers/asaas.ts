@@ -7,7 +7,7 @@ import { derivedEventKey } from './derived-key.ts';
 import { parseJsonBody, readIdentifier } from './json-body.ts';
 import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
-import { verifyToken } from './token.ts';
+import { tokenVerification } from './token.ts';
 
 /**
  * Asaas: `asaas-access-token: <authToken>`, the static token (32–255 characters) set on the
@@ -143,7 +143,7 @@ const TOKEN_HEADER = 'asaas-access-token';
 export function createAsaasDriver(settings: ProviderSettings): ProviderDriver {
   return {
     name: 'asaas',
-    verify: (request) => verifyToken(TOKEN_HEADER, request, settings.secrets),
+    ...tokenVerification(TOKEN_HEADER, settings.secrets),
     parse: parseAsaas,
     toPaymentFact: toAsaasPaymentFact,
   };

@@ -1,6 +1,6 @@
 import { MalformedPayloadError } from '../errors.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
-import { type HmacScheme, verifyHmacSignature } from './hmac.ts';
+import { type HmacScheme, hmacVerification } from './hmac.ts';
 import { parseJson, readPath } from './json-body.ts';
 
 /**
@@ -41,7 +41,7 @@ function stringAt(json: unknown, path: string): string | undefined {
 export function createGithubDriver(settings: ProviderSettings): ProviderDriver {
   return {
     name: 'github',
-    verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
+    ...hmacVerification(scheme, settings),
     parse(request: WebhookRequest, now: Date): NormalizedEvent {
       const json = bodyJson(request);
       const event = requiredHeader(request, 'x-github-event');

@@ -3,7 +3,11 @@ import { SignatureError } from '../errors.ts';
 import type { DriverDefinition, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { fieldMappingShape, parseMappedEvent, requiringTypeSource } from './mapped-event.ts';
-import { anyDigestMatches, assertTimestampWithinTolerance, decodeDigest, digestBytes, hmac, requireHeader } from './signature.ts';
+import { type SecretSignatureProof, secretMatch } from './proof.ts';
+import { reverifySignature } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { assertTimestampWithinTolerance, decodeDigest, digestBytes, hmac, matchingDigestIndex, requireHeader } from './signature.ts';
+import { signedMaterial } from './signed-material.ts';
 import { fromUnixSecondsOrMillis } from './timestamps.ts';
 
 /**
@@ -43,27 +47,51 @@ function readSignature(scheme: HmacScheme, value: string): Buffer {
   return decoded;
 }
 
-function signedTimestampPrefix(scheme: HmacScheme, request: WebhookRequest, now: Date, toleranceSeconds: number): string {
-  if (!scheme.timestamp) return '';
+function signedTimestamp(scheme: HmacScheme, request: WebhookRequest, now: Date, toleranceSeconds: number): { prefix: string; signedAt: Date | null } {
+  if (!scheme.timestamp) return { prefix: '', signedAt: null };
   const value = requireHeader(request.header(scheme.timestamp.header), scheme.timestamp.header).trim();
   if (!/^\d{1,16}$/.test(value)) {
     throw new SignatureError('signature_malformed', `The ${scheme.timestamp.header} header is not a unix timestamp.`);
   }
-  assertTimestampWithinTolerance(fromUnixSecondsOrMillis(Number(value)).getTime() / 1000, now, toleranceSeconds);
-  return `${value}${scheme.timestamp.separator}`;
+  const signedAt = fromUnixSecondsOrMillis(Number(value));
+  assertTimestampWithinTolerance(signedAt.getTime() / 1000, now, toleranceSeconds);
+  return { prefix: `${value}${scheme.timestamp.separator}`, signedAt };
 }
 
-/** Throws SignatureError unless one of `secrets` signed the raw body under `scheme`. */
-export function verifyHmacSignature(scheme: HmacScheme, request: WebhookRequest, secrets: string[], now: Date, toleranceSeconds: number): void {
+/** The configured secrets of an HMAC provider, with their fingerprints (computed once, at start). */
+export interface HmacSecrets {
+  secrets: readonly string[];
+  fingerprints: readonly string[];
+}
+
+export const hmacSecrets = (secrets: readonly string[]): HmacSecrets => ({ secrets, fingerprints: secretFingerprints(secrets) });
+
+/** Throws SignatureError unless one of the secrets signed the raw body under `scheme`; answers which one did. */
+export function verifyHmacSignature(scheme: HmacScheme, request: WebhookRequest, keys: HmacSecrets, now: Date, toleranceSeconds: number): SecretSignatureProof {
   const signature = readSignature(scheme, requireHeader(request.header(scheme.header), scheme.header));
-  const signedPrefix = signedTimestampPrefix(scheme, request, now, toleranceSeconds);
-  const expected = secrets.map((secret) => hmac(scheme.algorithm, secret, signedPrefix, request.rawBody));
-  if (!anyDigestMatches(expected, [signature])) {
+  const signed = signedTimestamp(scheme, request, now, toleranceSeconds);
+  const expected = keys.secrets.map((secret) => hmac(scheme.algorithm, secret, signed.prefix, request.rawBody));
+  const matched = matchingDigestIndex(expected, [signature]);
+  if (matched < 0) {
     throw new SignatureError(
       'signature_mismatch',
       `The ${scheme.header} signature does not match the configured secret(s). Check the secret, and that the body reaches the inbox unmodified (no proxy re-encoding it).`,
     );
   }
+  return {
+    scheme: `hmac-${scheme.algorithm}`,
+    secret: secretMatch(keys.fingerprints, matched),
+    signedAt: signed.signedAt?.toISOString() ?? null,
+    verifiedAt: now.toISOString(),
+    signed: signedMaterial(request, scheme.timestamp ? [scheme.header, scheme.timestamp.header] : [scheme.header]),
+  };
+}
+
+/** The ProviderDriver verify/reverify pair of an HMAC scheme. */
+export function hmacVerification(scheme: HmacScheme, settings: ProviderSettings): Pick<ProviderDriver, 'verify' | 'reverify'> {
+  const keys = hmacSecrets(settings.secrets);
+  const verify = (request: WebhookRequest, now: Date) => verifyHmacSignature(scheme, request, keys, now, settings.signatureToleranceSeconds);
+  return { verify, reverify: (stored) => reverifySignature(verify, stored) };
 }
 
 const optionsSchema = requiringTypeSource(
@@ -91,7 +119,7 @@ export function createHmacDriver(settings: ProviderSettings): ProviderDriver {
   };
   return {
     name: 'hmac',
-    verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
+    ...hmacVerification(scheme, settings),
     parse: (request, now) => parseMappedEvent(request, now, options),
     // A generic gateway's vocabulary is unknown: its events are stored and left to registered handlers.
     toPaymentFact: () => null,

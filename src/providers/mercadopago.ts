@@ -4,7 +4,11 @@ import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSetting
 import { derivedEventKey } from './derived-key.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { parseJson, readIdentifier, readPath } from './json-body.ts';
-import { anyDigestMatches, assertTimestampWithinTolerance, decodeDigest, hmac, requireHeader } from './signature.ts';
+import { type SecretSignatureProof, secretMatch } from './proof.ts';
+import { reverifySignature } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { assertTimestampWithinTolerance, decodeDigest, hmac, matchingDigestIndex, requireHeader } from './signature.ts';
+import { signedMaterial } from './signed-material.ts';
 import { fromUnixSecondsOrMillis, timestampFromJson } from './timestamps.ts';
 
 /**
@@ -58,21 +62,29 @@ function signedDataId(request: WebhookRequest): string | undefined {
   return request.query.get('data.id')?.trim() || undefined;
 }
 
-function verifyMercadoPago(request: WebhookRequest, secrets: string[], now: Date, toleranceSeconds: number | undefined): void {
+function verifyMercadoPago(request: WebhookRequest, secrets: readonly string[], fingerprints: readonly string[], now: Date, toleranceSeconds: number | undefined): SecretSignatureProof {
   const header = parseSignatureHeader(requireHeader(request.header('x-signature'), 'x-signature'));
   const dataId = signedDataId(request);
   const requestId = request.header('x-request-id')?.trim() || undefined;
   const idVariants = dataId && dataId.toLowerCase() !== dataId ? [dataId, dataId.toLowerCase()] : [dataId];
   const expected = secrets.flatMap((secret) => idVariants.map((id) => hmac('sha256', secret, manifest(id, requestId, header.ts))));
-  if (!anyDigestMatches(expected, [header.v1])) {
+  const matched = matchingDigestIndex(expected, [header.v1]);
+  if (matched < 0) {
     throw new SignatureError(
       'signature_mismatch',
       'The x-signature does not match the configured secret signature. Check the secret (Your integrations → Webhooks) and that the notification URL keeps the ?data.id= query Mercado Pago appends.',
     );
   }
-  if (toleranceSeconds !== undefined) {
-    assertTimestampWithinTolerance(fromUnixSecondsOrMillis(Number(header.ts)).getTime() / 1000, now, toleranceSeconds);
-  }
+  const signedAt = fromUnixSecondsOrMillis(Number(header.ts));
+  if (toleranceSeconds !== undefined) assertTimestampWithinTolerance(signedAt.getTime() / 1000, now, toleranceSeconds);
+  return {
+    scheme: 'mercadopago',
+    // Each secret was tried with each case of data.id, in secret order.
+    secret: secretMatch(fingerprints, Math.floor(matched / idVariants.length)),
+    signedAt: signedAt.toISOString(),
+    verifiedAt: now.toISOString(),
+    signed: signedMaterial(request, ['x-signature', 'x-request-id'], ['data.id']),
+  };
 }
 
 function parseMercadoPago(request: WebhookRequest, now: Date): NormalizedEvent {
@@ -95,9 +107,12 @@ function parseMercadoPago(request: WebhookRequest, now: Date): NormalizedEvent {
 export function createMercadoPagoDriver(settings: ProviderSettings): ProviderDriver {
   const options = parseDriverOptions(optionsSchema, settings.options);
   const tolerance = options.checkTimestamp ? settings.signatureToleranceSeconds : undefined;
+  const fingerprints = secretFingerprints(settings.secrets);
+  const verify = (request: WebhookRequest, now: Date) => verifyMercadoPago(request, settings.secrets, fingerprints, now, tolerance);
   return {
     name: 'mercadopago',
-    verify: (request, now) => verifyMercadoPago(request, settings.secrets, now, tolerance),
+    verify,
+    reverify: (stored) => reverifySignature(verify, stored),
     parse: parseMercadoPago,
     // Thin notifications: `payment.created`/`payment.updated` carry no status or amount. The fact
     // comes from refetching the payment (GET /v1/payments/{id}), not from this payload.

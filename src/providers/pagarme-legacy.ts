@@ -4,7 +4,7 @@ import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSetting
 import { integerMinorUnits } from './amounts.ts';
 import { derivedEventKey } from './derived-key.ts';
 import { decodeBracketForm } from './form-body.ts';
-import { type HmacScheme, verifyHmacSignature } from './hmac.ts';
+import { type HmacScheme, hmacVerification } from './hmac.ts';
 import { readPath } from './json-body.ts';
 import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
@@ -76,7 +76,7 @@ export function toPagarmeLegacyPaymentFact(event: StoredEvent): PaymentFact | nu
 export function createPagarmeLegacyDriver(settings: ProviderSettings): ProviderDriver {
   return {
     name: 'pagarme-legacy',
-    verify: (request, now) => verifyHmacSignature(scheme, request, settings.secrets, now, settings.signatureToleranceSeconds),
+    ...hmacVerification(scheme, settings),
     parse: parsePostback,
     toPaymentFact: toPagarmeLegacyPaymentFact,
   };

@@ -8,7 +8,11 @@ import { parseDriverOptions } from './driver-options.ts';
 import { parseJsonBody } from './json-body.ts';
 import { type VerificationKeyFor, remoteVerificationKeys } from './jwks-keys.ts';
 import { chargeFact } from './payment-facts.ts';
-import { requireHeader, tokenMatchesAny } from './signature.ts';
+import { type PagarmeProof, type Reverification, type StoredDelivery, secretMatch } from './proof.ts';
+import { reverifyByFingerprint, reverifySignature } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { matchingTokenIndex, requireHeader } from './signature.ts';
+import { signedMaterial } from './signed-material.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 
 /**
@@ -65,21 +69,50 @@ export function parseAsymmetricSignatureHeader(value: string): AsymmetricSignatu
   return { kid, signature: Buffer.from(signature, 'base64url') };
 }
 
-function verifyBasicAuth(request: WebhookRequest, credentials: string[]): void {
+/** The index of the configured `user:password` the Authorization header carries. */
+function matchingBasicAuth(request: WebhookRequest, credentials: readonly string[]): number {
   const header = requireHeader(request.header('authorization'), 'Authorization');
   const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!match || !tokenMatchesAny(Buffer.from(match[1]!, 'base64').toString('utf8'), credentials)) {
+  const matched = match ? matchingTokenIndex(Buffer.from(match[1]!, 'base64').toString('utf8'), credentials) : -1;
+  if (matched < 0) {
     throw new SignatureError('signature_mismatch', 'The Authorization header does not carry the Basic Auth user:password configured for this webhook.');
   }
+  return matched;
 }
 
-async function verifyPagarme(request: WebhookRequest, keyFor: VerificationKeyFor, basicAuth: string[]): Promise<void> {
-  const header = parseAsymmetricSignatureHeader(requireHeader(request.header('x-webhook-asymmetric-signature'), 'X-Webhook-Asymmetric-Signature'));
-  if (basicAuth.length > 0) verifyBasicAuth(request, basicAuth);
+const SIGNATURE_HEADER = 'x-webhook-asymmetric-signature';
+
+interface BasicAuth {
+  credentials: readonly string[];
+  fingerprints: readonly string[];
+}
+
+async function verifyPagarme(request: WebhookRequest, keyFor: VerificationKeyFor, basicAuth: BasicAuth, now: Date): Promise<PagarmeProof> {
+  const header = parseAsymmetricSignatureHeader(requireHeader(request.header(SIGNATURE_HEADER), 'X-Webhook-Asymmetric-Signature'));
+  const credential = basicAuth.credentials.length > 0 ? matchingBasicAuth(request, basicAuth.credentials) : -1;
   const key = await keyFor(header.kid, 'RS256');
   if (!verify('sha256', request.rawBody, KeyObject.from(key), header.signature)) {
     throw new SignatureError('signature_mismatch', 'The RS256 signature does not verify with Pagar.me\'s key. Check that the body reaches the inbox unmodified.');
   }
+  return {
+    scheme: 'pagarme-rs256',
+    kid: header.kid,
+    // The Basic Auth credential is the secret itself: only its fingerprint is kept.
+    secret: credential < 0 ? null : secretMatch(basicAuth.fingerprints, credential),
+    verifiedAt: now.toISOString(),
+    signed: signedMaterial(request, [SIGNATURE_HEADER]),
+  };
+}
+
+/**
+ * Again on a stored delivery: the RS256 signature with the JWKS key of its kid as published now
+ * (a key Pagar.me has withdrawn no longer verifies), and the Basic Auth credential, which was
+ * never stored, by its fingerprint.
+ */
+async function reverifyPagarme(stored: StoredDelivery, keyFor: VerificationKeyFor, basicAuth: BasicAuth): Promise<Reverification> {
+  const signature = await reverifySignature((request, now) => verifyPagarme(request, keyFor, { credentials: [], fingerprints: [] }, now), stored);
+  if (signature.outcome === 'no_match' || basicAuth.credentials.length === 0) return signature;
+  return reverifyByFingerprint(basicAuth.fingerprints, stored.proof);
 }
 
 const envelope = z.object({
@@ -156,9 +189,11 @@ export function createPagarmeDriver(settings: ProviderSettings, keyFor?: Verific
       cacheMaxAgeMs: options.jwksCacheMaxAgeSeconds * 1000,
       timeoutMs: options.jwksTimeoutMs,
     });
+  const basicAuth = { credentials: settings.secrets, fingerprints: secretFingerprints(settings.secrets) };
   return {
     name: 'pagarme',
-    verify: (request) => verifyPagarme(request, keys, settings.secrets),
+    verify: (request, now) => verifyPagarme(request, keys, basicAuth, now),
+    reverify: (stored) => reverifyPagarme(stored, keys, basicAuth),
     parse: parsePagarme,
     toPaymentFact: toPagarmePaymentFact,
   };

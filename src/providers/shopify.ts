@@ -1,6 +1,7 @@
 import { MalformedPayloadError } from '../errors.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
-import { type HmacScheme, verifyHmacSignature } from './hmac.ts';
+import { type HmacScheme, hmacSecrets, verifyHmacSignature } from './hmac.ts';
+import { reverifySignature } from './reverify.ts';
 import { parseJson, readIdentifier } from './json-body.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 
@@ -26,12 +27,15 @@ function header(request: WebhookRequest, name: string): string | undefined {
 }
 
 export function createShopifyDriver(settings: ProviderSettings): ProviderDriver {
+  const keys = hmacSecrets(settings.secrets);
+  const verify = (request: WebhookRequest, now: Date) => {
+    const used = request.header(scheme.header) === undefined && request.header(eventsScheme.header) !== undefined ? eventsScheme : scheme;
+    return verifyHmacSignature(used, request, keys, now, settings.signatureToleranceSeconds);
+  };
   return {
     name: 'shopify',
-    verify(request, now) {
-      const used = request.header(scheme.header) === undefined && request.header(eventsScheme.header) !== undefined ? eventsScheme : scheme;
-      verifyHmacSignature(used, request, settings.secrets, now, settings.signatureToleranceSeconds);
-    },
+    verify,
+    reverify: (stored) => reverifySignature(verify, stored),
     parse(request: WebhookRequest, now: Date): NormalizedEvent {
       const json = parseJson(request.rawBody);
       const eventId = header(request, 'event-id') ?? header(request, 'webhook-id');

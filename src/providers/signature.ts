@@ -15,11 +15,16 @@ export function hmac(algorithm: 'sha256' | 'sha1', key: string | Buffer, ...part
   return mac.digest();
 }
 
-/** True when any candidate equals any expected digest: several secrets × several signatures (rotation). */
-export function anyDigestMatches(expected: Buffer[], candidates: Buffer[]): boolean {
-  let matched = false;
-  // No early exit: the time taken does not reveal which secret or signature matched.
-  for (const e of expected) for (const c of candidates) matched = constantTimeEqual(e, c) || matched;
+/**
+ * The index of the first expected digest that equals any candidate (several secrets × several
+ * signatures: a rotation), or -1. Every pair is compared, no early exit: the time taken does not
+ * reveal whether or where a signature came close.
+ */
+export function matchingDigestIndex(expected: Buffer[], candidates: Buffer[]): number {
+  let matched = -1;
+  expected.forEach((e, index) => {
+    for (const c of candidates) if (constantTimeEqual(e, c) && matched < 0) matched = index;
+  });
   return matched;
 }
 
@@ -42,12 +47,12 @@ export function requireHeader(value: string | undefined, header: string): string
 }
 
 /**
- * A static token (Asaas, Zoop) against every configured token, in constant time. Both sides are
+ * A static token (Asaas, Zoop) against every configured token, in constant time: the index of the one it is, or -1. Both sides are
  * hashed first so the comparison is between equal-length digests: the token's length stays secret.
  */
-export function tokenMatchesAny(received: string, tokens: string[]): boolean {
+export function matchingTokenIndex(received: string, tokens: readonly string[]): number {
   const digest = (value: string) => createHash('sha256').update(value).digest();
-  return anyDigestMatches(tokens.map(digest), [digest(received)]);
+  return matchingDigestIndex(tokens.map(digest), [digest(received)]);
 }
 
 /**

@@ -3,7 +3,11 @@ import { ConfigError, MalformedPayloadError, SignatureError } from '../errors.ts
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { parseJson, readIdentifier, readPath } from './json-body.ts';
-import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader } from './signature.ts';
+import { type SecretSignatureProof, secretMatch } from './proof.ts';
+import { reverifySignature } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { assertTimestampWithinTolerance, hmac, matchingDigestIndex, requireHeader } from './signature.ts';
+import { signedMaterial } from './signed-material.ts';
 import { timestampFromJson } from './timestamps.ts';
 
 /**
@@ -48,14 +52,17 @@ function v1Signatures(value: string): Buffer[] {
   return entries.filter(([version]) => version === 'v1').map(([, signature]) => Buffer.from(signature!, 'base64'));
 }
 
-function verifyStandardWebhook(request: WebhookRequest, keys: Buffer[], now: Date, toleranceSeconds: number): void {
+const SIGNED_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature'];
+
+function verifyStandardWebhook(request: WebhookRequest, keys: Buffer[], fingerprints: readonly string[], now: Date, toleranceSeconds: number): SecretSignatureProof {
   const id = requireHeader(header(request, 'id'), 'webhook-id');
   const timestamp = requireHeader(header(request, 'timestamp'), 'webhook-timestamp');
   const signatures = v1Signatures(requireHeader(header(request, 'signature'), 'webhook-signature'));
   if (!/^\d+$/.test(timestamp)) throw new SignatureError('signature_malformed', 'The webhook-timestamp header is not an integer of unix seconds.');
   assertTimestampWithinTolerance(Number(timestamp), now, toleranceSeconds);
   const expected = keys.map((key) => hmac('sha256', key, `${id}.${timestamp}.`, request.rawBody));
-  if (!anyDigestMatches(expected, signatures)) {
+  const matched = matchingDigestIndex(expected, signatures);
+  if (matched < 0) {
     throw new SignatureError(
       'signature_mismatch',
       signatures.length === 0
@@ -63,6 +70,13 @@ function verifyStandardWebhook(request: WebhookRequest, keys: Buffer[], now: Dat
         : 'No v1 signature matches the configured whsec_ secret(s). Check the endpoint secret, and that the body reaches the inbox unmodified.',
     );
   }
+  return {
+    scheme: 'standard-webhooks',
+    secret: secretMatch(fingerprints, matched),
+    signedAt: new Date(Number(timestamp) * 1000).toISOString(),
+    verifiedAt: now.toISOString(),
+    signed: signedMaterial(request, SIGNED_HEADERS),
+  };
 }
 
 export function createStandardWebhooksDriver(settings: ProviderSettings): ProviderDriver {
@@ -77,9 +91,12 @@ export function createStandardWebhooksDriver(settings: ProviderSettings): Provid
     }
   });
   if (problems.length > 0) throw new ConfigError(problems);
+  const fingerprints = secretFingerprints(settings.secrets);
+  const verify = (request: WebhookRequest, now: Date) => verifyStandardWebhook(request, keys, fingerprints, now, settings.signatureToleranceSeconds);
   return {
     name: 'standard-webhooks',
-    verify: (request, now) => verifyStandardWebhook(request, keys, now, settings.signatureToleranceSeconds),
+    verify,
+    reverify: (stored) => reverifySignature(verify, stored),
     parse(request: WebhookRequest): NormalizedEvent {
       const json = parseJson(request.rawBody);
       const eventType = readIdentifier(json, options.typePath);

@@ -4,7 +4,11 @@ import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { parseJsonBody } from './json-body.ts';
 import { chargeFact } from './payment-facts.ts';
-import { anyDigestMatches, assertTimestampWithinTolerance, hmac, requireHeader } from './signature.ts';
+import { type SecretSignatureProof, secretMatch } from './proof.ts';
+import { reverifySignature } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { assertTimestampWithinTolerance, hmac, matchingDigestIndex, requireHeader } from './signature.ts';
+import { signedMaterial } from './signed-material.ts';
 
 /**
  * Stripe: `Stripe-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `${t}.${rawBody}`
@@ -200,19 +204,30 @@ export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
 }
 
 export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
+  const fingerprints = secretFingerprints(settings.secrets);
+  function verify(request: WebhookRequest, now: Date): SecretSignatureProof {
+    const header = parseStripeSignatureHeader(requireHeader(request.header('stripe-signature'), 'Stripe-Signature'));
+    assertTimestampWithinTolerance(header.timestamp, now, settings.signatureToleranceSeconds);
+    const expected = settings.secrets.map((secret) => hmac('sha256', secret, `${header.timestamp}.`, request.rawBody));
+    const matched = matchingDigestIndex(expected, header.signatures);
+    if (matched < 0) {
+      throw new SignatureError(
+        'signature_mismatch',
+        'No v1 signature matches the configured secret(s). Check the whsec_ secret of this endpoint, and that the body reaches the inbox unmodified.',
+      );
+    }
+    return {
+      scheme: 'stripe-v1',
+      secret: secretMatch(fingerprints, matched),
+      signedAt: new Date(header.timestamp * 1000).toISOString(),
+      verifiedAt: now.toISOString(),
+      signed: signedMaterial(request, ['stripe-signature']),
+    };
+  }
   return {
     name: 'stripe',
-    verify(request: WebhookRequest, now: Date): void {
-      const header = parseStripeSignatureHeader(requireHeader(request.header('stripe-signature'), 'Stripe-Signature'));
-      assertTimestampWithinTolerance(header.timestamp, now, settings.signatureToleranceSeconds);
-      const expected = settings.secrets.map((secret) => hmac('sha256', secret, `${header.timestamp}.`, request.rawBody));
-      if (!anyDigestMatches(expected, header.signatures)) {
-        throw new SignatureError(
-          'signature_mismatch',
-          'No v1 signature matches the configured secret(s). Check the whsec_ secret of this endpoint, and that the body reaches the inbox unmodified.',
-        );
-      }
-    },
+    verify,
+    reverify: (stored) => reverifySignature(verify, stored),
     parse(request: WebhookRequest): NormalizedEvent {
       const { json, envelope: event } = parseJsonBody(request.rawBody, envelope, 'Stripe');
       return {

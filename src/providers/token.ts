@@ -3,7 +3,10 @@ import { SignatureError } from '../errors.ts';
 import type { DriverDefinition, ProviderDriver, ProviderSettings, WebhookRequest } from './types.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { fieldMappingShape, parseMappedEvent, requiringTypeSource } from './mapped-event.ts';
-import { requireHeader, tokenMatchesAny } from './signature.ts';
+import { type TokenProof, secretMatch } from './proof.ts';
+import { reverifyByFingerprint } from './reverify.ts';
+import { secretFingerprints } from './secret-fingerprint.ts';
+import { matchingTokenIndex, requireHeader } from './signature.ts';
 
 /**
  * A fixed token in a header (Asaas `asaas-access-token`, Zoop `Authorization`), compared in
@@ -13,12 +16,23 @@ import { requireHeader, tokenMatchesAny } from './signature.ts';
  * Dedupe key (generic driver): the id at idHeader/idPath, else the derived key (derived-key.ts).
  */
 
-/** Throws SignatureError unless the header carries one of `tokens`. */
-export function verifyToken(header: string, request: WebhookRequest, tokens: string[]): void {
+/** Throws SignatureError unless the header carries one of `tokens`; answers which one. The token itself is never in the proof. */
+function verifyToken(header: string, request: WebhookRequest, tokens: readonly string[], fingerprints: readonly string[], now: Date): TokenProof {
   const received = requireHeader(request.header(header), header);
-  if (!tokenMatchesAny(received.trim(), tokens)) {
+  const matched = matchingTokenIndex(received.trim(), tokens);
+  if (matched < 0) {
     throw new SignatureError('signature_mismatch', `The ${header} header does not carry the configured token. Check the token set at the gateway for this webhook.`);
   }
+  return { scheme: 'token', header, secret: secretMatch(fingerprints, matched), verifiedAt: now.toISOString() };
+}
+
+/** The ProviderDriver verify/reverify pair of a static token in `header`. */
+export function tokenVerification(header: string, tokens: readonly string[]): Pick<ProviderDriver, 'verify' | 'reverify'> {
+  const fingerprints = secretFingerprints(tokens);
+  return {
+    verify: (request, now) => verifyToken(header, request, tokens, fingerprints, now),
+    reverify: (stored) => reverifyByFingerprint(fingerprints, stored.proof),
+  };
 }
 
 const optionsSchema = requiringTypeSource(
@@ -32,7 +46,7 @@ export function createTokenDriver(settings: ProviderSettings): ProviderDriver {
   const options = parseDriverOptions(optionsSchema, settings.options);
   return {
     name: 'token',
-    verify: (request) => verifyToken(options.header, request, settings.secrets),
+    ...tokenVerification(options.header, settings.secrets),
     parse: (request, now) => parseMappedEvent(request, now, options),
     toPaymentFact: () => null,
   };

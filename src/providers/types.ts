@@ -1,4 +1,5 @@
 import type { PaymentFact } from '../domain/payments/payment-fact.ts';
+import type { DeliveryProof, Reverification, StoredDelivery } from './proof.ts';
 
 /** What a driver sees of a delivery: the exact bytes, lower-cased headers, and the query string. */
 export interface WebhookRequest {
@@ -51,10 +52,16 @@ export interface ProviderDriver {
   /** The built-in driver's name (`stripe`, `hmac`, …): a provider `stripe-br` runs the driver `stripe`. */
   readonly name: string;
   /**
-   * Throws (or rejects with) SignatureError when the delivery is not authentic. Runs before any
-   * parsing. May be async only to fetch public keys (JWKS); it never touches the database.
+   * Throws (or rejects with) SignatureError when the delivery is not authentic; otherwise answers
+   * how it was authenticated (proof.ts), stored with the event. Runs before any parsing. May be
+   * async only to fetch public keys (JWKS); it never touches the database.
    */
-  verify(request: WebhookRequest, now: Date): void | Promise<void>;
+  verify(request: WebhookRequest, now: Date): DeliveryProof | Promise<DeliveryProof>;
+  /**
+   * The same check run again on a stored delivery against the secrets configured now
+   * (`inboxctl verify`, an audit after a rotation): which secret matches, or that none does.
+   */
+  reverify(stored: StoredDelivery): Reverification | Promise<Reverification>;
   /** Throws MalformedPayloadError when the body cannot be understood. */
   parse(request: WebhookRequest, now: Date): NormalizedEvent;
   /** Maps an event to the payments domain's canonical fact; null = not a payment event (ignored). */

@@ -7,7 +7,8 @@ import { derivedEventKey } from './derived-key.ts';
 import { parseJsonBody, readIdentifier } from './json-body.ts';
 import { chargeFact } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
-import { verifyToken } from './token.ts';
+import { reverifyByFingerprint } from './reverify.ts';
+import { tokenVerification } from './token.ts';
 
 /**
  * Zoop: no body signature is documented. A webhook registered with an `authorization` value is
@@ -85,11 +86,14 @@ export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
 }
 
 export function createZoopDriver(settings: ProviderSettings): ProviderDriver {
+  // Without a configured token nothing is checked, and the proof says so.
+  const verification: Pick<ProviderDriver, 'verify' | 'reverify'> =
+    settings.secrets.length > 0
+      ? tokenVerification('authorization', settings.secrets)
+      : { verify: (_request, now) => ({ scheme: 'none', verifiedAt: now.toISOString() }), reverify: (stored) => reverifyByFingerprint([], stored.proof) };
   return {
     name: 'zoop',
-    verify(request) {
-      if (settings.secrets.length > 0) verifyToken('authorization', request, settings.secrets);
-    },
+    ...verification,
     parse: parseZoop,
     toPaymentFact: toZoopPaymentFact,
   };

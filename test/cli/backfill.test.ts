@@ -89,7 +89,7 @@ after(async () => {
   if (configDir) await rm(configDir, { recursive: true, force: true });
 });
 
-const inboxRowsBySource = () => database.sql`select event_id, source, status, attempts, received_at from webhook_inbox order by event_id`;
+const inboxRowsBySource = () => database.sql`select event_id, source, status, attempts, received_at, verification from webhook_inbox order by event_id`;
 
 describe('inboxctl backfill stripe', () => {
   test('stores exactly the events the inbox missed, with source backfill, processed once by the workers; a second run stores nothing', async () => {
@@ -123,6 +123,13 @@ describe('inboxctl backfill stripe', () => {
     assert.deepEqual(rows.filter((r) => r.source === 'backfill').map((r) => r.event_id).sort(), [...missing].sort());
     const webhookRow = rows.find((r) => r.event_id === delivered.id)!;
     assert.equal(webhookRow.source, 'webhook');
+    assert.equal(webhookRow.verification.scheme, 'stripe-v1', 'the delivered event keeps its signature proof');
+    for (const row of rows.filter((r) => r.source === 'backfill')) {
+      // The API is the proof: the page it was listed from (a path of GET /v1/events) and when.
+      assert.equal(row.verification.scheme, 'gateway-api');
+      assert.match(row.verification.endpoint, /^\/v1\/events\?/);
+      assert.ok(!Number.isNaN(Date.parse(row.verification.fetchedAt)));
+    }
     assert.deepEqual(webhookRow.received_at, (await database.sql`select received_at from webhook_inbox where id = ${before!.id}`)[0]!.received_at);
     assert.ok(!rows.some((r) => r.event_id === tooOld.id), 'older than --since: not listed');
     for (const e of account) assert.equal(applies.appliedOf(e.id), 1, `${e.id} applied once`);

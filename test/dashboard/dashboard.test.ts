@@ -78,6 +78,13 @@ describe('GET /dashboard', () => {
     assert.match(page, /<pre id="payload">\{\n {2}&quot;id&quot;: &quot;evt_dash_\d+&quot;,\n {2}&quot;object&quot;: &quot;event&quot;,\n/, 'pretty-printed, in the order the gateway sent');
   });
 
+  test('the event page shows how the delivery was verified, never the secret', async () => {
+    const { id } = await failedEvent();
+    const page = await (await fetch(`${service.baseUrl}/dashboard/events/${id}`)).text();
+    assert.match(page, /<dd id="verification">stripe-v1: secret #1 \(fingerprint [0-9a-f]{12}\), signed \S+, verified \S+<\/dd>/);
+    assert.ok(!page.includes(SECRET), 'the secret is not on the page');
+  });
+
   test('an unknown event id gets a 404 page', async () => {
     assert.equal((await fetch(`${service.baseUrl}/dashboard/events/999999999`)).status, 404);
   });

@@ -67,6 +67,7 @@ function incoming(eventId: string): IncomingEvent {
     event: { eventId, eventType: 'charge.succeeded', resourceId: `ch_${eventId}`, occurredAt: new Date(), payload },
     rawBody: Buffer.from(JSON.stringify(payload)),
     fingerprint: eventId,
+    proof: { scheme: 'none', verifiedAt: new Date().toISOString() },
   };
 }
 

@@ -45,7 +45,7 @@ function body(eventId: string, type: string, amountRefunded?: number): string {
 function incoming(rawText: string): IncomingEvent {
   const rawBody = Buffer.from(rawText);
   const event = stripe.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
-  return { provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, stripe) };
+  return { provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, stripe), proof: { scheme: 'none', verifiedAt: new Date().toISOString() } };
 }
 
 async function conflictBodies(eventId: string): Promise<string[]> {

@@ -29,6 +29,7 @@ function incoming(eventId: string, rawBody: Buffer = Buffer.from(`{"id":"${event
     },
     rawBody,
     fingerprint: `fingerprint of ${eventId}`,
+    proof: { scheme: 'none', verifiedAt: '2026-01-02T03:04:06.000Z' },
   };
 }
 

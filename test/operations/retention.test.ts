@@ -28,7 +28,7 @@ const deps = () => ({ db: h.handle.db, archive: createArchiveWriter({ clock: () 
 
 async function rowsOf(provider: string) {
   return h.database.sql`
-    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, source, decision, decision_detail::text as decision_detail_text, attempts, last_error,
+    select id, event_id, status, raw_body, payload::text as payload_text, payload_lossy, fact::text as fact_text, fingerprint, source, decision, decision_detail::text as decision_detail_text, verification::text as verification_text, attempts, last_error,
            received_at::text as received_at, occurred_at::text as occurred_at, processed_at::text as processed_at
     from webhook_inbox where provider = ${provider} order by id`;
 }
@@ -56,6 +56,8 @@ describe('purge (archive, then delete)', () => {
     // A backfilled row stays one through the archive.
     await h.database.sql`update webhook_inbox set source = 'backfill' where provider = ${provider} and event_id = 'old-2'`;
     await h.database.sql`update webhook_inbox set decision = 'rejected_transition', decision_detail = '{"from":"refunded","to":"disputed","occurredAt":"2024-01-05T09:59:59.000Z"}' where provider = ${provider} and event_id = 'old-2'`;
+    // The proof of verification travels with the row: `inboxctl verify` works on a restored event.
+    await h.database.sql`update webhook_inbox set verification = '{"scheme":"stripe-v1","secret":{"position":2,"fingerprint":"0a1b2c3d4e5f"},"signedAt":"2024-01-05T09:59:59.000Z","verifiedAt":"2024-01-05T10:00:00.100Z","signed":{"headers":{"stripe-signature":"t=1704448799,v1=ab"}}}' where provider = ${provider} and event_id = 'old-1'`;
     // The body that is not UTF-8: its payload is marked lossy, and the mark survives the round trip.
     await h.database.sql`update webhook_inbox set payload_lossy = true where provider = ${provider} and event_id = 'old-3'`;
     // Exact µs timestamps as stored, to compare after the round trip.

@@ -6,6 +6,7 @@ import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
 import { formatDuration } from '../../format/duration.ts';
+import { describeProof } from '../../providers/proof.ts';
 import { toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
@@ -28,6 +29,7 @@ function render(event: EventDetails, now: Date): string[] {
     `  occurred     ${at(event.occurredAt)}`,
     `  received     ${at(event.receivedAt)}`,
     `  processed    ${at(event.processedAt)}`,
+    `  verified     ${event.verification ? describeProof(event.verification) : '- (stored before proofs were kept)'}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
     event.payloadLossy ? '  payload      LOSSY: jsonb could not hold the body as sent (U+0000, lone surrogates, invalid UTF-8 → U+FFFD; numbers beyond a double → text); the raw body is exact' : '  payload',
     ...formatJsonText(event.payloadJson, { indent: 2 }).split('\n').map((l) => `    ${l}`),

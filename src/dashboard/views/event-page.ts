@@ -3,6 +3,7 @@ import { formatJsonText } from '../../format/json-text.ts';
 import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
 import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
+import { describeProof } from '../../providers/proof.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
@@ -33,6 +34,7 @@ function facts(event: EventPage['event']) {
 <dt>resource</dt><dd><code>${event.resourceId ?? '—'}</code></dd>
 <dt>occurred</dt><dd>${formatTime(event.occurredAt)}</dd>
 <dt>received</dt><dd>${formatTime(event.receivedAt)}</dd>
+<dt>verified</dt><dd id="verification">${event.verification ? describeProof(event.verification) : html`<span class="muted">— (stored before proofs were kept)</span>`}</dd>
 <dt>finished</dt><dd>${event.processedAt ? html`${formatTime(event.processedAt)} <span class="muted">(${formatDuration(lag)} after receipt)</span>` : '—'}</dd>
 <dt>attempts</dt><dd>${event.attempts}</dd>
 <dt>last error</dt><dd class="error-text">${event.lastError ?? '—'}</dd>

@@ -33,12 +33,14 @@ export interface ExactInboxRow {
   decision?: EventDecisionName | null;
   /** The jsonb as text; absent in older archives. */
   decision_detail_json?: string | null;
+  /** The proof of verification as jsonb text. Absent in older archives. */
+  verification_json?: string | null;
 }
 
 const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
   ${isoMicros('occurred_at')} as occurred_at, ${isoMicros('received_at')} as received_at, ${isoMicros('processed_at')} as processed_at,
   payload::text as payload_json, payload_lossy, raw_body, fact::text as fact_json, fingerprint, source,
-  decision, decision_detail::text as decision_detail_json`;
+  decision, decision_detail::text as decision_detail_json, verification::text as verification_json`;
 
 /**
  * The next batch of one provider's rows in one status received before `cutoff`, oldest first, on
@@ -80,7 +82,7 @@ export async function countExpiredByDay(db: SqlExecutor, provider: string, statu
   return rows;
 }
 
-const COLUMNS_PER_ROW = 19;
+const COLUMNS_PER_ROW = 20;
 
 /** One multi-row INSERT … ON CONFLICT DO NOTHING: any unique key (id, or provider + event id) that exists wins. Answers how many were inserted. */
 export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly ExactInboxRow[]): Promise<number> {
@@ -91,16 +93,16 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
       e.id, e.provider, e.event_id, e.event_type, e.resource_id, e.status, e.attempts, e.last_error,
       e.occurred_at, e.received_at, e.processed_at, e.payload_json, e.payload_lossy ?? false,
       Buffer.from(e.raw_body_base64, 'base64'), e.fact_json ?? null, e.fingerprint ?? null, e.source ?? 'webhook',
-      e.decision ?? null, e.decision_detail_json ?? null,
+      e.decision ?? null, e.decision_detail_json ?? null, e.verification_json ?? null,
     );
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     return `(${$(1)}::bigint, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}::smallint, ${$(8)}, ${$(9)}::timestamptz, ${$(10)}::timestamptz,
       ${$(11)}::timestamptz, ${$(12)}::text::jsonb, ${$(13)}::boolean, ${$(14)}::bytea, ${$(15)}::text::jsonb, ${$(16)}, ${$(17)},
-      ${$(18)}, ${$(19)}::text::jsonb)`;
+      ${$(18)}, ${$(19)}::text::jsonb, ${$(20)}::text::jsonb)`;
   });
   const { rows } = await db.executeSql(
     `insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
-       processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail)
+       processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail, verification)
      values ${tuples.join(', ')}
      on conflict do nothing
      returning id`,

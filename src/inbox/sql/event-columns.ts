@@ -1,4 +1,5 @@
 import type { EventDecisionName, InboxStatus } from '../../db/schema.ts';
+import { type VerificationProof, verificationProofSchema } from '../../providers/proof.ts';
 import type { StoredEvent } from '../../providers/types.ts';
 import { dateOf, dateOrNull, epochMs } from './statement.ts';
 
@@ -56,7 +57,7 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
  * recursion would fail the read of the very event someone wants to look at.
  */
 export const EVENT_DETAIL_COLUMNS = `${storedEventColumns('null')}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
-  payload::text as payload_json, raw_body, fact,
+  payload::text as payload_json, raw_body, fact, verification::text as verification_json,
   decision, decision_detail`;
 
 interface EventDetailRow extends StoredEventRow {
@@ -68,6 +69,7 @@ interface EventDetailRow extends StoredEventRow {
   fact: unknown;
   decision: EventDecisionName | null;
   decision_detail: unknown;
+  verification_json: string | null;
 }
 
 export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
@@ -83,6 +85,8 @@ export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   /** Why processing left it as it is (webhook_inbox.decision), and its particulars; null before, and after a replay. */
   decision: EventDecisionName | null;
   decisionDetail: unknown;
+  /** How it was authenticated (webhook_inbox.verification); null on rows stored before proofs were kept. */
+  verification: VerificationProof | null;
 }
 
 export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
@@ -97,6 +101,7 @@ export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
     fact: row.fact,
     decision: row.decision,
     decisionDetail: row.decision_detail,
+    verification: row.verification_json === null ? null : verificationProofSchema.parse(JSON.parse(row.verification_json)),
   };
 }
 

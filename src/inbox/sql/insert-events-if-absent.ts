@@ -8,7 +8,7 @@ export interface InsertedEvent {
   resourceId: string | null;
 }
 
-const COLUMNS_PER_ROW = 10;
+const COLUMNS_PER_ROW = 11;
 
 /**
  * The statement for batches of up to `rows` events. Its text depends only on `rows`, a power of
@@ -30,10 +30,10 @@ function insertStatementFor(rows: number): string {
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     // text::jsonb, not a jsonb parameter: the serialised payload must reach PostgreSQL unchanged
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text, ${$(10)}::text)`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text, ${$(10)}::text, ${$(11)}::text::jsonb)`;
   });
-  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source)
-    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source)
+  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
+    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
     where batch.provider is not null
     on conflict (provider, event_id) do nothing
     returning id::text as id, provider, event_id, resource_id`;
@@ -64,7 +64,7 @@ export async function insertEventsIfAbsent(tx: SqlExecutor, events: readonly Eve
   const rows = 2 ** Math.ceil(Math.log2(events.length));
   const parameters: (string | Buffer | boolean | null)[] = [];
   for (const e of events) {
-    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source);
+    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source, e.verificationJson);
   }
   while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
   const { rows: inserted } = await tx.executeSql<ReturnedRow>(statementFor(rows), parameters);
