@@ -7,6 +7,7 @@ import {
   index,
   jsonb,
   pgTable,
+  primaryKey,
   smallint,
   text,
   timestamp,
@@ -73,6 +74,29 @@ export const webhookInbox = pgTable(
 );
 
 export type InboxRow = typeof webhookInbox.$inferSelect;
+
+/**
+ * The dedupe keys, kept far longer than the payloads (`keyRetentionDays` against `retentionDays`):
+ * a resend months after its row was archived and deleted still finds its key here and is answered
+ * as a duplicate, not processed again. Every delivery claims its key here first, in the batch's
+ * transaction; only the deliveries whose key was new are stored in webhook_inbox. A few dozen bytes
+ * a key, so 400 days of keys cost less than a week of payloads.
+ */
+export const webhookEventKeys = pgTable(
+  'webhook_event_keys',
+  {
+    provider: varchar('provider', { length: 30 }).notNull(),
+    eventId: varchar('event_id', { length: 150 }).notNull(),
+    /** The first delivery's fingerprint (null for keys taken over from rows stored before fingerprints). */
+    fingerprint: text('fingerprint'),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'webhook_event_keys_pkey', columns: [table.provider, table.eventId] }),
+    // Key retention deletes one provider's oldest keys.
+    index('webhook_event_keys_provider_received_at_idx').on(table.provider, table.receivedAt),
+  ],
+);
 
 /**
  * Duplicates that said something else: a delivery with the key of a stored event (provider,

@@ -78,7 +78,7 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
         { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
       );
       deps.metrics?.retentionRun('ok', results);
-      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, stopped: result.stopped }, 'retention run');
+      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');
     } catch (error) {
       deps.metrics?.retentionRun('error', []);
       logger.error({ err: error, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');

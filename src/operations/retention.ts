@@ -1,6 +1,7 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { type ExactInboxRow, countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
+import { purgeEventKeys } from './key-retention.ts';
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
@@ -11,8 +12,10 @@ const DAY_MS = 86_400_000;
 /** What retention needs of a configured provider. */
 export interface RetentionPolicy {
   name: string;
-  /** Its dedupe window: rows younger than this stay. */
+  /** Its payloads' window: rows younger than this stay. */
   retentionDays: number;
+  /** Its dedupe keys' window (at least retentionDays): a resend within it is a duplicate even after its payload went. */
+  keyRetentionDays: number;
   /** How long its gateway may resend an event. */
   resendWindowDays: number;
 }
@@ -73,7 +76,9 @@ export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, prov
   }
   const resendStart = new Date(now.getTime() - configured.resendWindowDays * DAY_MS);
   if (cutoff.getTime() > resendStart.getTime()) {
-    warnings.push(`the cut-off is inside the gateway's own ${configured.resendWindowDays}-day resend window: a resend of a purged event WILL be processed again`);
+    warnings.push(
+      `the cut-off is inside the gateway's own ${configured.resendWindowDays}-day resend window: a resend of a purged event is still a duplicate (its key stays), but one that says something else can no longer be told apart`,
+    );
   }
   return warnings;
 }
@@ -167,17 +172,28 @@ export interface RetentionRequest {
   signal?: AbortSignal;
 }
 
+/** A provider's retention run: its payloads' purge, then its keys'. */
+export interface RetentionResult extends PurgeResult {
+  keyCutoff: Date;
+  /** Dedupe keys deleted (past keyRetentionDays, their event no longer stored). */
+  keysDeleted: number;
+}
+
 /**
- * The daily job: every configured provider keeps exactly its dedupe window (its retentionDays);
- * processed and ignored rows older than that are archived and deleted. Providers this
- * configuration does not know are left alone: their window is unknown.
+ * The daily job, in two tiers per configured provider: processed and ignored rows older than its
+ * retentionDays are archived and deleted; then its dedupe keys older than keyRetentionDays are
+ * deleted, in a step of their own. Providers this configuration does not know are left alone:
+ * their windows are unknown.
  */
-export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<PurgeResult[]> {
-  const results: PurgeResult[] = [];
+export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<RetentionResult[]> {
+  const results: RetentionResult[] = [];
   for (const provider of request.providers.values()) {
     if (request.signal?.aborted) break;
     const cutoff = new Date(request.now.getTime() - provider.retentionDays * DAY_MS);
-    results.push(await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal }));
+    const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal });
+    const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
+    const keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize: request.batchSize ?? 500, signal: request.signal });
+    results.push({ ...purged, keyCutoff, keysDeleted });
   }
   return results;
 }

@@ -89,15 +89,23 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
     return `(${$(1)}::bigint, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}::smallint, ${$(8)}, ${$(9)}::timestamptz, ${$(10)}::timestamptz,
       ${$(11)}::timestamptz, ${$(12)}::text::jsonb, ${$(13)}::boolean, ${$(14)}::bytea, ${$(15)}::text::jsonb, ${$(16)})`;
   });
-  const { rows } = await db.executeSql(
-    `insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
-       processed_at, payload, payload_lossy, raw_body, fact, fingerprint)
-     values ${tuples.join(', ')}
-     on conflict do nothing
-     returning id`,
+  // A restored row gets its dedupe key back too if key retention has deleted it since, so that a
+  // resend of it stays a duplicate (every inbox row has its key: webhook_event_keys).
+  const { rows } = await db.executeSql<{ restored: number }>(
+    `with restored as (
+       insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
+         processed_at, payload, payload_lossy, raw_body, fact, fingerprint)
+       values ${tuples.join(', ')}
+       on conflict do nothing
+       returning provider, event_id, fingerprint, received_at),
+     keys as (
+       insert into webhook_event_keys (provider, event_id, fingerprint, received_at)
+       select provider, event_id, fingerprint, received_at from restored
+       on conflict do nothing)
+     select count(*)::int as restored from restored`,
     values,
   );
-  return rows.length;
+  return rows[0]!.restored;
 }
 
 /** How many of these events the inbox already has (by id, or by provider + event id: one provider per call). */

@@ -32,9 +32,19 @@ function insertStatementFor(rows: number): string {
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
     return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text)`;
   });
-  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
-    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
-    where batch.provider is not null
+  // The key is claimed first (webhook_event_keys outlives the payloads): only deliveries whose key
+  // was new are stored. The inbox's own ON CONFLICT stays as a second guard, for rows that were
+  // written without a key (a restore of keys purged since, a hand-made row).
+  return `with batch as (
+      select * from (values ${tuples.join(', ')}) as v (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
+      where v.provider is not null),
+    new_keys as (
+      insert into webhook_event_keys (provider, event_id, fingerprint)
+      select provider, event_id, fingerprint from batch
+      on conflict (provider, event_id) do nothing
+      returning provider, event_id)
+    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
+    select batch.* from batch join new_keys using (provider, event_id)
     on conflict (provider, event_id) do nothing
     returning id::text as id, provider, event_id, resource_id`;
 }
@@ -54,9 +64,10 @@ interface ReturnedRow {
 }
 
 /**
- * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING: the rows that come back are the
- * new ones; anything absent was already in the inbox. The unique index decides, so concurrent
- * deliveries of one event can never both be "new". The rows arrive serialised (toEventRow), so
+ * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING, into webhook_event_keys: the rows
+ * that come back are the new ones; anything absent was already received (its payload may be gone
+ * since: the key outlives it). The keys' primary key decides, so concurrent deliveries of one
+ * event can never both be "new". The rows arrive serialised (toEventRow), so
  * nothing here can throw for what an event contains before the statement is sent.
  */
 export async function insertEventsIfAbsent(tx: SqlExecutor, events: readonly EventRow[]): Promise<InsertedEvent[]> {
