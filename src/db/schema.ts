@@ -4,6 +4,7 @@ import {
   bigserial,
   boolean,
   check,
+  foreignKey,
   index,
   jsonb,
   pgTable,
@@ -11,7 +12,6 @@ import {
   smallint,
   text,
   timestamp,
-  uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
@@ -27,12 +27,18 @@ export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
 
 /**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.
- * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
+ * Deduplication is webhook_event_keys' primary key, claimed in the same statement: never
+ * check-then-insert.
+ *
+ * Partitioned by month of received_at (PostgreSQL declarative partitioning, which drizzle-kit
+ * cannot express: the migration drizzle/0009_partitioned_inbox.sql is hand-written, and
+ * src/db/inbox-partitions.ts creates the months ahead). So every unique key includes received_at:
+ * the primary key is (id, received_at), and (provider, event_id) is a plain index here.
  */
 export const webhookInbox = pgTable(
   'webhook_inbox',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    id: bigserial('id', { mode: 'number' }).notNull(),
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
     eventType: varchar('event_type', { length: 80 }).notNull(),
@@ -63,7 +69,8 @@ export const webhookInbox = pgTable(
     fingerprint: text('fingerprint'),
   },
   (table) => [
-    uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
+    primaryKey({ name: 'webhook_inbox_pkey', columns: [table.id, table.receivedAt] }),
+    index('webhook_inbox_provider_event_id_idx').on(table.provider, table.eventId),
     index('webhook_inbox_status_received_at_idx').on(table.status, table.receivedAt),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
     check(
@@ -108,9 +115,9 @@ export const webhookInboxConflicts = pgTable(
   'webhook_inbox_conflicts',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    inboxId: bigint('inbox_id', { mode: 'number' })
-      .notNull()
-      .references(() => webhookInbox.id, { onDelete: 'cascade' }),
+    inboxId: bigint('inbox_id', { mode: 'number' }).notNull(),
+    /** The stored event's received_at: with inbox_id, the key of its (partitioned) row. */
+    inboxReceivedAt: timestamp('inbox_received_at', { withTimezone: true, mode: 'date' }).notNull(),
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
     receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -121,7 +128,8 @@ export const webhookInboxConflicts = pgTable(
     rawBody: bytea('raw_body').notNull(),
   },
   (table) => [
-    index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId),
+    foreignKey({ name: 'webhook_inbox_conflicts_inbox_fk', columns: [table.inboxId, table.inboxReceivedAt], foreignColumns: [webhookInbox.id, webhookInbox.receivedAt] }).onDelete('cascade'),
+    index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId, table.inboxReceivedAt),
     index('webhook_inbox_conflicts_received_at_idx').on(table.receivedAt),
   ],
 );

@@ -75,7 +75,12 @@ export async function countExpiredByDay(db: SqlExecutor, provider: string, statu
 
 const COLUMNS_PER_ROW = 16;
 
-/** One multi-row INSERT … ON CONFLICT DO NOTHING: any unique key (id, or provider + event id) that exists wins. Answers how many were inserted. */
+/**
+ * One multi-row INSERT of the rows whose id, and whose provider + event id, the inbox does not hold
+ * (a partitioned inbox has no unique index to conflict on for either). Answers how many were
+ * inserted. The two checks and the insert are not atomic: two restores of the same rows at the same
+ * moment could both insert one (an operator's command, run once per file).
+ */
 export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly ExactInboxRow[]): Promise<number> {
   if (events.length === 0) return 0;
   const values: unknown[] = [];
@@ -95,8 +100,10 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
     `with restored as (
        insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
          processed_at, payload, payload_lossy, raw_body, fact, fingerprint)
-       values ${tuples.join(', ')}
-       on conflict do nothing
+       select * from (values ${tuples.join(', ')}) as v (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
+         processed_at, payload, payload_lossy, raw_body, fact, fingerprint)
+       where not exists (select 1 from webhook_inbox i where i.id = v.id)
+         and not exists (select 1 from webhook_inbox i where i.provider = v.provider and i.event_id = v.event_id)
        returning provider, event_id, fingerprint, received_at),
      keys as (
        insert into webhook_event_keys (provider, event_id, fingerprint, received_at)

@@ -76,8 +76,8 @@ export async function insertConflicts(tx: SqlExecutor, conflicts: readonly Confl
     conflicts.map((c) => ({ inbox_id: c.inboxId, fingerprint: c.fingerprint, differences: c.differences, raw_body: c.rawBody.toString('base64') })),
   );
   await tx.executeSql(
-    `insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body)
-     select s.id, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
+    `insert into webhook_inbox_conflicts (inbox_id, inbox_received_at, provider, event_id, fingerprint, differences, raw_body)
+     select s.id, s.received_at, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
      from jsonb_to_recordset($1::text::jsonb) as r(inbox_id bigint, fingerprint text, differences jsonb, raw_body text)
      join webhook_inbox s on s.id = r.inbox_id`,
     [rows],

@@ -33,8 +33,8 @@ function insertStatementFor(rows: number): string {
     return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text)`;
   });
   // The key is claimed first (webhook_event_keys outlives the payloads): only deliveries whose key
-  // was new are stored. The inbox's own ON CONFLICT stays as a second guard, for rows that were
-  // written without a key (a restore of keys purged since, a hand-made row).
+  // was new are stored. The inbox itself cannot refuse a duplicate: it is partitioned by month, and
+  // a unique index there would have to include received_at.
   return `with batch as (
       select * from (values ${tuples.join(', ')}) as v (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
       where v.provider is not null),
@@ -45,7 +45,6 @@ function insertStatementFor(rows: number): string {
       returning provider, event_id)
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint)
     select batch.* from batch join new_keys using (provider, event_id)
-    on conflict (provider, event_id) do nothing
     returning id::text as id, provider, event_id, resource_id`;
 }
 
