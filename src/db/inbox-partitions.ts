@@ -57,3 +57,17 @@ export async function createMonthPartitionsAhead(tx: SqlExecutor, now: Date, mon
   }
   return result;
 }
+
+/** The month partitions that exist, oldest first (the default partition is not one). */
+export async function listMonthPartitions(db: SqlExecutor): Promise<MonthPartition[]> {
+  const { rows } = await db.executeSql<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass and c.relname ~ '^webhook_inbox_p[0-9]{4}_[0-9]{2}$' order by 1`,
+  );
+  return rows.map(({ name }) => monthPartition(new Date(Date.UTC(Number(name.slice(15, 19)), Number(name.slice(20, 22)) - 1, 1))));
+}
+
+/** Detaches a month partition from webhook_inbox and drops it, in the caller's transaction. */
+export async function dropMonthPartition(tx: SqlExecutor, partition: MonthPartition): Promise<void> {
+  await tx.executeSql(`alter table webhook_inbox detach partition ${partition.name}`);
+  await tx.executeSql(`drop table ${partition.name}`);
+}

@@ -80,7 +80,14 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
       if (partitions.leftToDefault.length > 0) logger.warn(partitions, 'months already holding rows in the default partition get no partition of their own');
       const results = await applyRetention(
         { db: deps.db, archive },
-        { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
+        {
+          providers: deps.providers,
+          now: deps.clock(),
+          archiveDir: operations.archiveDir,
+          batchSize: operations.retentionBatchSize,
+          signal: job?.signal,
+          onPartitions: (result) => logger.info(result, 'retention: months archived whole and dropped, months kept for unsettled rows'),
+        },
       );
       deps.metrics?.retentionRun('ok', results);
       for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');

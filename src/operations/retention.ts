@@ -1,7 +1,8 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
-import { type ExactInboxRow, countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
-import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
+import { countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
+import { type ArchiveWriter, type ArchivedEvent, archiveFilePath, toArchived } from './archive.ts';
 import { purgeEventKeys } from './key-retention.ts';
+import { type PartitionRetentionResult, dropExpiredPartitions } from './partition-retention.ts';
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
@@ -83,27 +84,6 @@ export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, prov
   return warnings;
 }
 
-function toArchived(row: ExactInboxRow): ArchivedEvent {
-  return {
-    v: 1,
-    id: row.id,
-    provider: row.provider,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    resource_id: row.resource_id,
-    status: row.status,
-    attempts: row.attempts,
-    last_error: row.last_error,
-    occurred_at: row.occurred_at,
-    received_at: row.received_at,
-    processed_at: row.processed_at,
-    payload_json: row.payload_json,
-    payload_lossy: row.payload_lossy,
-    raw_body_base64: row.raw_body_base64,
-    fact_json: row.fact_json,
-    fingerprint: row.fingerprint,
-  };
-}
 
 /** One transaction: lock a batch, append it to its archive files (fsynced), delete it. */
 async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: PurgeableStatus, from: string | undefined, limit: number) {
@@ -170,6 +150,8 @@ export interface RetentionRequest {
   archiveDir: string;
   batchSize?: number;
   signal?: AbortSignal;
+  /** Told which months were dropped whole, and which were kept for a pending or failed row. */
+  onPartitions?: (result: PartitionRetentionResult) => void;
 }
 
 /** A provider's retention run: its payloads' purge, then its keys'. */
@@ -186,6 +168,9 @@ export interface RetentionResult extends PurgeResult {
  * their windows are unknown.
  */
 export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<RetentionResult[]> {
+  // Whole months first: what they held needs no row-by-row delete below.
+  const partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir });
+  request.onPartitions?.(partitions);
   const results: RetentionResult[] = [];
   for (const provider of request.providers.values()) {
     if (request.signal?.aborted) break;

@@ -29,7 +29,7 @@ export interface ExactInboxRow {
   fingerprint?: string | null;
 }
 
-const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
+export const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
   ${isoMicros('occurred_at')} as occurred_at, ${isoMicros('received_at')} as received_at, ${isoMicros('processed_at')} as processed_at,
   payload::text as payload_json, payload_lossy, raw_body, fact::text as fact_json, fingerprint`;
 
