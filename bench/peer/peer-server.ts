@@ -4,7 +4,7 @@
  * pg-boss 12 with its documented `fromDrizzle` adapter). Per request: the baseline's Stripe check
  * on the raw body and JSON.parse (bench/support/stripe-verify.ts, shared so the two differ only in
  * the database), then ONE transaction — INSERT … ON CONFLICT (provider, event_id) DO NOTHING
- * RETURNING id into webhook_inbox, pg-boss `send` with singletonKey = the charge id on the same
+ * RETURNING into webhook_event_keys, then INSERT … RETURNING id into webhook_inbox, pg-boss `send` with singletonKey = the charge id on the same
  * transaction — COMMIT, then 200. A duplicate commits nothing new and still gets 200; a failed
  * transaction gets 500 and the gateway retries. Same table (the inbox's own migrations, applied by
  * the bench), same queue settings, same pool size as the inbox's receiver.
@@ -26,7 +26,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { Hono } from 'hono';
 import { PgBoss, fromDrizzle } from 'pg-boss';
 import postgres from 'postgres';
-import { webhookInbox } from '../../src/db/schema.ts';
+import { webhookEventKeys, webhookInbox } from '../../src/db/schema.ts';
 import { stripeSignatureIsValid } from '../support/stripe-verify.ts';
 
 const secret = process.env.WEBHOOK_SECRET_STRIPE ?? '';
@@ -83,12 +83,14 @@ await boss.createQueue(QUEUE, {
 /** Stores the event and its job in one transaction; false when the event was already stored. */
 async function storeEvent(event: StripeEvent, rawBody: Buffer): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The dedupe key first: the partitioned inbox has no unique index on (provider, event_id).
+    const [key] = await tx.insert(webhookEventKeys).values({ provider: 'stripe', eventId: event.id }).onConflictDoNothing().returning({ eventId: webhookEventKeys.eventId });
+    if (!key) return false;
     const [row] = await tx
       .insert(webhookInbox)
       .values({ provider: 'stripe', eventId: event.id, eventType: event.type, resourceId: chargeIdOf(event), payload: event, rawBody, occurredAt: new Date(event.created * 1000) })
-      .onConflictDoNothing({ target: [webhookInbox.provider, webhookInbox.eventId] })
       .returning({ id: webhookInbox.id });
-    if (!row) return false;
+    if (!row) throw new Error(`the inbox stored no row for event ${event.id}`);
     const jobId = await boss.send(QUEUE, { inboxId: row.id }, { singletonKey: chargeIdOf(event), db: fromDrizzle(tx, sql) });
     // pg-boss answers null (without throwing) when it refuses a job: never commit a row without one.
     if (!jobId) throw new Error(`pg-boss refused the job of event ${event.id}`);

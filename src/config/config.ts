@@ -18,8 +18,10 @@ export interface ProviderConfig {
   /** Every secret that may have signed a delivery: more than one during a rotation. */
   secrets: string[];
   signatureToleranceSeconds: number;
-  /** How long stored events (and so their dedupe keys) are kept: `retentionDays`, else INBOX_RETENTION_DAYS. */
+  /** How long stored events (payloads) are kept: `retentionDays`, else INBOX_RETENTION_DAYS. */
   retentionDays: number;
+  /** How long their dedupe keys are kept (at least retentionDays): `keyRetentionDays`, else INBOX_KEY_RETENTION_DAYS. */
+  keyRetentionDays: number;
   /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
   unknownPayment: 'create' | 'require';
   /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys (src/refetch/settings.ts resolves them). */
@@ -128,6 +130,7 @@ const envVariables = z.object({
   WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
   SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
   INBOX_RETENTION_DAYS: intFromEnv(30, 1),
+  INBOX_KEY_RETENTION_DAYS: intFromEnv(400, 1),
   METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
   ...dashboardEnvKeys,
   ...databaseEnvKeys,
@@ -197,6 +200,7 @@ const fileSchema = z.object({
         driver: z.string().min(1),
         secrets: z.array(z.string().min(1)).optional(),
         retentionDays: z.number().int().positive().optional(),
+        keyRetentionDays: z.number().int().positive().optional(),
         unknownPayment: z.enum(['create', 'require']).optional(),
         ...refetchFileKeys,
       }),
@@ -222,15 +226,22 @@ function formatIssues(error: z.ZodError, prefix = ''): string[] {
 type Env = Record<string, string | undefined>;
 export type ReadFile = (path: string) => string;
 
-type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays'>;
+type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
 
-/** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
+/** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_(KEY_)RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
 function providerDefaults(env: Env): ProviderDefaults {
-  const { SIGNATURE_TOLERANCE_SECONDS: tolerance, INBOX_RETENTION_DAYS: retention } = envVariables.shape;
+  const { SIGNATURE_TOLERANCE_SECONDS: tolerance, INBOX_RETENTION_DAYS: retention, INBOX_KEY_RETENTION_DAYS: keyRetention } = envVariables.shape;
   return {
     signatureToleranceSeconds: tolerance.safeParse(env.SIGNATURE_TOLERANCE_SECONDS).data ?? tolerance.parse(undefined),
     retentionDays: retention.safeParse(env.INBOX_RETENTION_DAYS).data ?? retention.parse(undefined),
+    keyRetentionDays: keyRetention.safeParse(env.INBOX_KEY_RETENTION_DAYS).data ?? keyRetention.parse(undefined),
   };
+}
+
+/** A key deleted before its payload would let a resend of a stored event in as new: keys outlive payloads. */
+function keyRetentionProblem({ name, retentionDays, keyRetentionDays }: ProviderConfig): string | undefined {
+  if (keyRetentionDays >= retentionDays) return undefined;
+  return `provider "${name}": keyRetentionDays (${keyRetentionDays}) must be at least retentionDays (${retentionDays}); dedupe keys must outlive the payloads (INBOX_KEY_RETENTION_DAYS, or keyRetentionDays in INBOX_CONFIG)`;
 }
 
 function readConfigFile(path: string, readFile: ReadFile, problems: string[]): z.infer<typeof fileSchema>['providers'] {
@@ -261,10 +272,18 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file)) {
+  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file)) {
     providers.set(
       name,
-      declare(name, { driver, secrets: secrets ?? [], retentionDays: retentionDays ?? defaults.retentionDays, unknownPayment: unknownPayment ?? 'create', refetch: { api, ordering, ratePerSecond }, options }),
+      declare(name, {
+        driver,
+        secrets: secrets ?? [],
+        retentionDays: retentionDays ?? defaults.retentionDays,
+        keyRetentionDays: keyRetentionDays ?? defaults.keyRetentionDays,
+        unknownPayment: unknownPayment ?? 'create',
+        refetch: { api, ordering, ratePerSecond },
+        options,
+      }),
     );
   }
   for (const [key, value] of Object.entries(env)) {
@@ -274,6 +293,10 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
     if (provider) provider.secrets.push(...splitSecrets(value));
     else if (providerNamePattern.test(name)) providers.set(name, declare(name, { driver: name, secrets: splitSecrets(value) }));
     else problems.push(`${key}: "${name}" is not a valid provider name`);
+  }
+  for (const provider of providers.values()) {
+    const problem = keyRetentionProblem(provider);
+    if (problem) problems.push(problem);
   }
   return providers;
 }

@@ -18,9 +18,9 @@ const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
 ]);
 const SQLSTATE = /^[0-9A-Z]{5}$/;
-// The dedupe index: ON CONFLICT DO NOTHING means it never raises; if it ever did, the event is
+// The dedupe key: ON CONFLICT DO NOTHING means it never raises; if it ever did, the event is
 // stored already, which is no reason to refuse it.
-const DEDUPE_INDEX = 'webhook_inbox_provider_event_id_key';
+const DEDUPE_INDEX = 'webhook_event_keys_pkey';
 
 export function classifyDatabaseError(error: unknown): DatabaseFailure {
   if (error instanceof AggregateError && error.errors.some((e) => classifyDatabaseError(e) === 'availability')) return 'availability';

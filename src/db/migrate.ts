@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
+import { postgresExecutor } from './client.ts';
+import { INBOX_PARTITION_MONTHS_AHEAD, createMonthPartitionsAhead } from './inbox-partitions.ts';
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
@@ -61,5 +63,8 @@ async function applyPending(sql: postgres.Sql, migrations: ReturnType<typeof rea
       for (const statement of migration.sql) if (statement.trim() !== '') await tx.unsafe(statement);
       await tx`insert into drizzle.__drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`;
     }
+    // Every start, under the same lock and with the same rights as the migrations: the inbox's
+    // partitions for this month and the next three (the daily retention run does it too).
+    await createMonthPartitionsAhead(postgresExecutor(tx), new Date(), INBOX_PARTITION_MONTHS_AHEAD);
   });
 }

@@ -4,13 +4,14 @@ import {
   bigserial,
   boolean,
   check,
+  foreignKey,
   index,
   jsonb,
   pgTable,
+  primaryKey,
   smallint,
   text,
   timestamp,
-  uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
@@ -42,12 +43,18 @@ export type EventSource = (typeof eventSources)[number];
 
 /**
  * Every webhook delivery that passed signature verification, stored before the 200 is sent.
- * The unique index on (provider, event_id) is the deduplication: never check-then-insert.
+ * Deduplication is webhook_event_keys' primary key, claimed in the same statement: never
+ * check-then-insert.
+ *
+ * Partitioned by month of received_at (PostgreSQL declarative partitioning, which drizzle-kit
+ * cannot express: the migration drizzle/0012_partitioned_inbox.sql is hand-written, and
+ * src/db/inbox-partitions.ts creates the months ahead). So every unique key includes received_at:
+ * the primary key is (id, received_at), and (provider, event_id) is a plain index here.
  */
 export const webhookInbox = pgTable(
   'webhook_inbox',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    id: bigserial('id', { mode: 'number' }).notNull(),
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
     eventType: varchar('event_type', { length: 80 }).notNull(),
@@ -91,7 +98,8 @@ export const webhookInbox = pgTable(
     verification: jsonb('verification'),
   },
   (table) => [
-    uniqueIndex('webhook_inbox_provider_event_id_key').on(table.provider, table.eventId),
+    primaryKey({ name: 'webhook_inbox_pkey', columns: [table.id, table.receivedAt] }),
+    index('webhook_inbox_provider_event_id_idx').on(table.provider, table.eventId),
     index('webhook_inbox_status_received_at_idx').on(table.status, table.receivedAt),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
     // The newest delivery per provider (last-delivery gauge, stats): one short backward walk per
@@ -112,6 +120,29 @@ export const webhookInbox = pgTable(
 export type InboxRow = typeof webhookInbox.$inferSelect;
 
 /**
+ * The dedupe keys, kept far longer than the payloads (`keyRetentionDays` against `retentionDays`):
+ * a resend months after its row was archived and deleted still finds its key here and is answered
+ * as a duplicate, not processed again. Every delivery claims its key here first, in the batch's
+ * transaction; only the deliveries whose key was new are stored in webhook_inbox. A few dozen bytes
+ * a key, so 400 days of keys cost less than a week of payloads.
+ */
+export const webhookEventKeys = pgTable(
+  'webhook_event_keys',
+  {
+    provider: varchar('provider', { length: 30 }).notNull(),
+    eventId: varchar('event_id', { length: 150 }).notNull(),
+    /** The first delivery's fingerprint (null for keys taken over from rows stored before fingerprints). */
+    fingerprint: text('fingerprint'),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'webhook_event_keys_pkey', columns: [table.provider, table.eventId] }),
+    // Key retention deletes one provider's oldest keys.
+    index('webhook_event_keys_provider_received_at_idx').on(table.provider, table.receivedAt),
+  ],
+);
+
+/**
  * Duplicates that said something else: a delivery with the key of a stored event (provider,
  * event_id) whose fingerprint differs. It got 200 like any duplicate (the stored event stays the
  * truth the inbox processed); its exact bytes and what it said differently are kept here, one row
@@ -121,9 +152,9 @@ export const webhookInboxConflicts = pgTable(
   'webhook_inbox_conflicts',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    inboxId: bigint('inbox_id', { mode: 'number' })
-      .notNull()
-      .references(() => webhookInbox.id, { onDelete: 'cascade' }),
+    inboxId: bigint('inbox_id', { mode: 'number' }).notNull(),
+    /** The stored event's received_at: with inbox_id, the key of its (partitioned) row. */
+    inboxReceivedAt: timestamp('inbox_received_at', { withTimezone: true, mode: 'date' }).notNull(),
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
     receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -134,7 +165,8 @@ export const webhookInboxConflicts = pgTable(
     rawBody: bytea('raw_body').notNull(),
   },
   (table) => [
-    index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId),
+    foreignKey({ name: 'webhook_inbox_conflicts_inbox_fk', columns: [table.inboxId, table.inboxReceivedAt], foreignColumns: [webhookInbox.id, webhookInbox.receivedAt] }).onDelete('cascade'),
+    index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId, table.inboxReceivedAt),
     index('webhook_inbox_conflicts_received_at_idx').on(table.receivedAt),
   ],
 );

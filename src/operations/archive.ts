@@ -7,6 +7,7 @@ import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { eventDecisions, eventSources } from '../db/schema.ts';
+import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
 import { ArchiveFormatError } from './errors.ts';
 
 export { ArchiveFormatError } from './errors.ts';
@@ -46,6 +47,33 @@ export const archivedEventSchema = z.object({
   verification_json: z.string().nullable().optional(),
 });
 export type ArchivedEvent = z.infer<typeof archivedEventSchema>;
+
+/** An inbox row as its archive line. */
+export function toArchived(row: ExactInboxRow): ArchivedEvent {
+  return {
+    v: 1,
+    id: row.id,
+    provider: row.provider,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    resource_id: row.resource_id,
+    status: row.status,
+    attempts: row.attempts,
+    last_error: row.last_error,
+    occurred_at: row.occurred_at,
+    received_at: row.received_at,
+    processed_at: row.processed_at,
+    payload_json: row.payload_json,
+    payload_lossy: row.payload_lossy,
+    raw_body_base64: row.raw_body_base64,
+    fact_json: row.fact_json,
+    fingerprint: row.fingerprint,
+    source: row.source,
+    decision: row.decision,
+    decision_detail_json: row.decision_detail_json,
+    verification_json: row.verification_json,
+  };
+}
 
 /** `<dir>/<provider>/<provider>-<YYYY-MM-DD>.jsonl.gz`, the UTC day the rows were received. */
 export function archiveFilePath(dir: string, provider: string, receivedAt: string): string {

@@ -1,7 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { OperationsConfig } from '../config/config.ts';
-import type { Database } from '../db/client.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import { INBOX_PARTITION_MONTHS_AHEAD, createMonthPartitionsAhead } from '../db/inbox-partitions.ts';
 import type { OperationsMetrics } from '../observability/metrics.ts';
 import { createArchiveWriter } from './archive.ts';
 import { type RetentionPolicy, applyRetention } from './retention.ts';
@@ -73,12 +74,23 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
       onSetAside: (file, aside, reason) => logger.warn({ file, aside, reason }, 'damaged archive file set aside; a fresh one was started'),
     });
     try {
+      // Daily, besides each start: a long-running deployment never reaches a month without its partition.
+      const partitions = await deps.db.transaction((tx) => createMonthPartitionsAhead(drizzleExecutor(tx), deps.clock(), INBOX_PARTITION_MONTHS_AHEAD));
+      if (partitions.created.length > 0) logger.info(partitions, 'inbox partitions created ahead');
+      if (partitions.leftToDefault.length > 0) logger.warn(partitions, 'months already holding rows in the default partition get no partition of their own');
       const results = await applyRetention(
         { db: deps.db, archive },
-        { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
+        {
+          providers: deps.providers,
+          now: deps.clock(),
+          archiveDir: operations.archiveDir,
+          batchSize: operations.retentionBatchSize,
+          signal: job?.signal,
+          onPartitions: (result) => logger.info(result, 'retention: months archived whole and dropped, months kept for unsettled rows'),
+        },
       );
       deps.metrics?.retentionRun('ok', results);
-      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, stopped: result.stopped }, 'retention run');
+      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');
     } catch (error) {
       deps.metrics?.retentionRun('error', []);
       logger.error({ err: error, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');

@@ -1,6 +1,8 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
-import { type ExactInboxRow, countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
-import { type ArchiveWriter, type ArchivedEvent, archiveFilePath } from './archive.ts';
+import { countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
+import { type ArchiveWriter, type ArchivedEvent, archiveFilePath, toArchived } from './archive.ts';
+import { purgeEventKeys } from './key-retention.ts';
+import { type PartitionRetentionResult, dropExpiredPartitions } from './partition-retention.ts';
 import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
@@ -11,8 +13,10 @@ const DAY_MS = 86_400_000;
 /** What retention needs of a configured provider. */
 export interface RetentionPolicy {
   name: string;
-  /** Its dedupe window: rows younger than this stay. */
+  /** Its payloads' window: rows younger than this stay. */
   retentionDays: number;
+  /** Its dedupe keys' window (at least retentionDays): a resend within it is a duplicate even after its payload went. */
+  keyRetentionDays: number;
   /** How long its gateway may resend an event. */
   resendWindowDays: number;
 }
@@ -73,36 +77,13 @@ export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, prov
   }
   const resendStart = new Date(now.getTime() - configured.resendWindowDays * DAY_MS);
   if (cutoff.getTime() > resendStart.getTime()) {
-    warnings.push(`the cut-off is inside the gateway's own ${configured.resendWindowDays}-day resend window: a resend of a purged event WILL be processed again`);
+    warnings.push(
+      `the cut-off is inside the gateway's own ${configured.resendWindowDays}-day resend window: a resend of a purged event is still a duplicate (its key stays), but one that says something else can no longer be told apart`,
+    );
   }
   return warnings;
 }
 
-function toArchived(row: ExactInboxRow): ArchivedEvent {
-  return {
-    v: 1,
-    id: row.id,
-    provider: row.provider,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    resource_id: row.resource_id,
-    status: row.status,
-    attempts: row.attempts,
-    last_error: row.last_error,
-    occurred_at: row.occurred_at,
-    received_at: row.received_at,
-    processed_at: row.processed_at,
-    payload_json: row.payload_json,
-    payload_lossy: row.payload_lossy,
-    raw_body_base64: row.raw_body_base64,
-    fact_json: row.fact_json,
-    fingerprint: row.fingerprint,
-    source: row.source,
-    decision: row.decision,
-    decision_detail_json: row.decision_detail_json,
-    verification_json: row.verification_json,
-  };
-}
 
 /** One transaction: lock a batch, append it to its archive files (fsynced), delete it. */
 async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: PurgeableStatus, from: string | undefined, limit: number) {
@@ -169,19 +150,35 @@ export interface RetentionRequest {
   archiveDir: string;
   batchSize?: number;
   signal?: AbortSignal;
+  /** Told which months were dropped whole, and which were kept for a pending or failed row. */
+  onPartitions?: (result: PartitionRetentionResult) => void;
+}
+
+/** A provider's retention run: its payloads' purge, then its keys'. */
+export interface RetentionResult extends PurgeResult {
+  keyCutoff: Date;
+  /** Dedupe keys deleted (past keyRetentionDays, their event no longer stored). */
+  keysDeleted: number;
 }
 
 /**
- * The daily job: every configured provider keeps exactly its dedupe window (its retentionDays);
- * processed and ignored rows older than that are archived and deleted. Providers this
- * configuration does not know are left alone: their window is unknown.
+ * The daily job, in two tiers per configured provider: processed and ignored rows older than its
+ * retentionDays are archived and deleted; then its dedupe keys older than keyRetentionDays are
+ * deleted, in a step of their own. Providers this configuration does not know are left alone:
+ * their windows are unknown.
  */
-export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<PurgeResult[]> {
-  const results: PurgeResult[] = [];
+export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<RetentionResult[]> {
+  // Whole months first: what they held needs no row-by-row delete below.
+  const partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir });
+  request.onPartitions?.(partitions);
+  const results: RetentionResult[] = [];
   for (const provider of request.providers.values()) {
     if (request.signal?.aborted) break;
     const cutoff = new Date(request.now.getTime() - provider.retentionDays * DAY_MS);
-    results.push(await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal }));
+    const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal });
+    const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
+    const keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize: request.batchSize ?? 500, signal: request.signal });
+    results.push({ ...purged, keyCutoff, keysDeleted });
   }
   return results;
 }

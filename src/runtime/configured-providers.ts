@@ -8,8 +8,10 @@ import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/set
 export interface ConfiguredProvider {
   name: string;
   driver: ProviderDriver;
-  /** How long stored events (and so their dedupe keys) are kept; never shorter than the gateway's resend window. */
+  /** How long stored events (payloads) are kept; never shorter than the gateway's resend window. */
   retentionDays: number;
+  /** How long their dedupe keys are kept: at least retentionDays, so also past the resend window. */
+  keyRetentionDays: number;
   /** The gateway's own resend window: a purge inside it would let a late resend pass as new. */
   resendWindowDays: number;
   /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
@@ -29,18 +31,26 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
     return undefined;
   }
-  const { retentionDays } = config;
+  const { retentionDays, keyRetentionDays } = config;
   const { resendWindowDays } = definition;
+  // The payloads too: a late resend that says something else is only told apart while its stored
+  // event is there to compare with (src/inbox/conflicting-duplicates.ts).
   if (retentionDays <= resendWindowDays) {
     problems.push(
       `provider "${name}": retention of ${retentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
     );
     return undefined;
   }
+  if (keyRetentionDays <= resendWindowDays) {
+    problems.push(
+      `provider "${name}": key retention of ${keyRetentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
+    );
+    return undefined;
+  }
   try {
     const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
     const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
-    return { name, driver, retentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch };
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

@@ -22,8 +22,8 @@ setup(async () => {
   service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
   for (const body of [succeeded, refunded, succeeded, refunded, failed, plain, plain]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   // The other event's conflict happened long ago: outside a 1 h window.
-  await database.sql`insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body, received_at)
-    select id, provider, event_id, 'f', '[]', '\\x7b7d', now() - interval '2 days' from webhook_inbox where event_id = 'evt_cli_other'`;
+  await database.sql`insert into webhook_inbox_conflicts (inbox_id, inbox_received_at, provider, event_id, fingerprint, differences, raw_body, received_at)
+    select id, received_at, provider, event_id, 'f', '[]', '\\x7b7d', now() - interval '2 days' from webhook_inbox where event_id = 'evt_cli_other'`;
 });
 
 describe('inboxctl and conflicting duplicates', () => {

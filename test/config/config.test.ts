@@ -77,6 +77,20 @@ describe('loadConfig', () => {
     assert.match(problems.join('\n'), /resend window/);
   });
 
+  test('dedupe keys are kept 400 days by default, per provider in INBOX_CONFIG, and never less than the payloads', () => {
+    assert.equal(loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_x' }, noFiles).providers.get('stripe')!.keyRetentionDays, 400);
+    const file = JSON.stringify({ providers: { asaas: { driver: 'asaas', retentionDays: 60, keyRetentionDays: 90 } } });
+    const asaas = loadConfig({ INBOX_CONFIG: 'f.json', WEBHOOK_SECRET_ASAAS: 'token' }, () => file).providers.get('asaas')!;
+    assert.deepEqual([asaas.retentionDays, asaas.keyRetentionDays], [60, 90]);
+
+    const shorter = problemsOf(() => loadConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_x', INBOX_RETENTION_DAYS: '90', INBOX_KEY_RETENTION_DAYS: '60' }, noFiles));
+    assert.match(shorter.join('\n'), /provider "stripe": keyRetentionDays \(60\) must be at least retentionDays \(90\)/);
+    const inFile = JSON.stringify({ providers: { stripe: { driver: 'stripe', keyRetentionDays: 10 } } });
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json', WEBHOOK_SECRET_STRIPE: 'whsec_x' }, () => inFile));
+    assert.match(problems.join('\n'), /keyRetentionDays \(10\) must be at least retentionDays \(30\)/);
+    assert.match(problemsOf(() => loadConfig({ INBOX_KEY_RETENTION_DAYS: '0' }, noFiles)).join('\n'), /INBOX_KEY_RETENTION_DAYS/);
+  });
+
   test('a declared provider without any secret is refused with the variable to set', () => {
     const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe' } } });
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json' }, () => file));

@@ -45,7 +45,7 @@ describe('classifyDatabaseError', () => {
       [pg('22P02'), 'data'],
       [pg('23514'), 'data'],
       [pg('54001'), 'data'],
-      [pg('23505', { constraint_name: 'webhook_inbox_provider_event_id_key' }), 'unknown'],
+      [pg('23505', { constraint_name: 'webhook_event_keys_pkey' }), 'unknown'],
       [pg('08006'), 'availability'],
       [pg('40P01'), 'availability'],
       [pg('53100'), 'availability'],

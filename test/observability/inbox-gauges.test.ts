@@ -123,10 +123,13 @@ describe('database-derived gauges', () => {
     await refresherFor(metrics).refresh();
     const inboxQueries = queries.filter(({ text }) => text.includes('webhook_inbox'));
     assert.equal(inboxQueries.length, 3);
+    // webhook_inbox is partitioned by month: an empty partition (the default, a month ahead) is rightly scanned, for nothing.
+    const holding = (await client`select distinct tableoid::regclass::text as partition from webhook_inbox`).map((r) => r.partition as string);
+    assert.ok(holding.length > 0);
     for (const { text, params } of inboxQueries) {
       const plan = (await client.unsafe(`explain ${text}`, params as postgres.ParameterOrJSON<never>[])).map((r) => r['QUERY PLAN']).join('\n');
-      assert.doesNotMatch(plan, /Seq Scan on webhook_inbox/, plan);
-      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_last_delivery_idx/ : /webhook_inbox_status_received_at_idx/, plan);
+      for (const partition of holding) assert.doesNotMatch(plan, new RegExp(`Seq Scan on ${partition}\\b`), plan);
+      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_\S*(last_delivery|source|provider_received_at)\S*idx/ : /webhook_inbox_(p\d{4}_\d{2}_|default_)?status_received_at_idx/, plan);
     }
   });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type postgres from 'postgres';
 import { type SqlExecutor, postgresExecutor } from '../../src/db/client.ts';
+import { createMonthPartitionsAhead, monthPartition } from '../../src/db/inbox-partitions.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { lockExpiredBatch } from '../../src/inbox/sql/archive-rows.ts';
 import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/conflicts.ts';
@@ -19,8 +20,12 @@ const ROWS = 60_000;
 const database = useTestDatabase();
 let db: SqlExecutor;
 const recorded: Array<{ sql: string; params: unknown[] }> = [];
+/** The partitions that hold rows: an empty one (the default, a month ahead) is rightly scanned, for nothing. */
+const partitionsWithRows = new Set<string>();
 
 setup(async () => {
+  // The months of the data get their partitions, as the migration makes them for an existing inbox.
+  await database.sql.begin((tx) => createMonthPartitionsAhead(postgresExecutor(tx), new Date(Date.now() - 62 * 86_400_000), 3));
   await database.sql.unsafe(`
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, last_error, processed_at)
     select (array['stripe','asaas','pagarme'])[1 + g % 3], 'evt_' || g, 'charge.succeeded', 'ch_' || (g / 3), '{}', '\\x7b7d',
@@ -28,7 +33,11 @@ setup(async () => {
       case when g % 500 = 0 then 'failed' when g % 500 = 1 then 'pending' when g % 100 < 8 then 'ignored' else 'processed' end,
       case when g % 500 = 0 then 'boom' end, now() - interval '60 days' * (g::float8 / ${ROWS})
     from generate_series(1, ${ROWS}) g`);
+  await database.sql`insert into webhook_event_keys (provider, event_id, fingerprint, received_at) select provider, event_id, fingerprint, received_at from webhook_inbox`;
   await database.sql`analyze webhook_inbox`;
+  await database.sql`analyze webhook_event_keys`;
+  const holding = await database.sql`select tableoid::regclass::text as partition from webhook_inbox group by 1`;
+  for (const { partition } of holding) partitionsWithRows.add(partition);
   db = recording(database.sql);
 });
 
@@ -64,8 +73,8 @@ async function inboxPlanOf(work: () => Promise<unknown>): Promise<PlanNode[]> {
   for (const { sql, params } of recorded) {
     if (!/webhook_inbox/.test(sql)) continue;
     const [row] = await database.sql.unsafe(`explain (format json) ${sql}`, params as never[]);
-    // A bitmap index scan names only its index; its heap scan names the table.
-    touched.push(...nodes(row!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'webhook_inbox' || n['Index Name']?.startsWith('webhook_inbox_')));
+    // A bitmap index scan names only its index; its heap scan names the table (a partition of it).
+    touched.push(...nodes(row!['QUERY PLAN'][0].Plan).filter((n) => isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? '')));
   }
   assert.ok(touched.length > 0, 'the work queried webhook_inbox');
   return touched;
@@ -73,9 +82,21 @@ async function inboxPlanOf(work: () => Promise<unknown>): Promise<PlanNode[]> {
 
 class Rollback extends Error {}
 
-function assertIndexOnly(touched: PlanNode[], index: string) {
-  assert.deepEqual(touched.filter((n) => n['Node Type'] === 'Seq Scan'), [], 'no sequential scan of webhook_inbox');
-  assert.ok(touched.some((n) => n['Index Name'] === index), `uses ${index}; plan: ${JSON.stringify(touched.map((n) => [n['Node Type'], n['Index Name']]))}`);
+// webhook_inbox is partitioned by month: plans name its partitions and their indexes, each named
+// after the partition and the parent index (webhook_inbox_p2026_12_status_received_at_idx).
+const PARTITION = /^webhook_inbox_(p\d{4}_\d{2}|default)$/;
+const INBOX_INDEX = /^webhook_inbox_(p\d{4}_\d{2}_|default_)?(pkey|status_received_at_idx|provider_event_id_idx|provider_resource_id_idx)$/;
+const isInboxRelation = (name: string | undefined) => name === 'webhook_inbox' || PARTITION.test(name ?? '');
+
+/** The index on the parent, as each partition names its own copy of it. */
+const onPartition = (index: string, name: string) => name === index || name.replace(/^webhook_inbox_(p\d{4}_\d{2}|default)_/, 'webhook_inbox_') === index;
+
+/** `wholeWindow`: a partition the query's time window covers for the most part, which is rightly read whole. */
+function assertIndexOnly(touched: PlanNode[], index: string, wholeWindow?: string) {
+  const scanned = touched.filter((n) => n['Node Type'] === 'Seq Scan' && partitionsWithRows.has(n['Relation Name'] ?? '') && n['Relation Name'] !== wholeWindow);
+  assert.deepEqual(scanned.map((n) => n['Relation Name']), [], 'no sequential scan of a partition of webhook_inbox that holds rows');
+  const readWhole = touched.some((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === wholeWindow);
+  assert.ok(readWhole || touched.some((n) => onPartition(index, n['Index Name'] ?? '')), `uses ${index}; plan: ${JSON.stringify(touched.map((n) => [n['Node Type'], n['Index Name']]))}`);
 }
 
 const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
@@ -95,6 +116,9 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
 
   test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {
     const filter = { since: hoursAgo(24) };
+    // The last 24 hours are a quarter of this month's partition here (the data is 60 days of
+    // 1,000 rows; today is day ${new Date().getUTCDate()}): reading that partition whole is the right plan.
+    const thisMonth = monthPartition(new Date()).name;
     for (const work of [
       () => countByProviderAndStatus(db, filter),
       () => oldestPendingByProvider(db, {}),
@@ -102,7 +126,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       () => sampleSettledLag(db, filter, 10_000),
       () => settledLagByProvider(db, new Date()),
     ]) {
-      assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
+      assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx', new Date().getUTCDate() <= 8 ? thisMonth : undefined);
     }
   });
 
@@ -110,19 +134,20 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     assertIndexOnly(await inboxPlanOf(() => findReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
   });
 
-  test("ingest: a batch's duplicates are compared with their stored events by lookups on the unique index", async () => {
+  test("ingest: a batch's duplicates are compared with their keys and stored events by index lookups", async () => {
     // The statement as group commit sends it, captured from the runner it is given.
     const sent: Array<{ text: string; params: unknown[] }> = [];
     const runner: SqlExecutor = { executeSql: async (text, params = []) => (sent.push({ text, params }), { rows: [] as never[] }) };
     const duplicates = Array.from({ length: 32 }, (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent);
     await selectStoredEventsOfOtherFingerprint(runner, duplicates);
     const [row] = await database.sql.unsafe(`explain (format json) ${sent[0]!.text}`, sent[0]!.params as never[]);
-    const touched = nodes(row!['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'webhook_inbox' || n['Index Name']?.startsWith('webhook_inbox_'));
-    assertIndexOnly(touched, 'webhook_inbox_provider_event_id_key');
+    const plan = nodes(row!['QUERY PLAN'][0].Plan);
+    assertIndexOnly(plan.filter((n) => isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? '')), 'webhook_inbox_provider_event_id_idx');
+    assert.ok(plan.some((n) => n['Index Name'] === 'webhook_event_keys_pkey'), 'the keys are read on their primary key');
   });
 
   test('show: one event by its natural key or its id; the provider list hops along an index', async () => {
-    assertIndexOnly(await inboxPlanOf(() => findEventByKey(db, 'stripe', 'evt_3000')), 'webhook_inbox_provider_event_id_key');
+    assertIndexOnly(await inboxPlanOf(() => findEventByKey(db, 'stripe', 'evt_3000')), 'webhook_inbox_provider_event_id_idx');
     assertIndexOnly(await inboxPlanOf(() => findEventById(db, 3000)), 'webhook_inbox_pkey');
     const hops = await inboxPlanOf(() => listStoredProviders(db));
     assert.deepEqual(hops.filter((n) => n['Node Type'] === 'Seq Scan'), []);

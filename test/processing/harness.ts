@@ -120,11 +120,15 @@ export function isChain(transitions: readonly Transition[], finalStatus: string)
 
 /** Stores an event the way the receiver does, without a job (tests that bypass HTTP add jobs themselves). */
 export async function storeEvent(sql: postgres.Sql, event: ScenarioEvent, provider = 'stripe'): Promise<number> {
+  // The key first, as the receiver does: only a new key stores a row.
   const [inserted] = await sql`
+    with new_key as (
+      insert into webhook_event_keys (provider, event_id) values (${provider}, ${event.eventId})
+      on conflict do nothing returning provider)
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
-    values (${provider}, ${event.eventId}, ${event.type}, ${event.chargeId}, ${sql.json(JSON.parse(event.body))},
-            ${Buffer.from(event.body)}, ${new Date(event.created * 1000)})
-    on conflict (provider, event_id) do nothing
+    select ${provider}, ${event.eventId}, ${event.type}, ${event.chargeId}, ${sql.json(JSON.parse(event.body))},
+           ${Buffer.from(event.body)}, ${new Date(event.created * 1000)}
+    from new_key
     returning id`;
   if (inserted) return Number(inserted.id);
   const [existing] = await sql`select id from webhook_inbox where provider = ${provider} and event_id = ${event.eventId}`;

@@ -37,7 +37,7 @@ export interface ExactInboxRow {
   verification_json?: string | null;
 }
 
-const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
+export const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, attempts, last_error,
   ${isoMicros('occurred_at')} as occurred_at, ${isoMicros('received_at')} as received_at, ${isoMicros('processed_at')} as processed_at,
   payload::text as payload_json, payload_lossy, raw_body, fact::text as fact_json, fingerprint, source,
   decision, decision_detail::text as decision_detail_json, verification::text as verification_json`;
@@ -84,7 +84,12 @@ export async function countExpiredByDay(db: SqlExecutor, provider: string, statu
 
 const COLUMNS_PER_ROW = 20;
 
-/** One multi-row INSERT … ON CONFLICT DO NOTHING: any unique key (id, or provider + event id) that exists wins. Answers how many were inserted. */
+/**
+ * One multi-row INSERT of the rows whose id, and whose provider + event id, the inbox does not hold
+ * (a partitioned inbox has no unique index to conflict on for either). Answers how many were
+ * inserted. The two checks and the insert are not atomic: two restores of the same rows at the same
+ * moment could both insert one (an operator's command, run once per file).
+ */
 export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly ExactInboxRow[]): Promise<number> {
   if (events.length === 0) return 0;
   const values: unknown[] = [];
@@ -100,15 +105,25 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
       ${$(11)}::timestamptz, ${$(12)}::text::jsonb, ${$(13)}::boolean, ${$(14)}::bytea, ${$(15)}::text::jsonb, ${$(16)}, ${$(17)},
       ${$(18)}, ${$(19)}::text::jsonb, ${$(20)}::text::jsonb)`;
   });
-  const { rows } = await db.executeSql(
-    `insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
-       processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail, verification)
-     values ${tuples.join(', ')}
-     on conflict do nothing
-     returning id`,
+  // A restored row gets its dedupe key back too if key retention has deleted it since, so that a
+  // resend of it stays a duplicate (every inbox row has its key: webhook_event_keys).
+  const { rows } = await db.executeSql<{ restored: number }>(
+    `with restored as (
+       insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
+         processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail, verification)
+       select * from (values ${tuples.join(', ')}) as v (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
+         processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail, verification)
+       where not exists (select 1 from webhook_inbox i where i.id = v.id)
+         and not exists (select 1 from webhook_inbox i where i.provider = v.provider and i.event_id = v.event_id)
+       returning provider, event_id, fingerprint, received_at),
+     keys as (
+       insert into webhook_event_keys (provider, event_id, fingerprint, received_at)
+       select provider, event_id, fingerprint, received_at from restored
+       on conflict do nothing)
+     select count(*)::int as restored from restored`,
     values,
   );
-  return rows.length;
+  return rows[0]!.restored;
 }
 
 /** How many of these events the inbox already has (by id, or by provider + event id: one provider per call). */

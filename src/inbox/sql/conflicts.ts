@@ -21,15 +21,18 @@ interface OtherFingerprintRow {
   payload_lossy: boolean;
 }
 
-// Constant text, so each connection prepares it once. One index lookup per delivery on the
-// (provider, event_id) unique index; payloads come back only for the rows that disagree. A stored
-// fingerprint of null (a row from before fingerprints) never compares unequal: not judged.
+// Constant text, so each connection prepares it once. One lookup per delivery on the keys' primary
+// key, which holds the first delivery's fingerprint; the stored event (and its payload) is read only
+// for the keys that disagree. A key's fingerprint of null (taken over from a row stored before
+// fingerprints) never compares unequal: not judged. Neither is a key whose payload retention has
+// already deleted: there is nothing left to compare the meaning with, or to attach a conflict to.
 const SELECT_OTHER_FINGERPRINTS = `
   select d.delivery::int - 1 as delivery, s.id::text as inbox_id, s.event_type, s.resource_id,
          (extract(epoch from s.occurred_at) * 1000)::float8 as occurred_at_ms, s.payload::text as payload, s.payload_lossy
   from unnest($1::text[], $2::text[], $3::text[]) with ordinality as d(provider, event_id, fingerprint, delivery)
+  join webhook_event_keys k on k.provider = d.provider and k.event_id = d.event_id
   join webhook_inbox s on s.provider = d.provider and s.event_id = d.event_id
-  where s.fingerprint <> d.fingerprint`;
+  where k.fingerprint <> d.fingerprint`;
 
 /**
  * The stored events that duplicate deliveries disagree with. Runs in the batch's transaction after
@@ -73,8 +76,8 @@ export async function insertConflicts(tx: SqlExecutor, conflicts: readonly Confl
     conflicts.map((c) => ({ inbox_id: c.inboxId, fingerprint: c.fingerprint, differences: c.differences, raw_body: c.rawBody.toString('base64') })),
   );
   await tx.executeSql(
-    `insert into webhook_inbox_conflicts (inbox_id, provider, event_id, fingerprint, differences, raw_body)
-     select s.id, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
+    `insert into webhook_inbox_conflicts (inbox_id, inbox_received_at, provider, event_id, fingerprint, differences, raw_body)
+     select s.id, s.received_at, s.provider, s.event_id, r.fingerprint, r.differences, decode(r.raw_body, 'base64')
      from jsonb_to_recordset($1::text::jsonb) as r(inbox_id bigint, fingerprint text, differences jsonb, raw_body text)
      join webhook_inbox s on s.id = r.inbox_id`,
     [rows],

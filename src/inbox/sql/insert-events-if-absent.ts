@@ -32,10 +32,19 @@ function insertStatementFor(rows: number): string {
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
     return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text, ${$(10)}::text, ${$(11)}::text::jsonb)`;
   });
-  return `insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
-    select * from (values ${tuples.join(', ')}) as batch (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
-    where batch.provider is not null
-    on conflict (provider, event_id) do nothing
+  // The key is claimed first (webhook_event_keys outlives the payloads): only deliveries whose key
+  // was new are stored. The inbox itself cannot refuse a duplicate: it is partitioned by month, and
+  // a unique index there would have to include received_at.
+  return `with batch as (
+      select * from (values ${tuples.join(', ')}) as v (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
+      where v.provider is not null),
+    new_keys as (
+      insert into webhook_event_keys (provider, event_id, fingerprint)
+      select provider, event_id, fingerprint from batch
+      on conflict (provider, event_id) do nothing
+      returning provider, event_id)
+    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
+    select batch.* from batch join new_keys using (provider, event_id)
     returning id::text as id, provider, event_id, resource_id`;
 }
 
@@ -54,9 +63,10 @@ interface ReturnedRow {
 }
 
 /**
- * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING: the rows that come back are the
- * new ones; anything absent was already in the inbox. The unique index decides, so concurrent
- * deliveries of one event can never both be "new". The rows arrive serialised (toEventRow), so
+ * INSERT … ON CONFLICT (provider, event_id) DO NOTHING RETURNING, into webhook_event_keys: the rows
+ * that come back are the new ones; anything absent was already received (its payload may be gone
+ * since: the key outlives it). The keys' primary key decides, so concurrent deliveries of one
+ * event can never both be "new". The rows arrive serialised (toEventRow), so
  * nothing here can throw for what an event contains before the statement is sent.
  */
 export async function insertEventsIfAbsent(tx: SqlExecutor, events: readonly EventRow[]): Promise<InsertedEvent[]> {
