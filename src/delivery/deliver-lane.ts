@@ -127,9 +127,11 @@ export async function handleFailure(deps: DeliveryDeps, failure: LaneFailureCont
     return 'parked';
   }
   log.info({ attempts: recorded.attempts, retryInSeconds: Math.round(delaySeconds * 10) / 10, error: result.error }, 'delivery attempt failed; retrying with backoff');
-  // It answered 2xx to another request while this one failed: up, so this failure is the lane's.
+  // It answered 2xx to another request while this one failed: up, so this failure is the lane's —
+  // a failed probe too (a probe sent just before the destination came back would otherwise start a
+  // new backoff after another probe's 2xx had ended it).
   const answeredMeanwhile = target.lastDeliveredAt > failure.startedAt;
-  const backoff = probing || !answeredMeanwhile ? await backOffIfDown(deps, config, probing, state.destinationBackoffTrips) : undefined;
+  const backoff = answeredMeanwhile ? undefined : await backOffIfDown(deps, config, probing, state.destinationBackoffTrips);
   await enqueueLaneJobs(deps.boss, deps.db, [job], Math.max(delaySeconds, backoff ?? 0));
   return 'retry_scheduled';
 }
