@@ -125,6 +125,8 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     missing.push(...events.filter((e) => !present.has(e.event.eventId)));
+    // An API that ignores the cursor would answer the same page forever: stop instead.
+    if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the API answered the same page again (cursor ${cursor})`);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return missing;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,11 +8,12 @@ import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, type RecordedRequest, startFakeGateway } from '../support/fake-gateway.ts';
 import { startTestService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
-import { paymentOf, waitUntilSettled } from '../processing/harness.ts';
+import { paymentOf, transitionsOf, waitUntilSettled } from '../processing/harness.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const database = useTestDatabase();
 const API_KEY = 'APP_USR-backfill-cli-test';
+const SECRET = 'mp_backfill_secret';
 const PAGE_SIZE = 2;
 const PROVIDER = 'mercadopago';
 
@@ -77,6 +79,7 @@ function mercadoPagoApi(gateway: FakeGateway) {
 let gateway: FakeGateway;
 let configDir: string;
 let env: Record<string, string>;
+let baseUrl: string;
 
 setup(async () => {
   gateway = await startFakeGateway();
@@ -86,8 +89,8 @@ setup(async () => {
   // Mercado Pago's default ordering: every notice is refetched from the same fake API.
   const config = JSON.stringify({ providers: { mercadopago: { driver: 'mercadopago', api: { baseUrl: gateway.baseUrl } } } });
   await writeFile(file, config);
-  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_MERCADOPAGO: 'mp_backfill_secret', GATEWAY_API_KEY_MERCADOPAGO: API_KEY, INBOX_CONFIG: file };
-  await startTestService({ database, env, files: { [file]: config } });
+  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_MERCADOPAGO: SECRET, GATEWAY_API_KEY_MERCADOPAGO: API_KEY, INBOX_CONFIG: file };
+  baseUrl = (await startTestService({ database, env, files: { [file]: config } })).baseUrl;
 });
 
 after(async () => {
@@ -95,17 +98,31 @@ after(async () => {
   if (configDir) await rm(configDir, { recursive: true, force: true });
 });
 
+/** A payment notice as Mercado Pago delivers it, signed per its docs' manifest (id;request-id;ts) with node:crypto. */
+async function deliverNotice(noticeId: number, paymentId: number) {
+  const body = JSON.stringify({ action: 'payment.created', api_version: 'v1', data: { id: String(paymentId) }, date_created: mpTime(5), id: noticeId, live_mode: false, type: 'payment', user_id: 724484980 });
+  const ts = String(Date.now());
+  const requestId = `req-${noticeId}`;
+  const v1 = createHmac('sha256', SECRET).update(`id:${paymentId};request-id:${requestId};ts:${ts};`).digest('hex');
+  const headers = { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId };
+  const response = await fetch(`${baseUrl}/webhooks/mercadopago?data.id=${paymentId}&type=payment`, { method: 'POST', body, headers });
+  assert.equal(response.status, 200, await response.text());
+}
+
 const backfillRows = () => database.sql`select event_id, source, status, attempts, verification from webhook_inbox where provider = ${PROVIDER} order by id`;
 const refetchesOf = (id: number) => gateway.requests.filter((r) => r.pathname === `/v1/payments/${id}`).length;
 
 describe('inboxctl backfill mercadopago', () => {
   test('stores one notice per payment changed since --since, refetched once each; a later change is a new notice; a second run stores nothing', async () => {
     const listed = [9005, 9004, 9003, 9002, 9001].map((id) => noticeId(account.get(id)!));
+    // Payment 9005's creation was delivered: the inbox knows it, under Mercado Pago's notice id.
+    await deliverNotice(77001, 9005);
+    await waitUntilSettled(database.sql, ['77001'], 20_000, PROVIDER);
 
     const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], env);
     assert.equal(dry.code, 1, dry.stderr);
     assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: PROVIDER, dryRun: true, pages: 3, listed: 5, alreadyPresent: 0, stored: 5, storedEventIds: [...listed].reverse(), rateLimitedWaits: 0, since: undefined });
-    assert.equal((await backfillRows()).length, 0, 'the dry run stored nothing');
+    assert.equal((await backfillRows()).length, 1, 'the dry run stored nothing');
 
     const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h'], env);
     assert.equal(run.code, 1, run.stderr);
@@ -113,13 +130,17 @@ describe('inboxctl backfill mercadopago', () => {
     assert.match(run.out, /listed 5, already present 0, stored 5/);
     const settled = await waitUntilSettled(database.sql, listed, 20_000, PROVIDER);
     assert.ok(settled.every((row) => row.status === 'processed' && row.attempts === 1), JSON.stringify(settled));
-    for (const id of [9001, 9002, 9003, 9004, 9005]) assert.equal(refetchesOf(id), 1, `payment ${id} refetched once`);
+    for (const id of [9001, 9002, 9003, 9004]) assert.equal(refetchesOf(id), 1, `payment ${id} refetched once`);
+    // The delivered notice's id is Mercado Pago's: the backfill's notice for the same change is one
+    // more refetch, which finds the state the inbox has and changes nothing.
+    assert.equal(refetchesOf(9005), 2);
+    assert.equal((await transitionsOf(database.sql, '9005', PROVIDER)).length, 1, 'payment 9005: one transition (to pending), not two');
     assert.equal(refetchesOf(9006), 0, 'changed before --since: not listed, not refetched');
     assert.deepEqual(
       await Promise.all([9001, 9002, 9003, 9004, 9005].map(async (id) => (await paymentOf(database.sql, String(id), PROVIDER))?.status)),
       ['paid', 'pending', 'failed', 'paid', 'pending'],
     );
-    for (const row of await backfillRows()) {
+    for (const row of (await backfillRows()).slice(1)) {
       assert.equal(row.source, 'backfill');
       assert.equal(row.verification.scheme, 'gateway-api');
       assert.match(row.verification.endpoint, /^\/v1\/payments\/search\?/);
@@ -143,6 +164,6 @@ describe('inboxctl backfill mercadopago', () => {
     const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
     assert.equal(third.code, 0, third.stderr);
     assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
-    assert.equal((await backfillRows()).length, 7);
+    assert.deepEqual((await backfillRows()).map((r) => r.source), ['webhook', ...Array(7).fill('backfill')]);
   });
 });
