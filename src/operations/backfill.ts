@@ -125,14 +125,17 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     missing.push(...events.filter((e) => !present.has(e.event.eventId)));
+    // An API that ignores the cursor would answer the same page forever: stop instead.
+    if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the API answered the same page again (cursor ${cursor})`);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return missing;
 }
 
 /**
- * Lists the provider's events created since `since` and stores the ones the inbox does not have
- * through the webhook insert path, oldest first. Only the missing events are held in memory
+ * Lists the provider's events since `since` (created since, or for a payment list changed or
+ * created since, as the gateway's list says) and stores the ones the inbox does not have through
+ * the webhook insert path, oldest first. Only the missing events are held in memory
  * between listing and storing. A run that stops while listing stores nothing; one that stops while
  * storing keeps the committed batches; either way a second run (idempotent: the unique index)
  * finishes the job.

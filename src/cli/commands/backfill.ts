@@ -20,7 +20,7 @@ interface BackfillFlags {
 
 function describe(result: BackfillResult, cutTo: Date | undefined): string[] {
   const lines = [
-    `${result.provider}: events created since ${result.since.toISOString()}${cutTo ? ' (cut to what the API keeps)' : ''}, ${plural(result.pages, 'page')} read.`,
+    `${result.provider}: listed since ${result.since.toISOString()}${cutTo ? ' (cut to what the API keeps)' : ''}, ${plural(result.pages, 'page')} read.`,
     `  listed ${result.listed}, already present ${result.alreadyPresent}, ${result.dryRun ? 'missing (would be stored)' : 'stored'} ${result.stored}`,
   ];
   if (result.rateLimitedWaits > 0) lines.push(`  rate limited ${plural(result.rateLimitedWaits, 'time')}: waited out Retry-After each time`);
