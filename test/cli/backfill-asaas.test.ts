@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { useTestDatabase } from '../support/database.ts';
-import { type FakeGateway, type RecordedRequest, startFakeGateway } from '../support/fake-gateway.ts';
-import { startTestService } from '../support/service.ts';
-import { setup } from '../support/setup.ts';
+import type { FakeGateway, RecordedRequest } from '../support/fake-gateway.ts';
 import { paymentOf, waitUntilSettled } from '../processing/harness.ts';
+import { useBackfillService } from './backfill-fixture.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const database = useTestDatabase();
@@ -61,24 +57,10 @@ function asaasApi(gateway: FakeGateway) {
   });
 }
 
-let gateway: FakeGateway;
-let configDir: string;
-let env: Record<string, string>;
-
-setup(async () => {
-  gateway = await startFakeGateway();
-  asaasApi(gateway);
-  configDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-backfill-asaas-'));
-  const file = path.join(configDir, 'inbox.json');
-  const config = JSON.stringify({ providers: { asaas: { driver: 'asaas', api: { baseUrl: gateway.baseUrl } } } });
-  await writeFile(file, config);
-  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_ASAAS: 'asaas-backfill-token-0123456789abcdef', GATEWAY_API_KEY_ASAAS: API_KEY, INBOX_CONFIG: file };
-  await startTestService({ database, env, files: { [file]: config } });
-});
-
-after(async () => {
-  await gateway?.close();
-  if (configDir) await rm(configDir, { recursive: true, force: true });
+const backfill = useBackfillService(database, {
+  provider: 'asaas',
+  env: { WEBHOOK_SECRET_ASAAS: 'asaas-backfill-token-0123456789abcdef', GATEWAY_API_KEY_ASAAS: API_KEY },
+  serve: asaasApi,
 });
 
 const inboxRows = () => database.sql`select event_id, event_type, source, verification from webhook_inbox where provider = ${PROVIDER} order by id`;
@@ -95,7 +77,7 @@ describe('inboxctl backfill asaas', () => {
     };
     const ids = Object.entries(first).map(([charge, event]) => `backfill:${charge}:${event}`);
 
-    const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
+    const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(run.code, 1, run.stderr);
     assert.deepEqual({ pages: run.json().pages, listed: run.json().listed, stored: run.json().stored, ids: [...run.json().storedEventIds].sort() }, { pages: 3, listed: 5, stored: 5, ids: [...ids].sort() });
     const settled = await waitUntilSettled(database.sql, ids, 20_000, PROVIDER);
@@ -112,13 +94,13 @@ describe('inboxctl backfill asaas', () => {
     account.set('pay_bf_2', charge('pay_bf_2', 'RECEIVED', 2));
     account.set('pay_bf_6', charge('pay_bf_6', 'PENDING', 0));
     const newer = ['backfill:pay_bf_2:PAYMENT_RECEIVED', 'backfill:pay_bf_6:PAYMENT_CREATED'];
-    const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
+    const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(second.code, 1, second.stderr);
     assert.deepEqual({ listed: second.json().listed, alreadyPresent: second.json().alreadyPresent, ids: [...second.json().storedEventIds].sort() }, { listed: 6, alreadyPresent: 4, ids: newer });
     await waitUntilSettled(database.sql, newer, 20_000, PROVIDER);
     assert.deepEqual(await statusesOf(['pay_bf_2', 'pay_bf_6']), ['paid', 'pending']);
 
-    const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
+    const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(third.code, 0, third.stderr);
     assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
     assert.equal((await inboxRows()).length, 7);

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { useTestDatabase } from '../support/database.ts';
-import { type FakeGateway, type RecordedRequest, startFakeGateway } from '../support/fake-gateway.ts';
-import { startTestService } from '../support/service.ts';
-import { setup } from '../support/setup.ts';
+import type { FakeGateway, RecordedRequest } from '../support/fake-gateway.ts';
 import { paymentOf, transitionsOf, waitUntilSettled } from '../processing/harness.ts';
+import { useBackfillService } from './backfill-fixture.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const database = useTestDatabase();
@@ -76,26 +72,11 @@ function mercadoPagoApi(gateway: FakeGateway) {
   });
 }
 
-let gateway: FakeGateway;
-let configDir: string;
-let env: Record<string, string>;
-let baseUrl: string;
-
-setup(async () => {
-  gateway = await startFakeGateway();
-  mercadoPagoApi(gateway);
-  configDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-backfill-mp-'));
-  const file = path.join(configDir, 'inbox.json');
-  // Mercado Pago's default ordering: every notice is refetched from the same fake API.
-  const config = JSON.stringify({ providers: { mercadopago: { driver: 'mercadopago', api: { baseUrl: gateway.baseUrl } } } });
-  await writeFile(file, config);
-  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_MERCADOPAGO: SECRET, GATEWAY_API_KEY_MERCADOPAGO: API_KEY, INBOX_CONFIG: file };
-  baseUrl = (await startTestService({ database, env, files: { [file]: config } })).baseUrl;
-});
-
-after(async () => {
-  await gateway?.close();
-  if (configDir) await rm(configDir, { recursive: true, force: true });
+// Mercado Pago's default ordering: every notice is refetched from the same fake API.
+const backfill = useBackfillService(database, {
+  provider: 'mercadopago',
+  env: { WEBHOOK_SECRET_MERCADOPAGO: SECRET, GATEWAY_API_KEY_MERCADOPAGO: API_KEY },
+  serve: mercadoPagoApi,
 });
 
 /** A payment notice as Mercado Pago delivers it, signed per its docs' manifest (id;request-id;ts) with node:crypto. */
@@ -105,12 +86,12 @@ async function deliverNotice(noticeId: number, paymentId: number) {
   const requestId = `req-${noticeId}`;
   const v1 = createHmac('sha256', SECRET).update(`id:${paymentId};request-id:${requestId};ts:${ts};`).digest('hex');
   const headers = { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId };
-  const response = await fetch(`${baseUrl}/webhooks/mercadopago?data.id=${paymentId}&type=payment`, { method: 'POST', body, headers });
+  const response = await fetch(`${backfill.baseUrl}/webhooks/mercadopago?data.id=${paymentId}&type=payment`, { method: 'POST', body, headers });
   assert.equal(response.status, 200, await response.text());
 }
 
 const backfillRows = () => database.sql`select event_id, source, status, attempts, verification from webhook_inbox where provider = ${PROVIDER} order by id`;
-const refetchesOf = (id: number) => gateway.requests.filter((r) => r.pathname === `/v1/payments/${id}`).length;
+const refetchesOf = (id: number) => backfill.gateway.requests.filter((r) => r.pathname === `/v1/payments/${id}`).length;
 
 describe('inboxctl backfill mercadopago', () => {
   test('stores one notice per payment changed since --since, refetched once each; a later change is a new notice; a second run stores nothing', async () => {
@@ -119,12 +100,12 @@ describe('inboxctl backfill mercadopago', () => {
     await deliverNotice(77001, 9005);
     await waitUntilSettled(database.sql, ['77001'], 20_000, PROVIDER);
 
-    const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], env);
+    const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
     assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: PROVIDER, dryRun: true, pages: 3, listed: 5, alreadyPresent: 0, stored: 5, storedEventIds: [...listed].reverse(), rateLimitedWaits: 0, since: undefined });
     assert.equal((await backfillRows()).length, 1, 'the dry run stored nothing');
 
-    const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h'], env);
+    const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h'], backfill.env);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.out, /3 pages read/);
     assert.match(run.out, /listed 5, already present 0, stored 5/);
@@ -150,7 +131,7 @@ describe('inboxctl backfill mercadopago', () => {
     account.set(9001, { ...account.get(9001)!, status: 'refunded', transaction_amount_refunded: 150.25, date_last_updated: mpTime(1) });
     account.set(9007, payment(9007, 'approved', 0.5));
     const newer = [noticeId(account.get(9007)!), noticeId(account.get(9001)!)];
-    const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
+    const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(second.code, 1, second.stderr);
     assert.deepEqual(
       { listed: second.json().listed, alreadyPresent: second.json().alreadyPresent, stored: second.json().stored, ids: [...second.json().storedEventIds].sort() },
@@ -161,7 +142,7 @@ describe('inboxctl backfill mercadopago', () => {
     assert.equal((await paymentOf(database.sql, '9007', PROVIDER))?.status, 'paid');
     assert.equal(refetchesOf(9004), 1, 'a payment already backfilled at this change is not stored again');
 
-    const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], env);
+    const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(third.code, 0, third.stderr);
     assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
     assert.deepEqual((await backfillRows()).map((r) => r.source), ['webhook', ...Array(7).fill('backfill')]);

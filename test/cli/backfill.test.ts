@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { createApplyCounter } from '../support/apply-counter.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { type FakeGateway, type RecordedRequest, startFakeGateway } from '../support/fake-gateway.ts';
-import { startTestService } from '../support/service.ts';
-import { setup } from '../support/setup.ts';
+import type { FakeGateway, RecordedRequest } from '../support/fake-gateway.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 import { paymentOf, transitionsOf, waitUntilSettled } from '../processing/harness.ts';
+import { useBackfillService } from './backfill-fixture.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 const database = useTestDatabase();
@@ -66,42 +62,28 @@ function stripeEventsApi(gateway: FakeGateway) {
 }
 
 const applies = createApplyCounter();
-let gateway: FakeGateway;
-let configDir: string;
-let env: Record<string, string>;
-let baseUrl: string;
-
-setup(async () => {
-  gateway = await startFakeGateway();
-  stripeEventsApi(gateway);
-  configDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-backfill-'));
-  const file = path.join(configDir, 'inbox.json');
+const backfill = useBackfillService(database, {
+  provider: 'stripe',
   // occurred_at ordering: the fake serves only the event list, no charges to re-read.
-  const config = JSON.stringify({ providers: { stripe: { driver: 'stripe', ordering: { default: 'occurred_at' }, api: { baseUrl: gateway.baseUrl } } } });
-  await writeFile(file, config);
-  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: API_KEY, INBOX_CONFIG: file };
-  const service = await startTestService({ database, env, files: { [file]: config }, handlers: createHandlerRegistry([applies.handler()]) });
-  baseUrl = service.baseUrl;
-});
-
-after(async () => {
-  await gateway?.close();
-  if (configDir) await rm(configDir, { recursive: true, force: true });
+  providerConfig: { ordering: { default: 'occurred_at' } },
+  env: { WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: API_KEY },
+  serve: stripeEventsApi,
+  handlers: createHandlerRegistry([applies.handler()]),
 });
 
 const inboxRowsBySource = () => database.sql`select event_id, source, status, attempts, received_at, verification from webhook_inbox order by event_id`;
 
 describe('inboxctl backfill stripe', () => {
   test('stores exactly the events the inbox missed, with source backfill, processed once by the workers; a second run stores nothing', async () => {
-    assert.equal((await postStripe(baseUrl, delivered.body, SECRET)).status, 200);
+    assert.equal((await postStripe(backfill.baseUrl, delivered.body, SECRET)).status, 200);
     const [before] = await waitUntilSettled(database.sql, [delivered.id]);
 
-    const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], env);
+    const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
     assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, since: undefined });
     assert.deepEqual((await inboxRowsBySource()).map((r) => r.event_id), [delivered.id], 'the dry run stored nothing');
 
-    const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], env);
+    const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], backfill.env);
     assert.equal(run.code, 1, `missing events are exit 1 (attention); stderr: ${run.stderr}`);
     assert.match(run.out, /3 pages read/);
     assert.match(run.out, /listed 7, already present 1, stored 6/);
@@ -109,7 +91,7 @@ describe('inboxctl backfill stripe', () => {
     assert.match(run.stderr, /429; waiting 1 s \(Retry-After\)/);
 
     // The request after each 429 waited out its Retry-After (a lower bound: load only adds to it).
-    const pageRequests = gateway.requests.filter((r) => r.pathname === '/v1/events');
+    const pageRequests = backfill.gateway.requests.filter((r) => r.pathname === '/v1/events');
     for (const [i, request] of pageRequests.entries()) {
       if (i > 0 && pageRequests[i - 1]!.path === request.path && request.path.includes('starting_after')) {
         assert.ok(request.arrivedAtMs - pageRequests[i - 1]!.arrivedAtMs >= RETRY_AFTER_SECONDS * 1000 - 5, 'the retry came after Retry-After');
@@ -139,7 +121,7 @@ describe('inboxctl backfill stripe', () => {
       [['partially_refunded', 2], ['charged_back', 3], ['refunded', 2]],
     );
 
-    const again = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--json'], env);
+    const again = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--json'], backfill.env);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual({ listed: again.json().listed, alreadyPresent: again.json().alreadyPresent, stored: again.json().stored }, { listed: 7, alreadyPresent: 7, stored: 0 });
     assert.equal((await database.sql`select count(*)::int as n from webhook_inbox`)[0]!.n, 7);
@@ -147,19 +129,19 @@ describe('inboxctl backfill stripe', () => {
   });
 
   test('a provider without an API key, or a gateway whose API lists no events, is exit 2 naming what is missing', async () => {
-    const { GATEWAY_API_KEY_STRIPE: _key, INBOX_CONFIG: _file, ...withoutKey } = env;
+    const { GATEWAY_API_KEY_STRIPE: _key, INBOX_CONFIG: _file, ...withoutKey } = backfill.env;
     const noKey = await runInboxctl(['backfill', 'stripe', '--since', '1h'], withoutKey);
     assert.equal(noKey.code, 2);
     assert.match(noKey.stderr, /GATEWAY_API_KEY_STRIPE/);
-    const unknown = await runInboxctl(['backfill', 'nope', '--since', '1h'], env);
+    const unknown = await runInboxctl(['backfill', 'nope', '--since', '1h'], backfill.env);
     assert.equal(unknown.code, 2);
-    const noSince = await runInboxctl(['backfill', 'stripe'], env);
+    const noSince = await runInboxctl(['backfill', 'stripe'], backfill.env);
     assert.equal(noSince.code, 2);
     assert.match(noSince.stderr, /--since is required/);
   });
 
   test('a rejected key stops the run with exit 4 and stores nothing', async () => {
-    const run = await runInboxctl(['backfill', 'stripe', '--since', '1h'], { ...env, GATEWAY_API_KEY_STRIPE: 'sk_test_wrong' });
+    const run = await runInboxctl(['backfill', 'stripe', '--since', '1h'], { ...backfill.env, GATEWAY_API_KEY_STRIPE: 'sk_test_wrong' });
     assert.equal(run.code, 4, run.stderr);
     assert.match(run.stderr, /401/);
   });
