@@ -121,10 +121,15 @@ describe('inboxctl backfill stripe', () => {
       [['partially_refunded', 2], ['charged_back', 3], ['refunded', 2]],
     );
 
+    // Retention purged one payload; its dedupe key stays, so the event is still present.
+    await database.sql`delete from webhook_inbox where event_id = 'evt_bf_a_paid'`;
+    const dryAgain = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
+    assert.equal(dryAgain.code, 0, dryAgain.stderr);
+    assert.deepEqual({ alreadyPresent: dryAgain.json().alreadyPresent, stored: dryAgain.json().stored }, { alreadyPresent: 7, stored: 0 }, 'a purged payload whose key is kept is not missing');
     const again = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--json'], backfill.env);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual({ listed: again.json().listed, alreadyPresent: again.json().alreadyPresent, stored: again.json().stored }, { listed: 7, alreadyPresent: 7, stored: 0 });
-    assert.equal((await database.sql`select count(*)::int as n from webhook_inbox`)[0]!.n, 7);
+    assert.equal((await database.sql`select count(*)::int as n from webhook_inbox`)[0]!.n, 6);
     assert.equal((await database.sql`select count(*)::int as n from webhook_inbox_conflicts`)[0]!.n, 0, 'present events are not touched');
   });
 
