@@ -9,6 +9,7 @@ import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import { type AppliedEvent, type EventHandler, type InboxEvent, type PreparedEvent, notAPaymentEvent } from './handlers.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-events.ts';
+import type { InboxRowRef } from '../inbox/sql/received-window.ts';
 
 /**
  * The batch's charges' other events that have been processed or ignored, as the facts they were
@@ -25,7 +26,7 @@ function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
     const inbox = drizzleExecutor(tx);
     const rows = await findKnownResourceEvents(inbox, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), batchIds);
     const facts: ProviderFact[] = [];
-    const unreadable: number[] = [];
+    const unreadable: InboxRowRef[] = [];
     const readPayload = (row: StoredEvent & { id: number }) => {
       const fact = providers.get(row.provider)?.driver.toPaymentFact(row);
       if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
@@ -33,7 +34,7 @@ function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
     for (const row of rows) {
       const fact = fromStoredFact(row.fact);
       if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
-      else if (row.payload === null) unreadable.push(row.id);
+      else if (row.payload === null) unreadable.push({ id: row.id, receivedAt: row.receivedAt });
       else readPayload(row);
     }
     // A recorded fact this version cannot read (another handler's, an older shape): its payload after all.

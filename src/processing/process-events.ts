@@ -36,6 +36,8 @@ export type EventResult = { outcome: JobOutcome } | { error: unknown };
 
 export interface EventJob {
   inboxId: number;
+  /** When the row was received, if the job says: its statements then search only that month's partition. */
+  receivedAt?: Date | undefined;
   /** pg-boss aborts it when the job expired or shutdown gave up on it: nothing new starts then. */
   signal?: AbortSignal;
 }
@@ -75,7 +77,7 @@ export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly Ev
   const results: EventResult[] = new Array(jobs.length);
   let rows: Map<number, InboxEventRow>;
   try {
-    rows = await findEventsByIds(drizzleExecutor(deps.db), jobs.map((job) => job.inboxId));
+    rows = await readJobRows(deps.db, jobs);
   } catch (error) {
     return Promise.all(jobs.map((job) => failedAttempt(deps, job, undefined, error)));
   }
@@ -111,6 +113,19 @@ export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly Ev
     }
   });
   return results;
+}
+
+/**
+ * The jobs' rows, searched in the partitions of the times the jobs carry. A row not there is
+ * searched for again by id alone: a job's time is a hint (a job queued by hand may carry a wrong
+ * one), and an event skipped for it would wait for the sweeper.
+ */
+async function readJobRows(db: Database, jobs: readonly EventJob[]): Promise<Map<number, InboxEventRow>> {
+  const inbox = drizzleExecutor(db);
+  const rows = await findEventsByIds(inbox, jobs.map((job) => ({ id: job.inboxId, receivedAt: job.receivedAt })));
+  const elsewhere = jobs.filter((job) => job.receivedAt !== undefined && !rows.has(job.inboxId));
+  if (elsewhere.length > 0) for (const [id, row] of await findEventsByIds(inbox, elsewhere.map((job) => ({ id: job.inboxId })))) rows.set(id, row);
+  return rows;
 }
 
 /**
@@ -192,7 +207,7 @@ async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise
   return deps.db.transaction(async (tx) => {
     // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
     const inbox = drizzleExecutor(tx);
-    const statuses = await lockEventsForProcessing(inbox, ready.map((item) => item.event.inboxId));
+    const statuses = await lockEventsForProcessing(inbox, ready.map((item) => ({ id: item.event.inboxId, receivedAt: item.row.receivedAt })));
     const outcomes = new Map<number, BatchOutcome>(ready.map((item) => [item.event.inboxId, { outcome: 'skipped' }]));
     const byHandler = new Map<EventHandler | undefined, ReadyEvent[]>();
     for (const item of ready) {
@@ -205,7 +220,7 @@ async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise
     for (const [handler, items] of byHandler) {
       const applied: AppliedEvent[] = handler ? await handler.apply(tx, items) : items.map((item) => notAPaymentEvent(item.event.kind));
       if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
-      items.forEach((item, i) => marked.push({ id: item.event.inboxId, ...applied[i]! }));
+      items.forEach((item, i) => marked.push({ id: item.event.inboxId, receivedAt: item.row.receivedAt, ...applied[i]! }));
     }
     await markEventOutcomes(inbox, marked);
     for (const { id, outcome, decision } of marked) outcomes.set(id, { outcome, decision });

@@ -190,7 +190,7 @@ export async function dryRunReplay(deps: DryRunDeps, filter: ReplayFilter, statu
     await deps.db.transaction(async (tx) => {
       const inbox = drizzleExecutor(tx);
       const candidates = await findReplayCandidates(inbox, filter, statuses);
-      const rows = await findEventsByIds(inbox, candidates.map((c) => c.id));
+      const rows = await findEventsByIds(inbox, candidates);
       // One at a time: what the stand-in refetcher answered belongs to the event being prepared.
       const routed: Routed[] = [];
       for (const [position, candidate] of candidates.entries()) {

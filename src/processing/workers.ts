@@ -47,12 +47,17 @@ export interface ProcessingOptions {
  */
 function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
   return async (inboxId, startAfter, reason) => {
-    const row = (await findEventsByIds(drizzleExecutor(db), [inboxId])).get(inboxId);
+    const row = (await findEventsByIds(drizzleExecutor(db), [{ id: inboxId }])).get(inboxId);
     if (!row || row.status !== 'pending') return;
     await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter }));
     await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
     logger.info({ inboxId, provider: row.provider, startAfter }, 'gateway API breaker open: event queued again for when it half-opens');
   };
+}
+
+/** A number only: job data is JSON anyone with database access could have written. */
+function receivedAtOf(data: WebhookJobData): Date | undefined {
+  return typeof data.receivedAtMs === 'number' && Number.isFinite(data.receivedAtMs) ? new Date(data.receivedAtMs) : undefined;
 }
 
 /** pg-boss's per-job result for one job of the batch; a failure is logged with its attempt. */
@@ -105,7 +110,7 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: 
   for (let i = 0; i < worker.concurrency; i += 1) {
     let workerId: string | undefined;
     workerId = await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, async (jobs) => {
-      const items = jobs.map((job) => ({ inboxId: job.data.inboxId, signal: job.signal }));
+      const items = jobs.map((job) => ({ inboxId: job.data.inboxId, receivedAt: receivedAtOf(job.data), signal: job.signal }));
       const results = await applier.apply(items, (slice) => processInboxEvents(deps, slice), jobs[0]?.signal);
       if (workerId) boss.notifyWorker(workerId);
       return jobs.map((job, i) => jobResult(job, results[i]!, logger));

@@ -4,9 +4,14 @@ import type { WorkerConfig } from '../config/config.ts';
 export const WEBHOOKS_QUEUE = 'webhooks';
 export const WEBHOOKS_DEAD_LETTER_QUEUE = 'webhooks-dead-letter';
 
-/** The only thing a processing job carries: the inbox row is the source of truth. */
+/**
+ * What a processing job carries: which inbox row (the row is the source of truth), and when it
+ * was received, so the worker's statements find it in its month's partition without probing the
+ * others (inbox/sql/received-window.ts). Jobs queued before receivedAtMs existed lack it.
+ */
 export interface WebhookJobData {
   inboxId: number;
+  receivedAtMs?: number;
 }
 
 export interface EnqueueableEvent {
@@ -14,6 +19,7 @@ export interface EnqueueableEvent {
   provider: string;
   eventId: string;
   resourceId: string | null;
+  receivedAt: Date;
 }
 
 /**
@@ -26,7 +32,7 @@ export function singletonKeyFor(event: EnqueueableEvent): string {
 
 /** `startAfter`: not before then (an event waiting for a gateway's circuit breaker to half-open). */
 export function webhookJob(event: EnqueueableEvent, startAfter?: Date): JobInsert<WebhookJobData> {
-  return { data: { inboxId: event.id }, singletonKey: singletonKeyFor(event), ...(startAfter ? { startAfter } : {}) };
+  return { data: { inboxId: event.id, receivedAtMs: event.receivedAt.getTime() }, singletonKey: singletonKeyFor(event), ...(startAfter ? { startAfter } : {}) };
 }
 
 /**

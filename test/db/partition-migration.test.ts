@@ -3,9 +3,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { PgBoss } from 'pg-boss';
-import { postgresExecutor } from '../../src/db/client.ts';
 import { monthPartition } from '../../src/db/inbox-partitions.ts';
-import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
 import { WEBHOOKS_QUEUE, ensureQueues } from '../../src/queue/queues.ts';
 import { testConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
@@ -57,7 +55,9 @@ async function populate(): Promise<void> {
   await boss.start();
   try {
     await ensureQueues(boss, testConfig({}).worker);
-    await database.sql.begin((tx) => enqueueWebhookJobs(boss, postgresExecutor(tx), rows.map((r) => ({ id: r.id, provider: r.provider, eventId: r.eventId, resourceId: r.resourceId }))));
+    // The jobs as a version from before partitioning queued them: the row's id only, no receivedAtMs.
+    const jobs = rows.map((r) => ({ data: { inboxId: r.id }, singletonKey: `${r.provider}:${r.resourceId}` }));
+    assert.equal((await boss.insert(WEBHOOKS_QUEUE, jobs, { returnId: true }))?.length, rows.length);
   } finally {
     await boss.stop({ graceful: false, close: true });
   }

@@ -39,14 +39,14 @@ describe('insertEventsIfAbsent', () => {
       const events = Array.from({ length: size }, (_, i) => incoming(`evt_size_${size}_${i}`, i === 0 ? everyByte : undefined));
       const inserted = await handle.sql.begin((tx) => insertEventsIfAbsent(postgresExecutor(tx), events.map(toEventRow)));
       assert.equal(inserted.length, size, `batch of ${size}: every event is new`);
-      const rows = await database.sql<{ id: string; event_id: string; event_type: string; resource_id: string | null; payload: unknown; raw_body: Buffer; occurred_at: Date }[]>`
-        select id, event_id, event_type, resource_id, payload, raw_body, occurred_at from webhook_inbox where event_id like ${`evt_size_${size}_%`}`;
+      const rows = await database.sql<{ id: string; event_id: string; event_type: string; resource_id: string | null; payload: unknown; raw_body: Buffer; occurred_at: Date; received_ms: number }[]>`
+        select id, event_id, event_type, resource_id, payload, raw_body, occurred_at, floor(extract(epoch from received_at) * 1000)::float8 as received_ms from webhook_inbox where event_id like ${`evt_size_${size}_%`}`;
       assert.equal(rows.length, size);
       const byEventId = new Map(rows.map((r) => [r.event_id, r]));
       for (const [i, event] of events.entries()) {
         const row = byEventId.get(event.event.eventId)!;
         const returned = inserted.find((r) => r.eventId === event.event.eventId);
-        assert.deepEqual(returned, { id: Number(row.id), provider: 'stripe', eventId: event.event.eventId, resourceId: event.event.resourceId });
+        assert.deepEqual(returned, { id: Number(row.id), provider: 'stripe', eventId: event.event.eventId, resourceId: event.event.resourceId, receivedAt: new Date(row.received_ms) });
         assert.ok(Buffer.from(row.raw_body).equals(event.rawBody), `raw body of #${i} byte for byte`);
         assert.deepEqual(row.payload, event.event.payload);
         assert.equal(row.resource_id, event.event.resourceId);

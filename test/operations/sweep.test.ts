@@ -25,7 +25,7 @@ describe('sweepPendingEvents', () => {
       { eventId: 'sw1_done', status: 'processed', receivedAt: minutesAgo(60) },
       { eventId: 'sw1_has_job', resourceId: 'ch_shared', status: 'pending', receivedAt: minutesAgo(10) },
     ]);
-    await h.handle.db.transaction((tx) => enqueueWebhookJobs(h.boss, drizzleExecutor(tx), [{ id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared' }]));
+    await h.handle.db.transaction((tx) => enqueueWebhookJobs(h.boss, drizzleExecutor(tx), [{ id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared', receivedAt: minutesAgo(10) }]));
 
     const result = await sweep();
     assert.equal(result.considered, 2, 'the two pending rows older than 5 minutes');

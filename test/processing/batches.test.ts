@@ -104,4 +104,21 @@ describe('a batch of jobs', () => {
     assert.deepEqual(outcomes(await processInboxEvents(deps, [{ inboxId: late }])), ['ignored']);
     assert.equal((await paymentOf(database.sql, 'ch_f1'))?.status, 'paid');
   });
+
+  test("a job's received time finds its row in that month's partition, to the row's last microsecond; a job without one, or with a wrong one, finds it all the same", async () => {
+    const deps: ProcessingDeps = { db: handle.db, providers: providers(), handlers: createHandlerRegistry(builtInHandlers) };
+    const edge = await storeEvent(database.sql, charge('evt_r1', 'charge.succeeded', 'ch_r1'));
+    const old = await storeEvent(database.sql, charge('evt_r2', 'charge.succeeded', 'ch_r2'));
+    const wrong = await storeEvent(database.sql, charge('evt_r3', 'charge.succeeded', 'ch_r3'));
+    // The last microsecond of a month (the row moves to the partition that holds it): the job knows it to the millisecond.
+    await database.sql`update webhook_inbox set received_at = '2026-01-31T23:59:59.999999Z' where id = ${edge}`;
+    // One job per call: a batch's window spans all of its jobs' times.
+    const edgeResult = await processInboxEvents(deps, [{ inboxId: edge, receivedAt: new Date('2026-01-31T23:59:59.999Z') }]);
+    // Queued by a version whose jobs did not carry the time.
+    const oldResult = await processInboxEvents(deps, [{ inboxId: old }]);
+    // A time that is not the row's (job data edited by hand): the row is still found, not skipped.
+    const wrongResult = await processInboxEvents(deps, [{ inboxId: wrong, receivedAt: new Date('2020-05-01T00:00:00Z') }]);
+    assert.deepEqual(outcomes([...edgeResult, ...oldResult, ...wrongResult]), ['processed', 'processed', 'processed']);
+    assert.deepEqual((await inboxRows(database.sql, ['evt_r1', 'evt_r2', 'evt_r3'])).map((r) => r.status), ['processed', 'processed', 'processed']);
+  });
 });

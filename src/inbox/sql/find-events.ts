@@ -9,13 +9,18 @@ import {
   toInboxEvent,
   toInboxEventDetail,
 } from './event-columns.ts';
+import { type InboxRowRef, receivedWindowCondition } from './received-window.ts';
 import { SETTLED_STATUS_LIST } from './settled.ts';
 import { dateOf, epochMs } from './statement.ts';
 
 /** Events by primary key, unlocked (processing reads a batch's rows outside its transaction first). */
-export async function findEventsByIds(db: SqlExecutor, ids: readonly number[]): Promise<Map<number, InboxEventRow>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await db.executeSql<StoredEventRow>(`select ${STORED_EVENT_COLUMNS} from webhook_inbox where id = any($1::bigint[])`, [[...ids]]);
+export async function findEventsByIds(db: SqlExecutor, refs: readonly InboxRowRef[]): Promise<Map<number, InboxEventRow>> {
+  if (refs.length === 0) return new Map();
+  const window = receivedWindowCondition(refs, 2);
+  const { rows } = await db.executeSql<StoredEventRow>(`select ${STORED_EVENT_COLUMNS} from webhook_inbox where id = any($1::bigint[])${window.sql}`, [
+    refs.map((ref) => ref.id),
+    ...window.parameters,
+  ]);
   return new Map(rows.map((row) => [row.id, toInboxEvent(row)]));
 }
 

@@ -1,11 +1,13 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import type { EventRow } from '../event-row.ts';
+import { dateOf, epochMs } from './statement.ts';
 
 export interface InsertedEvent {
   id: number;
   provider: string;
   eventId: string;
   resourceId: string | null;
+  receivedAt: Date;
 }
 
 const COLUMNS_PER_ROW = 11;
@@ -45,7 +47,7 @@ function insertStatementFor(rows: number): string {
       returning provider, event_id)
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
     select batch.* from batch join new_keys using (provider, event_id)
-    returning id::text as id, provider, event_id, resource_id`;
+    returning id::text as id, provider, event_id, resource_id, ${epochMs('received_at')} as received_at_ms`;
 }
 
 const statements = new Map<number, string>();
@@ -60,6 +62,7 @@ interface ReturnedRow {
   provider: string;
   event_id: string;
   resource_id: string | null;
+  received_at_ms: number;
 }
 
 /**
@@ -79,5 +82,5 @@ export async function insertEventsIfAbsent(tx: SqlExecutor, events: readonly Eve
   while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
   const { rows: inserted } = await tx.executeSql<ReturnedRow>(statementFor(rows), parameters);
   // bigserial ids come back as text (postgres.js leaves int8 as a string); they stay below 2^53.
-  return inserted.map((row) => ({ id: Number(row.id), provider: row.provider, eventId: row.event_id, resourceId: row.resource_id }));
+  return inserted.map((row) => ({ id: Number(row.id), provider: row.provider, eventId: row.event_id, resourceId: row.resource_id, receivedAt: dateOf(row.received_at_ms) }));
 }

@@ -2,16 +2,18 @@ import type { SqlExecutor } from '../../db/client.ts';
 import type { EventDecisionName, InboxStatus } from '../../db/schema.ts';
 import { ENQUEUEABLE_COLUMNS, type EnqueueableRow, type QueueableEvent, toQueueableEvent } from './event-columns.ts';
 import type { SettledStatus } from '../../db/schema.ts';
+import { type InboxRowRef, receivedWindowCondition } from './received-window.ts';
 
 /**
  * Locks a batch's rows for the rest of its transaction, in id order (overlapping batches wait
  * instead of deadlocking), and returns their statuses now. A second job of the same event
  * (sweeper, replay, an expired attempt) waits here, then finds it no longer pending.
  */
-export async function lockEventsForProcessing(tx: SqlExecutor, ids: readonly number[]): Promise<Map<number, InboxStatus>> {
+export async function lockEventsForProcessing(tx: SqlExecutor, refs: readonly InboxRowRef[]): Promise<Map<number, InboxStatus>> {
+  const window = receivedWindowCondition(refs, 2);
   const { rows } = await tx.executeSql<{ id: number; status: InboxStatus }>(
-    'select id::float8 as id, status from webhook_inbox where id = any($1::bigint[]) order by webhook_inbox.id for update',
-    [[...ids]],
+    `select id::float8 as id, status from webhook_inbox where id = any($1::bigint[])${window.sql} order by webhook_inbox.id for update`,
+    [refs.map((ref) => ref.id), ...window.parameters],
   );
   return new Map(rows.map((row) => [row.id, row.status]));
 }
@@ -22,8 +24,7 @@ export interface RecordedDecision {
   detail: unknown;
 }
 
-export interface EventOutcome {
-  id: number;
+export interface EventOutcome extends InboxRowRef {
   outcome: SettledStatus;
   /** What the event meant when processed (see webhook_inbox.fact); undefined leaves the column as it is. */
   fact?: unknown;
@@ -44,14 +45,15 @@ export async function markEventOutcomes(tx: SqlExecutor, outcomes: readonly Even
       decision_detail: decision?.detail ?? null,
     })),
   );
+  const window = receivedWindowCondition(outcomes, 2, 'w.received_at');
   await tx.executeSql(
     `update webhook_inbox as w set
        status = v.status, attempts = w.attempts + 1, processed_at = now(), last_error = null,
        fact = case when v.has_fact then v.fact else w.fact end,
        decision = v.decision, decision_detail = v.decision_detail
      from jsonb_to_recordset($1::jsonb) as v(id bigint, status varchar, fact jsonb, has_fact boolean, decision text, decision_detail jsonb)
-     where w.id = v.id`,
-    [values],
+     where w.id = v.id${window.sql}`,
+    [values, ...window.parameters],
   );
 }
 
