@@ -121,6 +121,13 @@ describe('inboxctl backfill stripe', () => {
       [['partially_refunded', 2], ['charged_back', 3], ['refunded', 2]],
     );
 
+    // An operator reading one event sees how it arrived.
+    const shownBackfilled = await runInboxctl(['show', 'stripe', 'evt_bf_b_lost'], backfill.env);
+    assert.match(shownBackfilled.out, /received +\S+ \(.* ago\) by inboxctl backfill/);
+    const shownDelivered = await runInboxctl(['show', 'stripe', delivered.id], backfill.env);
+    assert.doesNotMatch(shownDelivered.out, /backfill/);
+    assert.equal((await runInboxctl(['show', 'stripe', 'evt_bf_b_lost', '--json'], backfill.env)).json().source, 'backfill');
+
     // Retention purged one payload; its dedupe key stays, so the event is still present.
     await database.sql`delete from webhook_inbox where event_id = 'evt_bf_a_paid'`;
     const dryAgain = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);

@@ -27,7 +27,7 @@ function render(event: EventDetails, now: Date): string[] {
     `  attempts     ${event.attempts}`,
     `  last error   ${event.lastError ?? '-'}`,
     `  occurred     ${at(event.occurredAt)}`,
-    `  received     ${at(event.receivedAt)}`,
+    `  received     ${at(event.receivedAt)}${event.source === 'backfill' ? ' by inboxctl backfill (from the gateway API, not a delivery)' : ''}`,
     `  processed    ${at(event.processedAt)}`,
     `  verified     ${event.verification ? describeProof(event.verification) : '- (stored before proofs were kept)'}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,

@@ -1,4 +1,4 @@
-import type { EventDecisionName, InboxStatus } from '../../db/schema.ts';
+import type { EventDecisionName, EventSource, InboxStatus } from '../../db/schema.ts';
 import { type VerificationProof, verificationProofSchema } from '../../providers/proof.ts';
 import type { StoredEvent } from '../../providers/types.ts';
 import { dateOf, dateOrNull, epochMs } from './statement.ts';
@@ -58,7 +58,7 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
  */
 export const EVENT_DETAIL_COLUMNS = `${storedEventColumns('null')}, attempts, last_error, ${epochMs('processed_at')} as processed_at_ms,
   payload::text as payload_json, raw_body, fact, verification::text as verification_json,
-  decision, decision_detail`;
+  decision, decision_detail, source`;
 
 interface EventDetailRow extends StoredEventRow {
   attempts: number;
@@ -70,6 +70,7 @@ interface EventDetailRow extends StoredEventRow {
   decision: EventDecisionName | null;
   decision_detail: unknown;
   verification_json: string | null;
+  source: EventSource;
 }
 
 export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
@@ -87,6 +88,8 @@ export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   decisionDetail: unknown;
   /** How it was authenticated (webhook_inbox.verification); null on rows stored before proofs were kept. */
   verification: VerificationProof | null;
+  /** How it reached the inbox: a gateway's delivery, or `inboxctl backfill` from the gateway's API. */
+  source: EventSource;
 }
 
 export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
@@ -102,6 +105,7 @@ export function toInboxEventDetail(row: EventDetailRow): InboxEventDetail {
     decision: row.decision,
     decisionDetail: row.decision_detail,
     verification: row.verification_json === null ? null : verificationProofSchema.parse(JSON.parse(row.verification_json)),
+    source: row.source,
   };
 }
 
