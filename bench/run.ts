@@ -54,9 +54,14 @@ const server = await openDatabaseServer();
 log(`# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings).filter(([k]) => k !== 'server_version').map(([k, v]) => `${k}=${v}`).join(', ')}`);
 const sectionSeconds: Record<string, number> = {};
 const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings }, sectionSeconds };
-/** Logs the section's title now and, when the returned function is called, how long it took. */
-const section = (name: string, title: string) => {
+let sectionsRun = 0;
+/**
+ * Logs the section's title now and, when the returned function is called, how long it took. A
+ * section after another starts on a settled server (BenchDatabaseServer.settle).
+ */
+const section = async (name: string, title: string) => {
   log(`## ${title}`);
+  if (sectionsRun++ > 0) await server.settle(log);
   const started = Date.now();
   return () => {
     sectionSeconds[name] = Math.round((Date.now() - started) / 1000);
@@ -65,7 +70,7 @@ const section = (name: string, title: string) => {
 };
 try {
   if (sections.has('ingest')) {
-    const done = section('ingest', 'ingest');
+    const done = await section('ingest', 'ingest');
     const inboxDatabase = await server.createDatabase('ingest');
     const peerDatabase = await server.createDatabase('peer');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
@@ -73,7 +78,7 @@ try {
     done();
   }
   if (sections.has('processing')) {
-    const done = section('processing', 'processing');
+    const done = await section('processing', 'processing');
     const runs = [];
     for (const env of workerVariants) {
       const { url, sql } = await server.createDatabase('processing');
@@ -90,7 +95,7 @@ try {
     done();
   }
   if (sections.has('container')) {
-    const done = section('container', 'single container (INBOX_ROLE=all) under a backlog');
+    const done = await section('container', 'single container (INBOX_ROLE=all) under a backlog');
     const pacedLevel = containerPacedLevel(Number(process.env.BENCH_CONTAINER_RATE ?? 1000));
     const containerEnv = parseEnv(process.env.BENCH_CONTAINER_ENV ?? '');
     if (Object.keys(containerEnv).length > 0) log(`  service settings: ${JSON.stringify(containerEnv)}`);
@@ -98,7 +103,7 @@ try {
     done();
   }
   if (sections.has('forwarding')) {
-    const done = section('forwarding', 'forwarding to a local consumer while ingest runs');
+    const done = await section('forwarding', 'forwarding to a local consumer while ingest runs');
     const database = await server.createDatabase('forwarding');
     const control = process.env.BENCH_FORWARDING_CONTROL === '1' ? await server.createDatabase('forwarding_control') : undefined;
     const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
@@ -107,13 +112,13 @@ try {
     done();
   }
   if (sections.has('operations')) {
-    const done = section('operations', 'operations');
+    const done = await section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
     report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
     done();
   }
   if (sections.has('pooler')) {
-    const done = section('pooler', 'behind a pooler, and scaling out receivers');
+    const done = await section('pooler', 'behind a pooler, and scaling out receivers');
     report.pooler = await runPooler({ server, log });
     done();
   }

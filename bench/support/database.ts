@@ -22,6 +22,11 @@ export interface BenchDatabaseServer {
    * clients have all ended: PostgreSQL copies only a database nobody is connected to).
    */
   createDatabase(label: string, options?: { template?: string }): Promise<BenchDatabase>;
+  /**
+   * Between sections: drops the databases made so far, flushes their writes (CHECKPOINT) and waits
+   * for autovacuum to finish with them, so a section is not charged for the last one's aftermath.
+   */
+  settle(log: (line: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +73,20 @@ export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
       const sql = postgres(url, { max: 4, onnotice: () => {} });
       clients.push(sql);
       return { name, url, sql };
+    },
+    async settle(log) {
+      const started = Date.now();
+      while (clients.length > 0) await clients.pop()!.end({ timeout: 5 });
+      while (created.length > 0) await admin.unsafe(`drop database if exists "${created.pop()}" with (force)`);
+      await admin`checkpoint`;
+      const deadline = Date.now() + 60_000;
+      let busy = 0;
+      do {
+        const [row] = await admin<{ busy: number }[]>`select count(*)::int as busy from pg_stat_activity where backend_type = 'autovacuum worker'`;
+        busy = row?.busy ?? 0;
+        if (busy > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+      } while (busy > 0 && Date.now() < deadline);
+      log(`  (settled in ${((Date.now() - started) / 1000).toFixed(1)} s: earlier databases dropped, checkpoint${busy > 0 ? `, ${busy} autovacuum workers still running after 60 s` : ''})`);
     },
     async close() {
       for (const sql of clients) await sql.end({ timeout: 5 });
