@@ -10,6 +10,7 @@ import { type IngestPressureMeter, createIngestPressureMeter } from './inbox/ing
 import { createApiRoutes } from './api/api-routes.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
+import { predictReplay } from './processing/predict-replay.ts';
 import { createAllowedHosts } from './web/allowed-hosts.ts';
 import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
@@ -50,14 +51,21 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** The dashboard when INBOX_DASHBOARD resolves to on: the app guards it, this root alone knows it. */
 /** The dashboard (unless INBOX_DASHBOARD is off) and /api/v1 (with INBOX_API_TOKEN), behind one host guard. */
 function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBoss, clock: () => Date): OperatorRoutes | undefined {
   const { dashboard } = config;
   if (!dashboard.enabled && !config.api.token) return undefined;
   const allowedHosts = createAllowedHosts({ publicOrigin: dashboard.publicOrigin, hosts: dashboard.allowedHosts });
   const dashboardRoutes = dashboard.enabled
-    ? createDashboardRoutes({ db: database.db, boss, providers: () => config.providers.keys(), access: createAdminAccess(dashboard.adminToken), allowedHosts, clock })
+    ? createDashboardRoutes({
+        db: database.db,
+        boss,
+        providers: () => config.providers.keys(),
+        predictReplay: (filter, statuses) => predictReplay(database.db, boss, config, filter, statuses),
+        access: createAdminAccess(dashboard.adminToken),
+        allowedHosts,
+        clock,
+      })
     : undefined;
   const apiRoutes = config.api.token ? createApiRoutes({ db: database.db, token: config.api.token }) : undefined;
   return {

@@ -99,13 +99,24 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (typeof parsed === 'string') return c.html(renderMessagePage({ title: 'Cannot replay', message: parsed, access: c.get('viewer') }), 400);
     const confirmed = fields.confirm === 'yes';
     const result = await replayEvents({ db: deps.db, boss: deps.boss }, parsed.filter, { dryRun: !confirmed });
-    if (!confirmed) return c.html(renderReplayPreviewPage({ preview: result, fields: parsed.fields, access: c.get('viewer') }));
+    if (!confirmed) {
+      const predictable = result.matched > 0 && result.matched <= PREDICTION_LIMIT;
+      const prediction = predictable ? await deps.predictReplay(parsed.filter, result.statuses) : undefined;
+      return c.html(renderReplayPreviewPage({ preview: result, prediction, predictionLimit: PREDICTION_LIMIT, fields: parsed.fields, access: c.get('viewer') }));
+    }
     c.get('logger').info({ action: 'replay', ...parsed.fields, matched: result.matched, replayed: result.replayed }, 'dashboard replay');
     return c.redirect(`/dashboard?notice=replayed&count=${result.replayed}`, 303);
   });
 
   return routes;
 }
+
+/**
+ * The preview runs the handlers on every matched event inside one rolled-back transaction while
+ * the operator waits for the page; beyond this many it shows counts and points to
+ * `inboxctl replay --dry-run`, which has no page to time out.
+ */
+const PREDICTION_LIMIT = 1_000;
 
 /** `datetime-local` values carry no zone; the form labels them UTC. */
 function parseUtc(value: string | undefined): Date | undefined | 'invalid' {

@@ -1,5 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import type { Database } from '../db/client.ts';
+import type { InboxStatus } from '../db/schema.ts';
+import type { ReplayFilter } from '../inbox/sql/pending-events.ts';
+import type { ReplayPrediction } from '../processing/replay-dry-run.ts';
 import type { AllowedHosts } from '../web/allowed-hosts.ts';
 import type { RequestEnv } from '../web/request-env.ts';
 import type { AdminAccess, AdminSession } from './admin-access.ts';
@@ -11,6 +14,8 @@ export interface DashboardDeps {
   boss: PgBoss;
   /** Configured provider names: listed even before their first event. */
   providers: () => Iterable<string>;
+  /** What a replay would do, event by event and payment by payment: `inboxctl replay --dry-run`'s engine. */
+  predictReplay: (filter: ReplayFilter, statuses: readonly InboxStatus[]) => Promise<ReplayPrediction>;
   access: AdminAccess;
   /** The names the dashboard answers to (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS): the host guard's and the Origin check's. */
   allowedHosts: AllowedHosts;

@@ -126,13 +126,20 @@ describe('dashboard actions', () => {
   });
 
   test('a filtered replay previews (dry run) before it changes anything', async () => {
-    const { id } = await failedEvent();
+    const { id, eventId: eventIdOf } = await failedEvent();
     const { cookie, csrf } = await signIn();
     const [{ n: failedBefore }] = (await database.sql`select count(*)::int as n from webhook_inbox where status = 'failed'`) as unknown as [{ n: number }];
     const preview = await post('/dashboard/replay', { csrf, provider: 'stripe', status: 'failed', since: '', until: '' }, { cookie });
     assert.equal(preview.status, 200);
-    assert.match(await preview.text(), new RegExp(`<b>${failedBefore}</b> events? match`));
+    const page = await preview.text();
+    assert.match(page, new RegExp(`<b>${failedBefore}</b> events? match`));
     assert.equal(await statusOf(id), 'failed', 'the preview changed nothing');
+    // The workers' handlers ran on them in a rolled-back transaction: this charge would become paid.
+    const chargeId = (await database.sql`select resource_id from webhook_inbox where id = ${id}`)[0]!.resource_id as string;
+    assert.match(page, new RegExp(`<td><code>stripe:${chargeId}</code></td><td>\\(none\\)</td><td>paid</td>`));
+    assert.match(page, new RegExp(`<b>${failedBefore}</b> of ${failedBefore} payments? would change status`));
+    assert.match(page, new RegExp(`<td><code>${eventIdOf}</code></td><td>charge.succeeded</td><td>failed</td><td>processed</td><td>applied: created the payment as paid</td>`));
+    assert.equal((await database.sql`select count(*)::int as n from payments`)[0]!.n, 0, 'no payment row left behind');
     const confirmed = await post('/dashboard/replay', { csrf, provider: 'stripe', status: 'failed', since: '', until: '', confirm: 'yes' }, { cookie });
     assert.equal(confirmed.status, 303);
     assert.equal(confirmed.headers.get('location'), `/dashboard?notice=replayed&count=${failedBefore}`);

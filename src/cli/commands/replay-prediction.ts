@@ -1,38 +1,5 @@
-import type { PgBoss } from 'pg-boss';
-import type { Database } from '../../db/client.ts';
-import type { InboxStatus } from '../../db/schema.ts';
-import type { ReplayFilter } from '../../inbox/sql/pending-events.ts';
 import type { PredictedEvent, ReplayPrediction } from '../../processing/replay-dry-run.ts';
-import type { AppConfig } from '../../runtime/load-config.ts';
 import { plural, table } from '../output.ts';
-
-/**
- * Runs the workers' handlers on the events a replay would select, in a transaction rolled back
- * (src/processing/replay-dry-run.ts), with the service's own handlers: its gateways' refetch
- * settings (answered from stored snapshots, never the network) and its destinations' delivery
- * hook (whose jobs roll back with the rest).
- */
-export async function predictReplay(db: Database, boss: PgBoss, config: AppConfig, filter: ReplayFilter, statuses: readonly InboxStatus[]): Promise<ReplayPrediction> {
-  const [{ dryRunReplay }, { createBuiltInHandlers }, { createHandlerRegistry }, { createDeliveryAnnouncer }, { gatewayApiTargets }] = await Promise.all([
-    import('../../processing/replay-dry-run.ts'),
-    import('../../processing/built-in-handlers.ts'),
-    import('../../processing/handlers.ts'),
-    import('../../delivery/enqueue-deliveries.ts'),
-    import('../../refetch/settings.ts'),
-  ]);
-  const refetched = new Set(gatewayApiTargets(config.providers.values()).map((target) => target.provider));
-  const announceChanges = createDeliveryAnnouncer(boss, config.destinations);
-  return dryRunReplay(
-    {
-      db,
-      providers: config.providers,
-      refetches: { has: (provider) => refetched.has(provider) },
-      handlers: (refetcher) => createHandlerRegistry(createBuiltInHandlers({ refetcher, announceChanges })),
-    },
-    filter,
-    statuses,
-  );
-}
 
 function outcomeText(event: PredictedEvent): string {
   if (event.outcome === 'failed') return `fails: ${event.error ?? ''}`;

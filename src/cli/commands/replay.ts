@@ -50,7 +50,7 @@ async function replay(context: CommandContext, providerArg: unknown, flags: Repl
     const replayed = await replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize });
     if (!replayed.dryRun) return { result: replayed, prediction: undefined };
     // What the replay would do, not only which events: the workers' handlers, rolled back.
-    const { predictReplay } = await import('./replay-prediction.ts');
+    const { predictReplay } = await import('../../processing/predict-replay.ts');
     return { result: replayed, prediction: await predictReplay(handle.db, boss!, config, filter, replayed.statuses) };
   });
   if (flags.json) context.runtime.stdout.write(toJson(prediction ? { ...result, prediction } : result));

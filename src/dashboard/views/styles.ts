@@ -43,7 +43,7 @@ th { font-size: 12px; color: var(--muted); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.time { white-space: nowrap; }
 .status-line .spacer { flex: 1; }
-table.compact { font-size: 12px; } table.compact td, table.compact th { padding: 3px 6px; white-space: nowrap; }
+table.compact { font-size: 12px; } tr.changes td { font-weight: 600; } table.compact td, table.compact th { padding: 3px 6px; white-space: nowrap; }
 td.event { min-width: 240px; max-width: 340px; word-break: break-all; } td.error-text { min-width: 260px; }
 .error-text { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; color: var(--failed); word-break: break-word; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
