@@ -155,6 +155,13 @@ async function shiftClocks(sql: postgres.Sql, deliveries: Delivery[]): Promise<v
     from (select unnest(${deliveries.map((d) => d.provider)}::text[]) as provider, unnest(${deliveries.map((d) => d.eventId)}::text[]) as event_id,
                  unnest(${deliveries.map((d) => new Date(d.at).toISOString())}::timestamptz[]) as at, unnest(${lags}::float8[]) as lag) v
     where i.provider = v.provider and i.event_id = v.event_id`;
+  // The proof's times too (as the delivery would have been signed and checked then), or the event page contradicts itself.
+  await sql`
+    update webhook_inbox set verification = verification
+      || jsonb_build_object('verifiedAt', to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      || case when verification->>'signedAt' is null then '{}'::jsonb
+              else jsonb_build_object('signedAt', to_char(date_trunc('second', received_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) end
+    where verification is not null`;
   await sql`update payment_transitions t set created_at = coalesce(i.processed_at, i.received_at) from webhook_inbox i where i.id = t.inbox_id`;
   await sql`update payments p set updated_at = t.last, created_at = t.first from (select payment_id, min(created_at) as first, max(created_at) as last from payment_transitions group by payment_id) t where t.payment_id = p.id`;
 }
