@@ -7,6 +7,7 @@ import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { lockExpiredBatch } from '../../src/inbox/sql/archive-rows.ts';
 import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/conflicts.ts';
 import { countByProviderAndStatus, listStoredProviders, oldestPendingByProvider } from '../../src/inbox/sql/counts.ts';
+import { countDecisionsByProvider } from '../../src/inbox/sql/decision-counts.ts';
 import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
@@ -127,6 +128,24 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       () => settledLagByProvider(db, new Date()),
     ]) {
       assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx', new Date().getUTCDate() <= 8 ? thisMonth : undefined);
+    }
+  });
+
+  test('a window reads no month before it: stats --since 24h costs the same on a year of history as on a month', async () => {
+    const since = hoursAgo(24);
+    // A month partition (or one of its indexes) whose month ended by `since`: nothing in it can be in the window.
+    const monthBefore = (name: string | undefined) => {
+      const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
+      return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
+    };
+    for (const work of [
+      () => countByProviderAndStatus(db, { since }),
+      () => countDecisionsByProvider(db, { since }),
+      () => sampleSettledLag(db, { since }, 10_000),
+      () => settledLagByProvider(db, new Date()),
+    ]) {
+      const read = (await inboxPlanOf(work)).flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
+      assert.deepEqual(read, [], `${work.toString()} reads only the partitions its window overlaps`);
     }
   });
 
