@@ -11,6 +11,7 @@ import { countDecisionsByProvider } from '../../src/inbox/sql/decision-counts.ts
 import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
+import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
@@ -113,6 +114,12 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       throw new Rollback();
     });
     assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
+  });
+
+  test("a month's retention reads its partition along the primary key, a batch at a time", async () => {
+    const month = monthPartition(hoursAgo(40 * 24)).name;
+    assert.ok(partitionsWithRows.has(month), `${month} holds rows`);
+    assertIndexOnly(await inboxPlanOf(() => selectPartitionRows(db, month, 0, 5_000)), 'webhook_inbox_pkey');
   });
 
   test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {
