@@ -7,7 +7,7 @@
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
- * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data, BENCH_CONTAINER_RATE sets
+ * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data (BENCH_OPERATIONS_QUERIES_ONLY=1: sweep and stats only), BENCH_CONTAINER_RATE sets
  * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -122,6 +122,7 @@ try {
       sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number),
       emptyDatabase: () => server.createDatabase('operations_empty'),
       postmasterPid: server.postmasterPid,
+      queriesOnly: process.env.BENCH_OPERATIONS_QUERIES_ONLY === '1',
       log,
     });
     done();

@@ -10,6 +10,7 @@ import { levelNamed } from '../support/levels.ts';
 import { BENCH_SECRET, type Started, startInbox } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
 import type postgres from 'postgres';
+import { monthPartition } from '../../src/db/inbox-partitions.ts';
 import { oldestMonth } from './operations-data.ts';
 
 const DAY_MS = 86_400_000;
@@ -95,6 +96,7 @@ export async function ingestAtSize(options: {
     return { prefix, requests: signedDeliveries(prefix, amount + 2 * level.connections, BENCH_SECRET) };
   };
   const result: IngestAtSize = { connections: level.connections, empty: [], big: [] };
+  const [{ now: ingestStarted }] = (await options.big.sql<{ now: Date }[]>`select now()`) as unknown as [{ now: Date }];
   try {
     const targets = [] as Array<{ name: 'empty' | 'big'; server: Started; sql: postgres.Sql }>;
     for (const name of ['empty', 'big'] as const) {
@@ -122,6 +124,15 @@ export async function ingestAtSize(options: {
     }
   } finally {
     for (const server of started) await server.process.stop();
+    // Its deliveries are today's rows: left in, a larger size's 24 h window and sweep would see them.
+    await removeIngested(options.big.sql, ingestStarted);
   }
   return result;
+}
+
+async function removeIngested(sql: postgres.Sql, since: Date): Promise<void> {
+  await sql`delete from pgboss.job where name = 'webhooks' and created_on >= ${since} and data->>'inboxId' in (select id::text from webhook_inbox where received_at >= ${since} and event_id like 'evt_size_%')`;
+  await sql`delete from webhook_inbox where received_at >= ${since} and event_id like 'evt_size_%'`;
+  await sql`delete from webhook_event_keys where received_at >= ${since} and event_id like 'evt_size_%'`;
+  await sql.unsafe(`vacuum analyze ${monthPartition(since).name}`);
 }

@@ -138,6 +138,8 @@ export async function runOperations(options: {
   /** An empty database of the same cluster, for the ingest comparison. */
   emptyDatabase: () => Promise<{ url: string; sql: postgres.Sql }>;
   postmasterPid?: number;
+  /** Sweep and stats only: no ingest comparison, no retention (BENCH_OPERATIONS_QUERIES_ONLY=1). */
+  queriesOnly?: boolean;
   log: (line: string) => void;
 }): Promise<OperationsRun[]> {
   const { sql } = options;
@@ -185,11 +187,11 @@ export async function runOperations(options: {
         for (const plan of t.plans) options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${plan.executionMs !== null ? ` (${plan.executionMs.toFixed(1)} ms)` : ''}`);
       }
       const run: OperationsRun = { rows, jobs: jobs!.n, buildSeconds, timings };
-      if (size >= INGEST_FROM_ROWS) {
+      if (size >= INGEST_FROM_ROWS && !options.queriesOnly) {
         run.ingest = await ingestAtSize({ big: { url: options.databaseUrl, sql }, empty: await options.emptyDatabase(), postmasterPid: options.postmasterPid });
         options.log(`    ingest c64: ${describeIngest(run.ingest)}`);
       }
-      if (size === options.sizes[options.sizes.length - 1]) {
+      if (size === options.sizes[options.sizes.length - 1] && !options.queriesOnly) {
         run.retention = await retainOneMonth(db, sql, generatedAt);
         const r = run.retention;
         options.log(`    retention of ${r.partition}: ${r.rows} rows archived (${(r.archiveBytes / 1e6).toFixed(1)} MB gzip) and the partition dropped in ${r.seconds.toFixed(1)} s (${r.archiveWriteSeconds.toFixed(1)} s of it writing the archive); ${r.rowsAfter} rows left`);
