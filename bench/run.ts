@@ -2,11 +2,12 @@
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
  * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer), operations,
- * and pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers); all but pooler by default, or those
+ * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
+ * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
- * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data, BENCH_CONTAINER_RATE sets
+ * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data (BENCH_OPERATIONS_QUERIES_ONLY=1: sweep and stats only), BENCH_CONTAINER_RATE sets
  * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,10 +22,11 @@ import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
+import { runPartitionMigration } from './scenarios/partition-migration.ts';
 
 const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'operations'];
-/** Run only when named (`npm run bench -- pooler`): needs pgbouncer, and takes a few minutes. */
-const OPT_IN_SECTIONS = ['pooler'];
+/** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
+const OPT_IN_SECTIONS = ['pooler', 'migration'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
 const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
 for (const section of sections) if (![...SECTIONS, ...OPT_IN_SECTIONS].includes(section)) throw new Error(`unknown bench section ${section}: choose from ${[...SECTIONS, ...OPT_IN_SECTIONS].join(', ')}`);
@@ -114,7 +116,23 @@ try {
   if (sections.has('operations')) {
     const done = await section('operations', 'operations');
     const { url, sql } = await server.createDatabase('operations');
-    report.operations = await runOperations({ databaseUrl: url, sql, sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number), log });
+    report.operations = await runOperations({
+      databaseUrl: url,
+      sql,
+      sizes: (process.env.BENCH_OPERATIONS_ROWS ?? '100000,1000000').split(',').map(Number),
+      emptyDatabase: () => server.createDatabase('operations_empty'),
+      postmasterPid: server.postmasterPid,
+      queriesOnly: process.env.BENCH_OPERATIONS_QUERIES_ONLY === '1',
+      log,
+    });
+    done();
+  }
+  if (sections.has('migration')) {
+    const done = await section('migration', 'migration 0012 on a populated unpartitioned inbox');
+    const { url, sql } = await server.createDatabase('migration');
+    const run = await runPartitionMigration({ databaseUrl: url, sql, rows: Number(process.env.BENCH_MIGRATION_ROWS ?? 1_000_000), log });
+    log(`    migration 0012 held webhook_inbox for ${run.migrationSeconds.toFixed(1)} s (an insert sent 1 s in waited ${run.insertWaitSeconds.toFixed(1)} s); ${run.rowsAfter} rows after (${run.rows} + that insert) in ${run.partitions} partitions`);
+    report.migration = run;
     done();
   }
   if (sections.has('pooler')) {

@@ -8,6 +8,8 @@ import { createLogger } from '../../src/logger.ts';
 import { collectInboxStats } from '../../src/operations/inbox-stats.ts';
 import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts';
 import { startBoss } from '../../src/queue/boss.ts';
+import { type IngestAtSize, type MonthRetention, ingestAtSize, retainOneMonth } from './operations-at-size.ts';
+import { addRows, createHistoryPartitions } from './operations-data.ts';
 
 export interface QueryPlan {
   sql: string;
@@ -32,35 +34,19 @@ export interface OperationTiming {
 export interface OperationsRun {
   rows: number;
   jobs: number;
+  /** Seconds to generate the rows added at this size (and their keys), jobs and ANALYZE. */
+  buildSeconds: number;
   timings: OperationTiming[];
+  /** At sizes from INGEST_FROM_ROWS on: the receiver on this inbox against an empty one. */
+  ingest?: IngestAtSize;
+  /** At the largest size, last (it drops a month): retention of the oldest month partition. */
+  retention?: MonthRetention;
 }
+
+/** Ingest is compared from this size on (at 10^5 the difference is nothing to measure). */
+const INGEST_FROM_ROWS = 1_000_000;
 
 const RUNS = 7;
-
-/**
- * A month of a busy inbox, written with SQL (generate_series) rather than through the receiver:
- * 70% Stripe, 20% Pagar.me, 10% Asaas; 95% processed, 4% ignored, 0.5% failed (five distinct
- * errors), 0.5% pending — half of those with a live job, half whose job was lost — spread evenly
- * over 30 days. Completed jobs exist for the last 7 days (pg-boss deletes older ones).
- */
-async function addRows(sql: postgres.Sql, from: number, to: number): Promise<void> {
-  await sql`
-    insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, status, attempts, last_error, processed_at)
-    select provider, 'evt_ops_' || g, 'charge.succeeded', 'ch_ops_' || (g / 10),
-           jsonb_build_object('id', 'evt_ops_' || g, 'type', 'charge.succeeded', 'data', jsonb_build_object('object', jsonb_build_object('id', 'ch_ops_' || (g / 10), 'amount', 2000))),
-           convert_to('{"id":"evt_ops_' || g || '","type":"charge.succeeded"}', 'UTF8'),
-           received - random() * interval '5 seconds', received, status,
-           case when status = 'pending' then 0 else 1 end,
-           case when status = 'failed' then (array['PaymentNotYetKnown: charge not found', 'TypeError: cannot read amount', 'GatewayTimeout: 5000 ms', 'InvalidTransition: paid → pending', 'Error: boom'])[1 + g % 5] end,
-           case when status in ('processed', 'ignored', 'failed') then received + random() * interval '2 seconds' end
-    from (
-      select g,
-             case when g % 10 < 7 then 'stripe' when g % 10 < 9 then 'pagarme' else 'asaas' end as provider,
-             case when g % 1000 < 5 then 'pending' when g % 1000 < 10 then 'failed' when g % 1000 < 50 then 'ignored' else 'processed' end as status,
-             now() - interval '30 days' * (1 - g::float8 / ${to}) - random() * interval '1 minute' as received
-      from generate_series(${from}::bigint, ${to - 1}::bigint) as g
-    ) s`;
-}
 
 async function addJobs(sql: postgres.Sql): Promise<void> {
   await sql`delete from pgboss.job where name = 'webhooks'`;
@@ -73,6 +59,7 @@ async function addJobs(sql: postgres.Sql): Promise<void> {
     select 'webhooks', jsonb_build_object('inboxId', id), 'created', provider || ':' || resource_id, 'singleton', received_at, received_at
     from webhook_inbox where status = 'pending' and id % 2 = 0`;
   await sql`analyze webhook_inbox`;
+  await sql`analyze webhook_event_keys`;
   await sql`analyze pgboss.job_common`;
 }
 
@@ -99,6 +86,15 @@ async function explain(sql: postgres.Sql, statements: Array<{ query: string; par
     });
   }
   return plans;
+}
+
+/** "empty 3,100 / big 3,050 deliveries/s (…), CPU µs …" */
+export function describeIngest(ingest: IngestAtSize): string {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  const side = (runs: IngestAtSize['empty']) =>
+    `${runs.map((r) => r.requestsPerSecond.toFixed(0)).join(', ')} deliveries/s, CPU µs ${runs.map((r) => `${r.cpu.serverUs} + ${r.cpu.postgresUs ?? '?'}`).join(', ')}`;
+  const ratio = median(ingest.big.map((r) => r.requestsPerSecond)) / median(ingest.empty.map((r) => r.requestsPerSecond));
+  return `empty inbox ${side(ingest.empty)} | this inbox ${side(ingest.big)} | this ÷ empty ${(ratio * 100).toFixed(0)}%`;
 }
 
 interface PlanNode {
@@ -129,10 +125,23 @@ async function time(operation: string, run: () => Promise<string>, capture: { st
 /**
  * The sweeper (sweepPendingEvents: pending rows older than 5 minutes, oldest first, at most 500,
  * the ones without a live job re-queued) and `inboxctl stats` (collectInboxStats: all time, and
- * the last 24 hours), each run RUNS times at 10^5 and then 10^6 rows, through the operations
- * code itself; EXPLAIN shows which index each of their statements uses.
+ * the last 24 hours), each run RUNS times at each size (10^5 and 10^6 rows by default), through
+ * the operations code itself; EXPLAIN shows which index each of their statements uses. The data
+ * (operations-data.ts) is a fixed last month and a year of history that grows with the size. From
+ * 10^6 rows on, ingest on this inbox against an empty one; at the largest size, retention of the
+ * oldest month.
  */
-export async function runOperations(options: { databaseUrl: string; sql: postgres.Sql; sizes: number[]; log: (line: string) => void }): Promise<OperationsRun[]> {
+export async function runOperations(options: {
+  databaseUrl: string;
+  sql: postgres.Sql;
+  sizes: number[];
+  /** An empty database of the same cluster, for the ingest comparison. */
+  emptyDatabase: () => Promise<{ url: string; sql: postgres.Sql }>;
+  postmasterPid?: number;
+  /** Sweep and stats only: no ingest comparison, no retention (BENCH_OPERATIONS_QUERIES_ONLY=1). */
+  queriesOnly?: boolean;
+  log: (line: string) => void;
+}): Promise<OperationsRun[]> {
   const { sql } = options;
   await applyMigrations(options.databaseUrl);
   const config = loadConfig({}, () => '');
@@ -146,14 +155,18 @@ export async function runOperations(options: { databaseUrl: string; sql: postgre
   const db = drizzle(client, { schema }) as unknown as Database;
   const results: OperationsRun[] = [];
   let rows = 0;
+  // One instant for the whole history, so the sizes add to the same months.
+  const generatedAt = new Date();
+  await createHistoryPartitions(sql, generatedAt);
   try {
     for (const size of options.sizes) {
       const started = Date.now();
-      await addRows(sql, rows, size);
+      await addRows(sql, rows, size, generatedAt);
       rows = size;
       await addJobs(sql);
+      const buildSeconds = (Date.now() - started) / 1000;
       const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'webhooks'`;
-      options.log(`  operations: ${rows} inbox rows, ${jobs!.n} jobs (generated in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      options.log(`  operations: ${rows} inbox rows, ${jobs!.n} jobs (generated in ${buildSeconds.toFixed(1)} s)`);
       const now = () => new Date();
       const timings = [
         await time('sweep', async () => {
@@ -173,7 +186,17 @@ export async function runOperations(options: { databaseUrl: string; sql: postgre
         options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}) — ${t.detail}`);
         for (const plan of t.plans) options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${plan.executionMs !== null ? ` (${plan.executionMs.toFixed(1)} ms)` : ''}`);
       }
-      results.push({ rows, jobs: jobs!.n, timings });
+      const run: OperationsRun = { rows, jobs: jobs!.n, buildSeconds, timings };
+      if (size >= INGEST_FROM_ROWS && !options.queriesOnly) {
+        run.ingest = await ingestAtSize({ big: { url: options.databaseUrl, sql }, empty: await options.emptyDatabase(), postmasterPid: options.postmasterPid });
+        options.log(`    ingest c64: ${describeIngest(run.ingest)}`);
+      }
+      if (size === options.sizes[options.sizes.length - 1] && !options.queriesOnly) {
+        run.retention = await retainOneMonth(db, sql, generatedAt);
+        const r = run.retention;
+        options.log(`    retention of ${r.partition}: ${r.rows} rows archived (${(r.archiveBytes / 1e6).toFixed(1)} MB gzip) and the partition dropped in ${r.seconds.toFixed(1)} s (${r.archiveWriteSeconds.toFixed(1)} s of it writing the archive); ${r.rowsAfter} rows left`);
+      }
+      results.push(run);
     }
   } finally {
     await client.end({ timeout: 5 });

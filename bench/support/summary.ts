@@ -139,6 +139,19 @@ function operationsRows(operations: OperationsRun[] | undefined, lines: string[]
       const seq = timing.plans.some((p) => p.seqScanOfBigTable);
       lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | | |`);
     }
+    if (run.ingest) {
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+      const big = median(run.ingest.big.map((r) => r.requestsPerSecond));
+      const empty = median(run.ingest.empty.map((r) => r.requestsPerSecond));
+      const cpu = (runs: typeof run.ingest.big) => `${fixed(median(runs.map((r) => r.cpu.serverUs)))} + ${fixed(median(runs.map((r) => r.cpu.postgresUs ?? 0)))}`;
+      lines.push(
+        `| ingest on ${fixed(run.rows)} inbox rows | ${run.ingest.connections} conns, ${run.ingest.big.length} runs alternating with an empty inbox | **${fixed(big)}** | | | ${fixed(run.ingest.big.reduce((n, r) => n + r.ok, 0))} 200s | **${fixed((big / empty) * 100)}%** of the empty inbox's ${fixed(empty)} | ${cpu(run.ingest.big)} (empty: ${cpu(run.ingest.empty)}) |`,
+      );
+    }
+    if (run.retention) {
+      const r = run.retention;
+      lines.push(`| retention of one month (${r.partition}) | ${fixed(run.rows)} inbox rows | | | | ${fixed(r.rows)} rows archived (${fixed(r.archiveBytes / 1e6, 1)} MB), partition dropped in **${fixed(r.seconds, 1)} s** (${fixed(r.archiveWriteSeconds, 1)} s of it writing the archive) | | |`);
+    }
   }
 }
 

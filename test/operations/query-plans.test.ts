@@ -7,9 +7,11 @@ import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { lockExpiredBatch } from '../../src/inbox/sql/archive-rows.ts';
 import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/conflicts.ts';
 import { countByProviderAndStatus, listStoredProviders, oldestPendingByProvider } from '../../src/inbox/sql/counts.ts';
+import { countDecisionsByProvider } from '../../src/inbox/sql/decision-counts.ts';
 import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
+import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
@@ -114,6 +116,12 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
   });
 
+  test("a month's retention reads its partition along the primary key, a batch at a time", async () => {
+    const month = monthPartition(hoursAgo(40 * 24)).name;
+    assert.ok(partitionsWithRows.has(month), `${month} holds rows`);
+    assertIndexOnly(await inboxPlanOf(() => selectPartitionRows(db, month, 0, 5_000)), 'webhook_inbox_pkey');
+  });
+
   test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {
     const filter = { since: hoursAgo(24) };
     // The last 24 hours are a quarter of this month's partition here (the data is 60 days of
@@ -127,6 +135,24 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       () => settledLagByProvider(db, new Date()),
     ]) {
       assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx', new Date().getUTCDate() <= 8 ? thisMonth : undefined);
+    }
+  });
+
+  test('a window reads no month before it: stats --since 24h costs the same on a year of history as on a month', async () => {
+    const since = hoursAgo(24);
+    // A month partition (or one of its indexes) whose month ended by `since`: nothing in it can be in the window.
+    const monthBefore = (name: string | undefined) => {
+      const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
+      return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
+    };
+    for (const work of [
+      () => countByProviderAndStatus(db, { since }),
+      () => countDecisionsByProvider(db, { since }),
+      () => sampleSettledLag(db, { since }, 10_000),
+      () => settledLagByProvider(db, new Date()),
+    ]) {
+      const read = (await inboxPlanOf(work)).flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
+      assert.deepEqual(read, [], `${work.toString()} reads only the partitions its window overlaps`);
     }
   });
 

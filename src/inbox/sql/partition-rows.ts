@@ -16,10 +16,14 @@ export async function lockSettledPartition(tx: SqlExecutor, partition: string, p
   return rows[0]!;
 }
 
-/** The next rows of one partition after the id `after`, by id: a walk along its primary key. */
+/**
+ * The next rows of one partition after the id `after`, by id: a walk along its primary key. The
+ * ORDER BY names the table's column: a bare `id` is the output's `id::float8`, which no index has,
+ * and every batch sorted the whole month (520 s for a month of 906,570 rows at 10^7).
+ */
 export async function selectPartitionRows(tx: SqlExecutor, partition: string, after: number, limit: number): Promise<ExactInboxRow[]> {
   const { rows } = await tx.executeSql<Omit<ExactInboxRow, 'raw_body_base64'> & { raw_body: Buffer }>(
-    `select ${EXACT_COLUMNS} from ${partition} where id > $1::bigint order by id limit $2`,
+    `select ${EXACT_COLUMNS} from ${partition} where id > $1::bigint order by ${partition}.id limit $2`,
     [after, limit],
   );
   return rows.map(({ raw_body, ...row }) => ({ ...row, raw_body_base64: Buffer.from(raw_body).toString('base64') }));
