@@ -13,6 +13,7 @@ import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.t
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
 import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
+import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -120,6 +121,12 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const month = monthPartition(hoursAgo(40 * 24)).name;
     assert.ok(partitionsWithRows.has(month), `${month} holds rows`);
     assertIndexOnly(await inboxPlanOf(() => selectPartitionRows(db, month, 0, 5_000)), 'webhook_inbox_pkey');
+  });
+
+  test('inboxctl verify --since: a page walks the primary key from the last id, it does not sort the window', async () => {
+    const plan = await inboxPlanOf(() => findVerifiableEventsSince(db, { since: hoursAgo(20 * 24), afterId: 0, limit: 100 }));
+    assertIndexOnly(plan, 'webhook_inbox_pkey');
+    assert.ok(!plan.some((n) => n['Node Type'] === 'Sort'), `no Sort of the window; plan: ${JSON.stringify(plan.map((n) => [n['Node Type'], n['Relation Name'] ?? n['Index Name']]))}`);
   });
 
   test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {

@@ -50,18 +50,20 @@ export interface VerifiablePage {
 /**
  * The next page of events received since a time, by id. An audit reads every row in the window
  * once (raw bodies included), a page at a time so memory stays flat; there is no index on
- * received_at alone, so the first page may walk older rows' primary-key entries to reach it.
+ * received_at alone, so the first page may walk older rows' primary-key entries to reach it. The
+ * table's own id, not the output's `id::float8`, which no index has: ordered by that, every page
+ * sorted the whole window.
  */
 export async function findVerifiableEventsSince(db: SqlExecutor, page: VerifiablePage): Promise<VerifiableEvent[]> {
   const values = new Values();
   const { rows } = await db.executeSql<Row>(
     `select ${COLUMNS} from webhook_inbox
      ${where([
-       `id > ${values.add(page.afterId)}`,
+       `webhook_inbox.id > ${values.add(page.afterId)}`,
        `received_at >= ${values.add(page.since.toISOString())}::timestamptz`,
        page.provider === undefined ? undefined : `provider = ${values.add(page.provider)}`,
      ])}
-     order by id
+     order by webhook_inbox.id
      limit ${values.add(page.limit)}`,
     values.list,
   );
