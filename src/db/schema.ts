@@ -100,7 +100,11 @@ export const webhookInbox = pgTable(
   (table) => [
     primaryKey({ name: 'webhook_inbox_pkey', columns: [table.id, table.receivedAt] }),
     index('webhook_inbox_provider_event_id_idx').on(table.provider, table.eventId),
-    index('webhook_inbox_status_received_at_idx').on(table.status, table.receivedAt),
+    // provider last, after the range column: every (status, received_at) range reads it as before,
+    // and the counts by provider × status behind the gauges and stats become index-only scans
+    // instead of visiting every heap page of the backlog and of the last hour (README, Benchmarks:
+    // "Where the time goes").
+    index('webhook_inbox_status_received_at_provider_idx').on(table.status, table.receivedAt, table.provider),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
     // The newest delivery per provider (last-delivery gauge, stats): one short backward walk per
     // provider, never a scan. Partial: backfilled rows are not deliveries.

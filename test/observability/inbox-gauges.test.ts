@@ -117,7 +117,10 @@ describe('database-derived gauges', () => {
     assert.equal(queries.length, perRefresh);
   });
 
-  test('the refresh queries walk an index, never the table: counts the (status, received_at) one, the last delivery the partial (provider, received_at) one', async () => {
+  test('the refresh queries walk an index, never the table: the counts read only the (status, received_at, provider) one, the last delivery the partial (provider, received_at) one', async () => {
+    // Vacuumed, as autovacuum keeps a table: a count that has to visit the heap for each row's
+    // provider costs a page per few rows of the backlog and of the last hour, every refresh.
+    await client`vacuum analyze webhook_inbox`;
     const metrics = createMetrics({ defaultMetrics: false });
     queries.length = 0;
     await refresherFor(metrics).refresh();
@@ -129,7 +132,7 @@ describe('database-derived gauges', () => {
     for (const { text, params } of inboxQueries) {
       const plan = (await client.unsafe(`explain ${text}`, params as postgres.ParameterOrJSON<never>[])).map((r) => r['QUERY PLAN']).join('\n');
       for (const partition of holding) assert.doesNotMatch(plan, new RegExp(`Seq Scan on ${partition}\\b`), plan);
-      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_\S*(last_delivery|source|provider_received_at)\S*idx/ : /webhook_inbox_(p\d{4}_\d{2}_|default_)?status_received_at_idx/, plan);
+      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_\S*(last_delivery|source|provider_received_at)\S*idx/ : /Index Only Scan using webhook_inbox_(p\d{4}_\d{2}_|default_)?status_received_at\S*_idx/, plan);
     }
   });
 

@@ -86,9 +86,9 @@ async function inboxPlanOf(work: () => Promise<unknown>): Promise<PlanNode[]> {
 class Rollback extends Error {}
 
 // webhook_inbox is partitioned by month: plans name its partitions and their indexes, each named
-// after the partition and the parent index (webhook_inbox_p2026_12_status_received_at_idx).
+// after the partition and the parent index (webhook_inbox_p2026_12_status_received_at_provider_idx).
 const PARTITION = /^webhook_inbox_(p\d{4}_\d{2}|default)$/;
-const INBOX_INDEX = /^webhook_inbox_(p\d{4}_\d{2}_|default_)?(pkey|status_received_at_idx|provider_event_id_idx|provider_resource_id_idx)$/;
+const INBOX_INDEX = /^webhook_inbox_(p\d{4}_\d{2}_|default_)?(pkey|status_received_at_provider_idx|provider_event_id_idx|provider_resource_id_idx)$/;
 const isInboxRelation = (name: string | undefined) => name === 'webhook_inbox' || PARTITION.test(name ?? '');
 
 /** The index on the parent, as each partition names its own copy of it. */
@@ -106,7 +106,7 @@ const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
 
 describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 rows)', () => {
   test('the sweeper: pending and older than 5 minutes, oldest first', async () => {
-    assertIndexOnly(await inboxPlanOf(() => findStalePendingEvents(db, new Date(Date.now() - 300_000), 500)), 'webhook_inbox_status_received_at_idx');
+    assertIndexOnly(await inboxPlanOf(() => findStalePendingEvents(db, new Date(Date.now() - 300_000), 500)), 'webhook_inbox_status_received_at_provider_idx');
   });
 
   test('a retention batch: one provider, one status, before the cut-off', async () => {
@@ -114,7 +114,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       await lockExpiredBatch(recording(tx), 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
       throw new Rollback();
     });
-    assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx');
+    assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_provider_idx');
   });
 
   test("a month's retention reads its partition along the primary key, a batch at a time", async () => {
@@ -141,7 +141,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       () => sampleSettledLag(db, filter, 10_000),
       () => settledLagByProvider(db, new Date()),
     ]) {
-      assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_idx', new Date().getUTCDate() <= 8 ? thisMonth : undefined);
+      assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_provider_idx', new Date().getUTCDate() <= 8 ? thisMonth : undefined);
     }
   });
 
@@ -164,7 +164,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
   });
 
   test('replay candidates: one provider, failed', async () => {
-    assertIndexOnly(await inboxPlanOf(() => findReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_idx');
+    assertIndexOnly(await inboxPlanOf(() => findReplayCandidates(db, { provider: 'stripe' }, ['failed'])), 'webhook_inbox_status_received_at_provider_idx');
   });
 
   test("ingest: a batch's duplicates are compared with their keys and stored events by index lookups", async () => {
