@@ -1,2 +1,2 @@
-DROP INDEX "webhook_inbox_status_received_at_idx";--> statement-breakpoint
-CREATE INDEX "webhook_inbox_status_received_at_provider_idx" ON "webhook_inbox" USING btree ("status","received_at","provider");
+CREATE INDEX "webhook_inbox_status_received_at_provider_idx" ON "webhook_inbox" USING btree ("status","received_at","provider");--> statement-breakpoint
+DROP INDEX "webhook_inbox_status_received_at_idx";
