@@ -82,7 +82,8 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const { inserted, conflicting } = await inPipelinedTransaction(options.sql, options.commitDeadlineMs, async (tx) => {
+    const { inserted, conflicting } = await options.sql.begin(async (transaction) => {
+      const tx = postgresExecutor(transaction);
       const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.row));
       await enqueueWebhookJobs(options.boss, tx, rows);
       return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
@@ -171,59 +172,6 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       });
     },
   };
-}
-
-/**
- * A transaction whose BEGIN travels with its first statement: one round trip fewer than
- * postgres.js's sql.begin(), which waits for BEGIN's answer before sending anything else. A batch
- * is a chain of round trips (BEGIN, inbox insert, job insert, COMMIT) through an event loop busy
- * with HTTP, so the cycle, not the CPU, bounds deliveries/s at 64 connections (README, "Where the
- * time goes"). Both go on one reserved connection, BEGIN first; were BEGIN refused, the statement
- * after it fails too (nothing is committed, the batch gets 503). COMMIT is sent alone, after the
- * job insert has answered: the job count is checked before anything commits.
- */
-async function inPipelinedTransaction<T>(sql: postgres.Sql, reserveWithinMs: number, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-  const connection = await reserveConnection(sql, reserveWithinMs);
-  try {
-    const begun = connection.unsafe('begin');
-    // Without a handler here, a failed BEGIN would be an unhandled rejection until awaited below.
-    begun.catch(() => {});
-    let result: T;
-    try {
-      result = await work(postgresExecutor(connection));
-      await begun;
-    } catch (error) {
-      await connection.unsafe('rollback').catch(() => {});
-      throw error;
-    }
-    await connection.unsafe('commit');
-    return result;
-  } finally {
-    connection.release();
-  }
-}
-
-/**
- * postgres.js's reserve() waits in the pool's queue without a deadline, and a pool that is ending,
- * or whose connections all closed in an outage, may never answer it: the batch would hang and its
- * deliveries get their 503 only from their own deadline timers. Past `withinMs` it fails as a
- * connection failure (availability: 503 for the batch); a connection that turns up later goes
- * straight back to the pool.
- */
-async function reserveConnection(sql: postgres.Sql, withinMs: number): Promise<postgres.ReservedSql> {
-  const reserving = sql.reserve();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reserving.then((connection) => connection.release(), () => {});
-      reject(Object.assign(new Error(`no database connection within ${withinMs} ms`), { code: 'CONNECT_TIMEOUT' }));
-    }, withinMs);
-  });
-  try {
-    return await Promise.race([reserving, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
