@@ -63,6 +63,19 @@ export interface ReplayPrediction {
   payments: PredictedPayment[];
 }
 
+/** What the replay would do to the event, in words: the CLI's REPLAY column and the dashboard preview's. */
+export function describePredictedOutcome(event: PredictedEvent): string {
+  if (event.outcome === 'failed') return `fails: ${event.error ?? ''}`;
+  if (event.outcome === 'skipped') return 'skipped (changed since it was selected)';
+  return event.outcome;
+}
+
+/** Where a refetch-ordered event's prediction came from, in words; empty when it is not refetch-ordered. */
+export function describeRefetchStandIn(event: PredictedEvent): string {
+  if (!event.refetch) return '';
+  return event.refetch.from === 'stored_snapshot' ? `snapshot of ${event.refetch.observedAt.toISOString()}` : 'payload';
+}
+
 /** Thrown to end the dry run's transaction: ROLLBACK, whatever it did. */
 class DryRunRollback extends Error {}
 

@@ -1,11 +1,5 @@
-import type { PredictedEvent, ReplayPrediction } from '../../processing/replay-dry-run.ts';
+import { type PredictedEvent, type ReplayPrediction, describePredictedOutcome, describeRefetchStandIn } from '../../processing/replay-dry-run.ts';
 import { plural, table } from '../output.ts';
-
-function outcomeText(event: PredictedEvent): string {
-  if (event.outcome === 'failed') return `fails: ${event.error ?? ''}`;
-  if (event.outcome === 'skipped') return 'skipped (changed since it was selected)';
-  return event.outcome;
-}
 
 /** The decision as a word, and its from → to where it has one. */
 function decisionText(event: PredictedEvent): string {
@@ -13,11 +7,6 @@ function decisionText(event: PredictedEvent): string {
   if (!decision) return '-';
   const detail = decision.detail as { from?: string | null; to?: string };
   return detail.to === undefined ? decision.decision : `${decision.decision} (${detail.from ?? 'new'} → ${detail.to})`;
-}
-
-function refetchText(event: PredictedEvent): string {
-  if (!event.refetch) return '';
-  return event.refetch.from === 'stored_snapshot' ? `snapshot of ${event.refetch.observedAt.toISOString()}` : 'payload';
 }
 
 /** The dry run's answer as an operator reads it: per event, then per payment. */
@@ -30,10 +19,10 @@ export function describePrediction(prediction: ReplayPrediction): string[] {
     e.eventId,
     e.eventType,
     e.status,
-    outcomeText(e),
+    describePredictedOutcome(e),
     decisionText(e),
     e.payment ? `${e.payment.provider}:${e.payment.chargeId}` : '-',
-    ...(refetching ? [refetchText(e) || '-'] : []),
+    ...(refetching ? [describeRefetchStandIn(e) || '-'] : []),
   ]);
   lines.push(table(['EVENT', 'TYPE', 'NOW', 'REPLAY', 'DECISION', 'PAYMENT', ...(refetching ? ['REFETCH FROM'] : [])], eventRows));
   if (payments.length > 0) {

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { describeDecision } from '../../operations/decision-text.ts';
 import type { ReplayResult } from '../../operations/replay-events.ts';
-import type { PredictedEvent, ReplayPrediction } from '../../processing/replay-dry-run.ts';
+import { type ReplayPrediction, describePredictedOutcome, describeRefetchStandIn } from '../../processing/replay-dry-run.ts';
 import { formatCount } from './format.ts';
 import { type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
@@ -18,30 +18,23 @@ export interface ReplayPreviewPage {
 /** Rows shown per table: the page stays readable; the CLI's dry run lists them all. */
 const ROWS_SHOWN = 100;
 
-function outcomeText(event: PredictedEvent): string {
-  if (event.outcome === 'failed') return `fails: ${event.error ?? ''}`;
-  if (event.outcome === 'skipped') return 'skipped (changed since it was selected)';
-  return event.outcome;
-}
-
 function predictionSection(prediction: ReplayPrediction) {
   const { events, payments } = prediction;
   // Changing payments first: they are what the operator is about to do.
-  const ordered = [...payments.filter((p) => p.now !== p.after), ...payments.filter((p) => p.now === p.after)];
-  const changing = payments.length - ordered.filter((p) => p.now === p.after).length;
-  const paymentRows = ordered
+  const changing = payments.filter((p) => p.now !== p.after);
+  const paymentRows = [...changing, ...payments.filter((p) => p.now === p.after)]
     .slice(0, ROWS_SHOWN)
     .map((p) => html`<tr${p.now !== p.after ? html` class="changes"` : ''}><td><code>${p.provider}:${p.chargeId}</code></td><td>${p.now ?? '(none)'}</td><td>${p.after ?? '(none)'}</td></tr>`);
   const eventRows = events
     .slice(0, ROWS_SHOWN)
     .map(
       (e) =>
-        html`<tr><td><code>${e.eventId}</code></td><td>${e.eventType}</td><td>${e.status}</td><td>${outcomeText(e)}</td><td>${describeDecision(e.decision?.decision ?? null, e.decision?.detail)}</td><td>${e.refetch ? (e.refetch.from === 'stored_snapshot' ? `snapshot of ${e.refetch.observedAt.toISOString()}` : 'payload') : ''}</td></tr>`,
+        html`<tr><td><code>${e.eventId}</code></td><td>${e.eventType}</td><td>${e.status}</td><td>${describePredictedOutcome(e)}</td><td>${describeDecision(e.decision?.decision ?? null, e.decision?.detail)}</td><td>${describeRefetchStandIn(e)}</td></tr>`,
     );
   const more = (shown: number, all: number) => (all > shown ? html`<p class="muted">First ${formatCount(shown)} of ${formatCount(all)}: <code>inboxctl replay … --dry-run</code> lists them all.</p>` : '');
   return html`<h3>What the replay would do</h3>
 <p class="muted">The workers' own handlers ran on these events in a transaction that was rolled back. Charges the workers re-read from the gateway were answered from the newest snapshot the inbox keeps, or the event's payload (column "refetch from"); the replay itself asks the gateway.</p>
-<p id="replay-payments"><b>${formatCount(changing)}</b> of ${formatCount(payments.length)} payment${payments.length === 1 ? '' : 's'} would change status.</p>
+<p id="replay-payments"><b>${formatCount(changing.length)}</b> of ${formatCount(payments.length)} payment${payments.length === 1 ? '' : 's'} would change status.</p>
 ${payments.length > 0 ? html`<table id="predicted-payments" class="compact"><thead><tr><th>payment</th><th>now</th><th>after replay</th></tr></thead><tbody>${paymentRows}</tbody></table>${more(ROWS_SHOWN, payments.length)}` : ''}
 <table id="predicted-events" class="compact"><thead><tr><th>event</th><th>type</th><th>now</th><th>replay</th><th>decision</th><th>refetch from</th></tr></thead><tbody>${eventRows}</tbody></table>
 ${more(ROWS_SHOWN, events.length)}`;
