@@ -1,10 +1,10 @@
 /**
  * webhook_inbox is partitioned by month on received_at (drizzle/0012). A statement that names rows
  * by id alone must probe the primary key of every partition (this month, the months made ahead,
- * the default one, every month kept): the bench measured processing at 2,570 events/s with the
- * batch's read and update of its rows as the two costliest statements. Naming the window the rows
- * were received in lets PostgreSQL prune to their partitions — usually one — at plan time, or at
- * executor start for a generic plan.
+ * the default one, every month kept); naming the window the rows were received in lets PostgreSQL
+ * prune to their partitions — usually one — at plan time, or at executor start for a generic plan.
+ * The cost grows with the months kept: a 100-row lock on 17 partitions holding 13 months took
+ * 0.65–0.87 ms with the window against 1.17–1.24 ms without (README, Benchmarks).
  */
 
 /** A stored event as its id, and when it arrived if known (a job queued by an older version does not say). */
