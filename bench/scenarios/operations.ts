@@ -10,6 +10,7 @@ import { sweepPendingEvents } from '../../src/operations/sweep-pending-events.ts
 import { startBoss } from '../../src/queue/boss.ts';
 import { type IngestAtSize, type MonthRetention, ingestAtSize, retainOneMonth } from './operations-at-size.ts';
 import { addRows, createHistoryPartitions } from './operations-data.ts';
+import { median } from '../support/median.ts';
 
 export interface QueryPlan {
   sql: string;
@@ -90,7 +91,6 @@ async function explain(sql: postgres.Sql, statements: Array<{ query: string; par
 
 /** "empty 3,100 / big 3,050 deliveries/s (…), CPU µs …" */
 export function describeIngest(ingest: IngestAtSize): string {
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
   const side = (runs: IngestAtSize['empty']) =>
     `${runs.map((r) => r.requestsPerSecond.toFixed(0)).join(', ')} deliveries/s, CPU µs ${runs.map((r) => `${r.cpu.serverUs} + ${r.cpu.postgresUs ?? '?'}`).join(', ')}`;
   const ratio = median(ingest.big.map((r) => r.requestsPerSecond)) / median(ingest.empty.map((r) => r.requestsPerSecond));

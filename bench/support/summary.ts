@@ -5,12 +5,8 @@ import type { ProcessingRun } from '../scenarios/processing.ts';
 import type { ContainerPhase, SingleContainerRun } from '../scenarios/single-container.ts';
 import type { CpuSplit } from './cpu.ts';
 import type { DurableRun } from './durable-run.ts';
+import { median } from './median.ts';
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percent = (n: number) => `${Math.round(n * 100)}%`;
 const times = (n: number) => `${n.toFixed(2)}×`;
@@ -140,7 +136,6 @@ function operationsRows(operations: OperationsRun[] | undefined, lines: string[]
       lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | | |`);
     }
     if (run.ingest) {
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
       const big = median(run.ingest.big.map((r) => r.requestsPerSecond));
       const empty = median(run.ingest.empty.map((r) => r.requestsPerSecond));
       const cpu = (runs: typeof run.ingest.big) => `${fixed(median(runs.map((r) => r.cpu.serverUs)))} + ${fixed(median(runs.map((r) => r.cpu.postgresUs ?? 0)))}`;
