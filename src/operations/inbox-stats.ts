@@ -145,7 +145,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
-  const delivered = new Map((await findLastDeliveries(db, reported)).map((d) => [d.provider, d.receivedAt]));
+  const delivered = new Map((await findLastDeliveries(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);

@@ -34,4 +34,10 @@ describe('inboxctl stats: the last delivery per provider', () => {
     const one = (await runInboxctl(['stats', '--provider', 'stripe', '--json'], env)).json();
     assert.deepEqual(one.lastDeliveries.map((d: { provider: string }) => d.provider), ['stripe']);
   });
+
+  test('with --since the last delivery is still all time: a delivery before the window shows, a backfill inside it does not count', async () => {
+    // stats looks in the window first (cheap on a long history); stripe delivered nothing in the last hour but the backfill.
+    const json = (await runInboxctl(['stats', '--since', '1h', '--json'], env)).json();
+    assert.deepEqual(json.lastDeliveries, [{ provider: 'asaas', receivedAt: null }, { provider: 'stripe', receivedAt: threeHoursAgo.toISOString() }]);
+  });
 });

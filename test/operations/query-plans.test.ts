@@ -11,6 +11,7 @@ import { countDecisionsByProvider } from '../../src/inbox/sql/decision-counts.ts
 import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
+import { findLastDeliveries } from '../../src/inbox/sql/last-delivery.ts';
 import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events.ts';
@@ -81,6 +82,28 @@ async function inboxPlanOf(work: () => Promise<unknown>): Promise<PlanNode[]> {
   }
   assert.ok(touched.length > 0, 'the work queried webhook_inbox');
   return touched;
+}
+
+interface AnalyzedNode extends PlanNode {
+  'Actual Loops': number;
+  Plans?: AnalyzedNode[];
+}
+
+/**
+ * Runs `work`, then EXPLAIN ANALYZE of every statement it sent: the plan nodes that actually ran
+ * (a partition pruned at run time, per outer row, shows 0 loops; plain EXPLAIN lists it all the same).
+ */
+async function executedInboxNodesOf(work: () => Promise<unknown>): Promise<AnalyzedNode[]> {
+  recorded.length = 0;
+  await work();
+  const ran: AnalyzedNode[] = [];
+  for (const { sql, params } of recorded) {
+    const [row] = await database.sql.unsafe(`explain (analyze, buffers, format json) ${sql}`, params as never[]);
+    const all = nodes(row!['QUERY PLAN'][0].Plan) as AnalyzedNode[];
+    ran.push(...all.filter((n) => n['Actual Loops'] > 0 && (isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? ''))));
+  }
+  assert.ok(ran.length > 0, 'the work read webhook_inbox');
+  return ran;
 }
 
 class Rollback extends Error {}
@@ -161,6 +184,32 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       const read = (await inboxPlanOf(work)).flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
       assert.deepEqual(read, [], `${work.toString()} reads only the partitions its window overlaps`);
     }
+  });
+
+  test("stats' error groups: each group's example is one primary-key probe, not one per month partition", async () => {
+    let groups = 0;
+    const ran = await executedInboxNodesOf(async () => (groups = (await countFailedByErrorShape(db, {})).length));
+    assert.ok(groups > 0, 'the data has failed rows');
+    // By id alone each group's lookup probed every month's primary key (webhook_inbox is
+    // partitioned on received_at), so the cost grew with the months kept, not the failures.
+    const probes = ran.filter((n) => onPartition('webhook_inbox_pkey', n['Index Name'] ?? '')).reduce((sum, n) => sum + n['Actual Loops'], 0);
+    assert.equal(probes, groups, `one probe per group; executed: ${JSON.stringify(ran.map((n) => [n['Node Type'], n['Index Name'] ?? n['Relation Name'], n['Actual Loops']]))}`);
+  });
+
+  test('stats --since: a last delivery inside the window is found in its partitions; earlier months are read only for a provider silent in it', async () => {
+    const since = hoursAgo(24);
+    const monthBefore = (name: string | undefined) => {
+      const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
+      return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
+    };
+    const providers = await listStoredProviders(db);
+    const ran = await executedInboxNodesOf(() => findLastDeliveries(db, providers, { lookFirstSince: since }));
+    const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
+    assert.deepEqual(before, [], 'every provider delivered in the last 24 hours: no month before them is read');
+    // What it answers is the all-time answer, whether the window holds the delivery or not.
+    const allTime = await findLastDeliveries(db, providers);
+    assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: since }), allTime);
+    assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: new Date(Date.now() + 3_600_000) }), allTime);
   });
 
   test('replay candidates: one provider, failed', async () => {

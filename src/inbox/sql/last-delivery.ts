@@ -7,21 +7,30 @@ export interface LastDelivery {
   receivedAt: Date;
 }
 
+/** The provider's newest delivered row received since `bound` (or ever, without one), as epoch ms. */
+const newestDelivery = (bound?: string) =>
+  `(select ${epochMs('w.received_at')} from webhook_inbox w
+    where w.provider = p.provider and w.source = 'webhook'${bound ? ` and w.received_at >= ${bound}` : ''}
+    order by w.received_at desc limit 1)`;
+
 /**
- * The newest webhook delivery of each provider named: per provider one backward step on the
- * partial webhook_inbox_last_delivery_idx (provider, received_at) where source = 'webhook', so the
- * cost is a few index probes per provider whatever the table's size. Providers with no delivered
- * row are left out. Backfilled rows do not count: they say the gateway did NOT deliver.
+ * The newest webhook delivery of each provider named, all time: per provider one backward step on
+ * the partial webhook_inbox_last_delivery_idx (provider, received_at) where source = 'webhook' of
+ * every month partition (the default partition keeps PostgreSQL from walking the months newest
+ * first and stopping at the first hit). With `lookFirstSince` (the window `stats` reports on),
+ * each provider is looked for in that window first, on the partitions it overlaps; only one that
+ * delivered nothing in it costs the all-time walk (coalesce runs its second subquery only when
+ * the first found nothing). Providers with no delivered row are left out. Backfilled rows do not
+ * count: they say the gateway did NOT deliver.
  */
-export async function findLastDeliveries(db: SqlExecutor, providers: readonly string[]): Promise<LastDelivery[]> {
+export async function findLastDeliveries(db: SqlExecutor, providers: readonly string[], options: { lookFirstSince?: Date } = {}): Promise<LastDelivery[]> {
   if (providers.length === 0) return [];
-  const { rows } = await db.executeSql<{ provider: string; received_ms: number | null }>(
-    `select p.provider,
-            (select ${epochMs('w.received_at')} from webhook_inbox w
-             where w.provider = p.provider and w.source = 'webhook'
-             order by w.received_at desc limit 1) as received_ms
-     from unnest($1::text[]) as p(provider)`,
-    [[...providers]],
-  );
+  const values: unknown[] = [[...providers]];
+  let newest = newestDelivery();
+  if (options.lookFirstSince) {
+    values.push(options.lookFirstSince.toISOString());
+    newest = `coalesce(${newestDelivery('$2::timestamptz')}, ${newest})`;
+  }
+  const { rows } = await db.executeSql<{ provider: string; received_ms: number | null }>(`select p.provider, ${newest} as received_ms from unnest($1::text[]) as p(provider)`, values);
   return rows.flatMap((row) => (row.received_ms === null ? [] : [{ provider: row.provider, receivedAt: dateOf(row.received_ms) }]));
 }
