@@ -19,6 +19,12 @@ export interface QueryPlan {
   /** A sequential scan of webhook_inbox or pgboss.job: what these operations must never do. */
   seqScanOfBigTable: boolean;
   executionMs: number | null;
+  /**
+   * Shared buffers the statement touched (hit + read, EXPLAIN ANALYZE; null for a write, which is
+   * not executed): unlike its milliseconds, the same on a busy machine as on a quiet one, so what
+   * shows whether a statement's cost follows the window or the table.
+   */
+  sharedBuffers: number | null;
 }
 
 export interface OperationTiming {
@@ -71,6 +77,8 @@ async function explain(sql: postgres.Sql, statements: Array<{ query: string; par
     const read = /^\s*(select|with)\b/i.test(query) && !/\binsert\b|\bupdate\b|\bdelete\b/i.test(query);
     const [row] = await sql.unsafe(`explain (${read ? 'analyze, buffers, ' : ''}format json) ${query}`, parameters as never[]);
     const plan = (row as unknown as { 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time'?: number }> })['QUERY PLAN'][0]!;
+    // A node's buffers include its children's: the top node's are the statement's.
+    const buffers = plan.Plan['Shared Hit Blocks'] === undefined ? null : plan.Plan['Shared Hit Blocks'] + (plan.Plan['Shared Read Blocks'] ?? 0);
     const scans: string[] = [];
     const walk = (node: PlanNode) => {
       if (node['Relation Name'] || node['Index Name']) {
@@ -84,6 +92,7 @@ async function explain(sql: postgres.Sql, statements: Array<{ query: string; par
       scans,
       seqScanOfBigTable: scans.some((s) => s.startsWith('Seq Scan') && /on (webhook_inbox|job_common|job)$/.test(s)),
       executionMs: plan['Execution Time'] ?? null,
+      sharedBuffers: buffers,
     });
   }
   return plans;
@@ -101,6 +110,8 @@ interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
 
@@ -184,7 +195,10 @@ export async function runOperations(options: {
       ];
       for (const t of timings) {
         options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}) — ${t.detail}`);
-        for (const plan of t.plans) options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${plan.executionMs !== null ? ` (${plan.executionMs.toFixed(1)} ms)` : ''}`);
+        for (const plan of t.plans) {
+          const measured = [plan.executionMs !== null ? `${plan.executionMs.toFixed(1)} ms` : undefined, plan.sharedBuffers !== null ? `${plan.sharedBuffers} buffers` : undefined].filter(Boolean);
+          options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${measured.length > 0 ? ` (${measured.join(', ')})` : ''}`);
+        }
       }
       const run: OperationsRun = { rows, jobs: jobs!.n, buildSeconds, timings };
       if (size >= INGEST_FROM_ROWS && !options.queriesOnly) {

@@ -133,7 +133,9 @@ function operationsRows(operations: OperationsRun[] | undefined, lines: string[]
     for (const timing of run.timings) {
       const indexes = [...new Set(timing.plans.flatMap((p) => p.scans).filter((s) => s.includes(' using ')).map((s) => s.replace(/.* using (\S+).*/, '$1')))];
       const seq = timing.plans.some((p) => p.seqScanOfBigTable);
-      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | | |`);
+      const read = timing.plans.filter((p) => p.sharedBuffers !== null);
+      const buffers = read.length > 0 ? `${fixed(read.reduce((n, p) => n + p.sharedBuffers!, 0))} shared buffers (EXPLAIN ANALYZE of its ${read.length} reads)` : '';
+      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | ${buffers} | |`);
     }
     if (run.ingest) {
       const big = median(run.ingest.big.map((r) => r.requestsPerSecond));
