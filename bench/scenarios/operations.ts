@@ -11,6 +11,7 @@ import { startBoss } from '../../src/queue/boss.ts';
 import { type IngestAtSize, type MonthRetention, ingestAtSize, retainOneMonth } from './operations-at-size.ts';
 import { addRows, createHistoryPartitions } from './operations-data.ts';
 import { median } from '../support/median.ts';
+import { clusterCpuMs } from '../support/cpu.ts';
 
 export interface QueryPlan {
   sql: string;
@@ -36,6 +37,11 @@ export interface OperationTiming {
   /** What the first run did, and what the last one did (a first sweep re-queues, later ones find live jobs). */
   detail: string;
   plans: QueryPlan[];
+  /**
+   * CPU the PostgreSQL cluster spent per call, over the RUNS calls (10 ms ticks, so ±10/RUNS ms;
+   * cluster-wide: an autovacuum in those seconds counts too). null without the bench's own cluster.
+   */
+  postgresCpuMsPerRun: number | null;
 }
 
 export interface OperationsRun {
@@ -115,8 +121,15 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-async function time(operation: string, run: () => Promise<string>, capture: { statements: Array<{ query: string; parameters: unknown[] }> | undefined }, sql: postgres.Sql): Promise<OperationTiming> {
+async function time(
+  operation: string,
+  run: () => Promise<string>,
+  capture: { statements: Array<{ query: string; parameters: unknown[] }> | undefined },
+  sql: postgres.Sql,
+  postmasterPid: number | undefined,
+): Promise<OperationTiming> {
   const durations: number[] = [];
+  const cpuBefore = postmasterPid ? clusterCpuMs(postmasterPid) : 0;
   let detail = '';
   let statements: Array<{ query: string; parameters: unknown[] }> = [];
   for (let i = 0; i < RUNS; i += 1) {
@@ -129,8 +142,9 @@ async function time(operation: string, run: () => Promise<string>, capture: { st
     if (i === RUNS - 1) statements = capture.statements;
   }
   capture.statements = undefined;
+  const postgresCpuMsPerRun = postmasterPid ? (clusterCpuMs(postmasterPid) - cpuBefore) / RUNS : null;
   const sorted = [...durations].sort((a, b) => a - b);
-  return { operation, runs: RUNS, medianMs: sorted[Math.floor(RUNS / 2)]!, minMs: sorted[0]!, maxMs: sorted[RUNS - 1]!, detail, plans: await explain(sql, statements) };
+  return { operation, runs: RUNS, medianMs: sorted[Math.floor(RUNS / 2)]!, minMs: sorted[0]!, maxMs: sorted[RUNS - 1]!, detail, plans: await explain(sql, statements), postgresCpuMsPerRun };
 }
 
 /**
@@ -183,18 +197,19 @@ export async function runOperations(options: {
         await time('sweep', async () => {
           const result = await sweepPendingEvents({ db, boss, clock: now }, { olderThanSeconds: 300, limit: 500 });
           return `considered ${result.considered}, re-queued ${result.requeued}`;
-        }, capture, sql),
+        }, capture, sql, options.postmasterPid),
         await time('stats (all time)', async () => {
           const stats = await collectInboxStats(db, {}, now());
           return `${stats.providers.length} providers, ${stats.failed} failed, oldest pending ${Math.round(stats.oldestPendingAgeSeconds ?? 0)} s`;
-        }, capture, sql),
+        }, capture, sql, options.postmasterPid),
         await time('stats --since 24h', async () => {
           const stats = await collectInboxStats(db, { since: new Date(Date.now() - 86_400_000) }, now());
           return `${Object.values(stats.totals).reduce((a, b) => a + b, 0)} rows in the window`;
-        }, capture, sql),
+        }, capture, sql, options.postmasterPid),
       ];
       for (const t of timings) {
-        options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}) — ${t.detail}`);
+        const cpu = t.postgresCpuMsPerRun !== null ? `, PostgreSQL CPU ${t.postgresCpuMsPerRun.toFixed(1)} ms a call` : '';
+        options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}${cpu}) — ${t.detail}`);
         for (const plan of t.plans) {
           const measured = [plan.executionMs !== null ? `${plan.executionMs.toFixed(1)} ms` : undefined, plan.sharedBuffers !== null ? `${plan.sharedBuffers} buffers` : undefined].filter(Boolean);
           options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${measured.length > 0 ? ` (${measured.join(', ')})` : ''}`);

@@ -135,7 +135,8 @@ function operationsRows(operations: OperationsRun[] | undefined, lines: string[]
       const seq = timing.plans.some((p) => p.seqScanOfBigTable);
       const read = timing.plans.filter((p) => p.sharedBuffers !== null);
       const buffers = read.length > 0 ? `${fixed(read.reduce((n, p) => n + p.sharedBuffers!, 0))} shared buffers (EXPLAIN ANALYZE of its ${read.length} reads)` : '';
-      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | ${buffers} | |`);
+      const cpu = timing.postgresCpuMsPerRun !== null ? `${fixed(timing.postgresCpuMsPerRun, 1)} ms of PostgreSQL CPU a call` : '';
+      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | ${buffers} | ${cpu} |`);
     }
     if (run.ingest) {
       const big = median(run.ingest.big.map((r) => r.requestsPerSecond));
