@@ -12,5 +12,6 @@ COPY src ./src
 COPY bin ./bin
 USER node
 EXPOSE 3000
-# Node 24 runs the TypeScript sources directly (type stripping): there is no build step.
-CMD ["node", "src/main.ts"]
+# Node 24 runs the TypeScript sources directly (type stripping): there is no build step. The node
+# flags are package.json's `start` script's (test/first-run/node-flags.test.ts keeps them equal).
+CMD ["node", "--max-semi-space-size=8", "src/main.ts"]

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { freePort } from '../../test/fault/support/private-cluster.ts';
@@ -52,6 +52,19 @@ export async function startPeer(databaseUrl: string): Promise<Started> {
   return { process, baseUrl: process.baseUrl, logFile };
 }
 
+/**
+ * The node flags `npm start` runs the service with (package.json's `start` script, which the
+ * Dockerfile's CMD repeats): the bench measures the service as it is deployed. BENCH_NODE_FLAGS
+ * replaces them for a tuning run (`BENCH_NODE_FLAGS=` runs with none).
+ */
+function serviceNodeFlags(): string[] {
+  if (process.env.BENCH_NODE_FLAGS !== undefined) return process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
+  const { scripts } = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } };
+  const flags = /\bnode((?:\s+--\S+)*)\s+src\/main\.ts/.exec(scripts.start);
+  if (!flags) throw new Error(`package.json's start script does not run node … src/main.ts: ${scripts.start}`);
+  return flags[1]!.split(/\s+/).filter((flag) => flag !== '');
+}
+
 /** The real service, `node src/main.ts`, as it runs in production (its own defaults unless `env` says otherwise). */
 export async function startInbox(databaseUrl: string, env: Record<string, string>, name = 'inbox'): Promise<Started> {
   const logFile = logFileFor(name);
@@ -60,7 +73,7 @@ export async function startInbox(databaseUrl: string, env: Record<string, string
     port: await freePort(),
     env: { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_STRIPE: BENCH_SECRET, LOG_LEVEL: 'info', ...env },
     outputFile: logFile,
-    nodeArgs: profileArgs(name),
+    nodeArgs: [...serviceNodeFlags(), ...profileArgs(name)],
     readyTimeoutMs: 120_000,
   });
   return { process, baseUrl: process.baseUrl, logFile };
