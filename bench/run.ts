@@ -8,7 +8,8 @@
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
  * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data (BENCH_OPERATIONS_QUERIES_ONLY=1: sweep and stats only), BENCH_CONTAINER_RATE sets
- * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
+ * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings, BENCH_FORWARDING_ENV
+ * the forwarding row's (and its control's).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -110,7 +111,9 @@ try {
     const control = process.env.BENCH_FORWARDING_CONTROL === '1' ? await server.createDatabase('forwarding_control') : undefined;
     const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
     const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
-    report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, postmasterPid: server.postmasterPid, log });
+    const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
+    if (Object.keys(forwardingEnv).length > 0) log(`  service settings: ${JSON.stringify(forwardingEnv)}`);
+    report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, env: forwardingEnv, postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('operations')) {

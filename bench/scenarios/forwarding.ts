@@ -83,8 +83,8 @@ async function waitUntil(done: () => Promise<boolean> | boolean, timeoutMs: numb
 }
 
 /** Ingest alone, same load, no destination: the CPU the row's service and PostgreSQL spend without forwarding. */
-async function runControl(options: { database: BenchDatabase; rate: number; amount: number; postmasterPid?: number }): Promise<{ events: number; cpu: CpuSplit }> {
-  const service = await startInbox(options.database.url, { LOG_LEVEL: 'warn' }, 'forwarding-control');
+async function runControl(options: { database: BenchDatabase; rate: number; amount: number; env: Record<string, string>; postmasterPid?: number }): Promise<{ events: number; cpu: CpuSplit }> {
+  const service = await startInbox(options.database.url, { LOG_LEVEL: 'warn', ...options.env }, 'forwarding-control');
   try {
     const cpu = measureCpu(service.process.pid, options.postmasterPid);
     const requests = signedDeliveries('evt_bench_control_', options.amount, BENCH_SECRET);
@@ -114,13 +114,15 @@ export async function runForwarding(options: {
   control?: BenchDatabase;
   rate: number;
   amount: number;
+  /** Service settings for both runs (tuning: BENCH_FORWARDING_ENV); the product's defaults otherwise. */
+  env: Record<string, string>;
   postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<ForwardingRun> {
   const control = options.control ? await runControl({ ...options, database: options.control }) : undefined;
   const consumer = await startConsumer();
   await resetStatements(options.database.sql);
-  const service = await startInbox(options.database.url, { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn' }, 'forwarding');
+  const service = await startInbox(options.database.url, { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn', ...options.env }, 'forwarding');
   try {
     const measured = measureCpu(service.process.pid, options.postmasterPid);
     const requests = signedDeliveries('evt_bench_forward_', options.amount, BENCH_SECRET);
