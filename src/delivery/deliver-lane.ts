@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { DestinationConfig } from '../config/destinations-config.ts';
-import type { Database } from '../db/client.ts';
+import type { Database, SqlExecutor } from '../db/client.ts';
 import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import type { ForwardingMetrics } from '../observability/metrics.ts';
 import { backoffSeconds, nextAttemptDelaySeconds, retryAfterSeconds } from './backoff.ts';
@@ -30,6 +30,8 @@ export function deliveryTargets(destinations: readonly DestinationConfig[]): Rea
 
 export interface DeliveryDeps {
   db: Database;
+  /** The same pool, for the per-batch statements that run prepared (lane-batch-sql.ts). */
+  sql: SqlExecutor;
   boss: PgBoss;
   targets: ReadonlyMap<string, DeliveryTarget>;
   logger: Logger;
