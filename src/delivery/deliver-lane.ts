@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { DestinationConfig } from '../config/destinations-config.ts';
@@ -16,7 +17,7 @@ import { signWebhook, signingKey } from './sign.ts';
 /** A destination as a run uses it: its configuration and its key, decoded once. */
 export interface DeliveryTarget {
   config: DestinationConfig;
-  key: Buffer;
+  key: KeyObject;
   /**
    * When (performance.now()) this process last got a 2xx from it. A failure whose request began
    * before then is not the destination being down: it answered meanwhile.
