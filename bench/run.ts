@@ -1,14 +1,16 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer), operations,
+ * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,000 req/s
+ * ingest runs), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
  * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
  * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
  * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data (BENCH_OPERATIONS_QUERIES_ONLY=1: sweep and stats only), BENCH_CONTAINER_RATE sets
- * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings.
+ * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings, BENCH_FORWARDING_ENV
+ * the forwarding rows' (and the control's); BENCH_FORWARDING_BACKLOG (20,000) and BENCH_FORWARDING_BACKLOG_RATE (100 req/s) size the backlog row.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,13 +20,14 @@ import { RESULTS_DIR } from './support/services.ts';
 import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type ForwardingRun, runForwarding } from './scenarios/forwarding.ts';
+import { type ForwardingBacklogRun, runForwardingBacklog } from './scenarios/forwarding-backlog.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 import { runPartitionMigration } from './scenarios/partition-migration.ts';
 
-const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-backlog', 'operations'];
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler', 'migration'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
@@ -110,7 +113,24 @@ try {
     const control = process.env.BENCH_FORWARDING_CONTROL === '1' ? await server.createDatabase('forwarding_control') : undefined;
     const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
     const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
-    report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, postmasterPid: server.postmasterPid, log });
+    const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
+    if (Object.keys(forwardingEnv).length > 0) log(`  service settings: ${JSON.stringify(forwardingEnv)}`);
+    report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, env: forwardingEnv, postmasterPid: server.postmasterPid, log });
+    done();
+  }
+  if (sections.has('forwarding-backlog')) {
+    const done = await section('forwarding-backlog', 'forwarding a stored backlog while a modest ingest runs (capacity, NOT the 1,000 req/s end-to-end row)');
+    const database = await server.createDatabase('forwarding_backlog');
+    const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
+    if (Object.keys(forwardingEnv).length > 0) log(`  service settings: ${JSON.stringify(forwardingEnv)}`);
+    report.forwardingBacklog = await runForwardingBacklog({
+      database,
+      backlog: Number(process.env.BENCH_FORWARDING_BACKLOG ?? 20_000),
+      rate: Number(process.env.BENCH_FORWARDING_BACKLOG_RATE ?? 100),
+      env: forwardingEnv,
+      postmasterPid: server.postmasterPid,
+      log,
+    });
     done();
   }
   if (sections.has('operations')) {
@@ -148,6 +168,7 @@ const summary = summarize({
   processing: report.processing as ProcessingRun[] | undefined,
   container: report.container as SingleContainerRun | undefined,
   forwarding: report.forwarding as ForwardingRun | undefined,
+  forwardingBacklog: report.forwardingBacklog as ForwardingBacklogRun | undefined,
   operations: report.operations as OperationsRun[] | undefined,
 });
 report.summary = summary;

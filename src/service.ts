@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { type DatabaseHandle, connectDatabase } from './db/client.ts';
+import { type DatabaseHandle, connectDatabase, postgresExecutor } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
@@ -159,7 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    const announceChanges = await startForwarding({ boss, db: database.db, destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
+    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
     await startProcessing({
       boss,
       db: database.db,

@@ -1,7 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
+import { startConsumer, waitUntil } from '../support/consumer.ts';
 import { type CpuSplit, measureCpu } from '../support/cpu.ts';
 import type { BenchDatabase } from '../support/database.ts';
 import { percentile, runPacedLoad } from '../support/paced-load.ts';
@@ -35,56 +32,9 @@ export interface ForwardingRun {
   statements?: StatementProfile;
 }
 
-interface Consumer {
-  url: string;
-  secret: string;
-  answeredAt: Map<string, number>;
-  counts: { repeats: number; unverified: number };
-  close(): Promise<void>;
-}
-
-/** A local application: verifies every request with `standardwebhooks`, answers 204, notes when. */
-async function startConsumer(): Promise<Consumer> {
-  const secret = `whsec_${randomBytes(32).toString('base64')}`;
-  const webhook = new Webhook(secret);
-  const answeredAt = new Map<string, number>();
-  const counts = { repeats: 0, unverified: 0 };
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      try {
-        webhook.verify(Buffer.concat(chunks).toString('utf8'), request.headers as Record<string, string>);
-      } catch {
-        counts.unverified += 1;
-        response.writeHead(401).end();
-        return;
-      }
-      const id = String(request.headers['webhook-id']);
-      if (answeredAt.has(id)) counts.repeats += 1;
-      else answeredAt.set(id, Date.now());
-      response.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
-    secret,
-    answeredAt,
-    counts,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function waitUntil(done: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-}
-
 /** Ingest alone, same load, no destination: the CPU the row's service and PostgreSQL spend without forwarding. */
-async function runControl(options: { database: BenchDatabase; rate: number; amount: number; postmasterPid?: number }): Promise<{ events: number; cpu: CpuSplit }> {
-  const service = await startInbox(options.database.url, { LOG_LEVEL: 'warn' }, 'forwarding-control');
+async function runControl(options: { database: BenchDatabase; rate: number; amount: number; env: Record<string, string>; postmasterPid?: number }): Promise<{ events: number; cpu: CpuSplit }> {
+  const service = await startInbox(options.database.url, { LOG_LEVEL: 'warn', ...options.env }, 'forwarding-control');
   try {
     const cpu = measureCpu(service.process.pid, options.postmasterPid);
     const requests = signedDeliveries('evt_bench_control_', options.amount, BENCH_SECRET);
@@ -114,13 +64,15 @@ export async function runForwarding(options: {
   control?: BenchDatabase;
   rate: number;
   amount: number;
+  /** Service settings for both runs (tuning: BENCH_FORWARDING_ENV); the product's defaults otherwise. */
+  env: Record<string, string>;
   postmasterPid?: number;
   log: (line: string) => void;
 }): Promise<ForwardingRun> {
   const control = options.control ? await runControl({ ...options, database: options.control }) : undefined;
   const consumer = await startConsumer();
   await resetStatements(options.database.sql);
-  const service = await startInbox(options.database.url, { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn' }, 'forwarding');
+  const service = await startInbox(options.database.url, { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn', ...options.env }, 'forwarding');
   try {
     const measured = measureCpu(service.process.pid, options.postmasterPid);
     const requests = signedDeliveries('evt_bench_forward_', options.amount, BENCH_SECRET);

@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/runtime/load-config.ts';
 import { connectDatabase, postgresExecutor } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
+import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { insertEventsIfAbsent } from '../../src/inbox/sql/insert-events-if-absent.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
@@ -15,7 +16,7 @@ const BATCH = 1_000;
 /**
  * A backlog stored straight into a migrated database with the product's own insert and enqueue,
  * as the receiver would have left it after an outage of the workers: `charges` charge histories
- * (ten events each, event ids `evt_<prefix>…`), every event pending with its job.
+ * (ten events each, event ids `evt_<prefix>…`) or the `events` given, every event pending with its job.
  */
 export async function loadBacklog(options: {
   databaseUrl: string;
@@ -24,12 +25,14 @@ export async function loadBacklog(options: {
   prefix: string;
   /** Worker settings the queue is created with (tuning runs); the product's defaults otherwise. */
   env: Record<string, string>;
+  /** Stored instead of the charge histories (then `charges` is not read). */
+  events?: IncomingEvent[];
 }): Promise<{ events: number; seconds: number }> {
   await applyMigrations(options.databaseUrl);
   const config = loadConfig({ WEBHOOK_SECRET_STRIPE: BENCH_SECRET, ...options.env }, () => '');
   const database = connectDatabase({ url: options.databaseUrl, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'bench-backlog' });
   const boss = await startBoss({ url: options.databaseUrl, role: 'receiver', worker: config.worker, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
-  const events = chargeHistories(options.prefix, options.charges, BENCH_SECRET);
+  const events = options.events ?? chargeHistories(options.prefix, options.charges, BENCH_SECRET);
   const started = Date.now();
   try {
     for (let i = 0; i < events.length; i += BATCH) {

@@ -1,6 +1,7 @@
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
+import { chargeSucceededEvent } from './signed-events.ts';
 
 /**
  * One charge's life in ten Stripe events, one second apart: pending, succeeded, captured, two
@@ -46,4 +47,19 @@ export function chargeHistories(prefix: string, charges: number, secret: string)
     }
   });
   return events;
+}
+
+/**
+ * `count` charges that each arrive as one `charge.succeeded` (event ids `evt_<prefix><i>`), as the
+ * receiver would have stored them: one payment change each, the forwarding row's traffic as a backlog.
+ */
+export function chargeSucceededBacklog(prefix: string, count: number, secret: string): IncomingEvent[] {
+  const driver = builtInDrivers.stripe!.create({ name: 'stripe', secrets: [secret], signatureToleranceSeconds: 300, options: {} });
+  const created = Math.floor(Date.now() / 1000) - 600;
+  return Array.from({ length: count }, (_, i) => {
+    const rawBody = Buffer.from(chargeSucceededEvent(`evt_${prefix}${i}`, `ch_${prefix}${i}`, created));
+    const event = driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
+    const proof = { scheme: 'none', verifiedAt: new Date().toISOString() } as const;
+    return { provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, driver), proof };
+  });
 }

@@ -1,5 +1,6 @@
 import type { IngestRun } from '../scenarios/ingest.ts';
 import type { ForwardingRun } from '../scenarios/forwarding.ts';
+import type { ForwardingBacklogRun } from '../scenarios/forwarding-backlog.ts';
 import type { OperationsRun } from '../scenarios/operations.ts';
 import type { ProcessingRun } from '../scenarios/processing.ts';
 import type { ContainerPhase, SingleContainerRun } from '../scenarios/single-container.ts';
@@ -128,6 +129,14 @@ function forwardingRows(run: ForwardingRun | undefined, lines: string[], targets
   targets.push({ target, measured: `${fixed(run.eventsPerSecond)} events/s, p99 ${run.latencyMs.p99} ms`, met: run.eventsPerSecond >= 1000 && run.latencyMs.p99 <= 1000 });
 }
 
+/** Forwarding's capacity under a stored backlog with a modest ingest beside it: no target of its own (the issue's target is the row above). */
+function forwardingBacklogRows(run: ForwardingBacklogRun | undefined, lines: string[]): void {
+  if (!run) return;
+  lines.push(
+    `| forwarding a backlog (capacity; not the end-to-end row) | ${fixed(run.backlogEvents)} charge.succeeded stored first, then ${fixed(run.ingestRate)} req/s ingest paced (worst p99 ack ${run.ingestP99Ms} ms), 1 destination | **${fixed(run.eventsPerSecond)}** events/s | ${run.latencyMs.p50} | **${run.latencyMs.p99}** | ${fixed(run.events)} events 2xx (${fixed(run.ingestOk)} live: p99 ${run.liveLatencyMs.p99} ms), ${run.repeats} repeats, ${run.unverified} unverified | change → 2xx | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (service + PostgreSQL, per delivered event, processing included) |`,
+  );
+}
+
 function operationsRows(operations: OperationsRun[] | undefined, lines: string[]): void {
   for (const run of operations ?? []) {
     for (const timing of run.timings) {
@@ -159,6 +168,7 @@ export function summarize(sections: {
   processing?: ProcessingRun[];
   container?: SingleContainerRun;
   forwarding?: ForwardingRun;
+  forwardingBacklog?: ForwardingBacklogRun;
   operations?: OperationsRun[];
 }): Summary {
   const lines = [...HEADER];
@@ -167,6 +177,7 @@ export function summarize(sections: {
   processingRows(sections.processing, lines, targets);
   containerRows(sections.container, lines, targets);
   forwardingRows(sections.forwarding, lines, targets);
+  forwardingBacklogRows(sections.forwardingBacklog, lines);
   operationsRows(sections.operations, lines);
   return { table: lines.join('\n'), targets };
 }

@@ -1,7 +1,8 @@
+import type { KeyObject } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { DestinationConfig } from '../config/destinations-config.ts';
-import type { Database } from '../db/client.ts';
+import type { Database, SqlExecutor } from '../db/client.ts';
 import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import type { ForwardingMetrics } from '../observability/metrics.ts';
 import { backoffSeconds, nextAttemptDelaySeconds, retryAfterSeconds } from './backoff.ts';
@@ -16,7 +17,7 @@ import { signWebhook, signingKey } from './sign.ts';
 /** A destination as a run uses it: its configuration and its key, decoded once. */
 export interface DeliveryTarget {
   config: DestinationConfig;
-  key: Buffer;
+  key: KeyObject;
   /**
    * When (performance.now()) this process last got a 2xx from it. A failure whose request began
    * before then is not the destination being down: it answered meanwhile.
@@ -30,6 +31,8 @@ export function deliveryTargets(destinations: readonly DestinationConfig[]): Rea
 
 export interface DeliveryDeps {
   db: Database;
+  /** The same pool, for the per-batch statements that run prepared (lane-batch-sql.ts). */
+  sql: SqlExecutor;
   boss: PgBoss;
   targets: ReadonlyMap<string, DeliveryTarget>;
   logger: Logger;

@@ -41,7 +41,7 @@ interface LaneRun {
  * one run per lane, and every write is conditional on the lane being where the run found it.
  */
 export async function deliverLanes(deps: DeliveryDeps, jobs: readonly LaneJob[]): Promise<LaneRunOutcome[]> {
-  const states = await readLaneStates(deps.db, jobs.map((job) => job.data));
+  const states = await readLaneStates(deps.sql, jobs.map((job) => job.data));
   const outcomes = new Map<LaneJob, LaneRunOutcome>();
   const runs: LaneRun[] = [];
   const lanes = new Set<string>();
@@ -127,7 +127,7 @@ async function sendEvents(deps: DeliveryDeps, run: LaneRun, events: readonly Pay
 async function recordProgress(deps: DeliveryDeps, runs: readonly LaneRun[]): Promise<void> {
   const moved = runs.filter((run) => run.delivered > run.marked);
   const marked = await markLanesDelivered(
-    deps.db,
+    deps.sql,
     moved.map((run) => ({ destination: run.job.data.destination, paymentId: run.job.data.paymentId, deliveredSequence: run.delivered, status: run.lastStatus })),
   );
   for (const run of moved) {

@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/config.ts';
 import type { DestinationConfig } from '../config/destinations-config.ts';
-import type { Database } from '../db/client.ts';
+import type { Database, SqlExecutor } from '../db/client.ts';
 import type { ForwardingMetrics } from '../observability/metrics.ts';
 import { deliveryTargets } from './deliver-lane.ts';
 import { startDeliveryWorkers } from './delivery-workers.ts';
@@ -11,6 +11,8 @@ import { type AnnouncePaymentChanges, createDeliveryAnnouncer } from './enqueue-
 export interface ForwardingOptions {
   boss: PgBoss;
   db: Database;
+  /** The pool behind `db`, as a prepared-statement executor (postgresExecutor). */
+  sql: SqlExecutor;
   destinations: readonly DestinationConfig[];
   worker: WorkerConfig;
   logger: Logger;
@@ -24,7 +26,7 @@ export interface ForwardingOptions {
  */
 export async function startForwarding(options: ForwardingOptions): Promise<AnnouncePaymentChanges | undefined> {
   if (options.destinations.length === 0) return undefined;
-  const deps = { db: options.db, boss: options.boss, targets: deliveryTargets(options.destinations), logger: options.logger, metrics: options.metrics, clock: options.clock };
+  const deps = { db: options.db, sql: options.sql, boss: options.boss, targets: deliveryTargets(options.destinations), logger: options.logger, metrics: options.metrics, clock: options.clock };
   await startDeliveryWorkers(options.boss, deps, options.worker.pollingIntervalSeconds);
   return createDeliveryAnnouncer(options.boss, options.destinations);
 }
