@@ -8,6 +8,9 @@ import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
 
 /** The part of pg-boss the refresher reads: its cached per-queue counts. */
+/** The gauges' recent window: the last hour's counts, and where a provider's last delivery is looked for first. */
+const RECENT_SECONDS = 3600;
+
 export interface QueueCounts {
   getQueue(name: string): Promise<{
     queuedCount: number;
@@ -61,7 +64,7 @@ export class GaugeRefresher {
   async refresh(): Promise<void> {
     const { db, gauges } = this.#deps;
     const inbox = drizzleExecutor(db);
-    const [backlog, recent] = await Promise.all([countBacklogByProvider(inbox), countRecentByProvider(inbox, 3600)]);
+    const [backlog, recent] = await Promise.all([countBacklogByProvider(inbox), countRecentByProvider(inbox, RECENT_SECONDS)]);
     const providers = new Set(this.#deps.providers());
     for (const row of [...backlog, ...recent]) providers.add(row.provider);
     gauges.inboxEvents.reset();
@@ -89,7 +92,9 @@ export class GaugeRefresher {
    */
   async #refreshLastDeliveries(inbox: SqlExecutor, providers: string[]): Promise<void> {
     const { gauges } = this.#deps;
-    const deliveries = await findLastDeliveries(inbox, providers);
+    // A provider that delivered within the hour is found in that hour's partitions; only a quiet
+    // one costs the walk through every month (the answer is all time either way).
+    const deliveries = await findLastDeliveries(inbox, providers, { lookFirstSince: new Date(Date.now() - RECENT_SECONDS * 1000) });
     gauges.lastDelivery.reset();
     for (const { provider, receivedAt } of deliveries) gauges.lastDelivery.set({ provider }, receivedAt.getTime() / 1000);
   }
