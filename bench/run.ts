@@ -26,6 +26,7 @@ import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 import { runPartitionMigration } from './scenarios/partition-migration.ts';
+import { logStatements } from './support/statements.ts';
 
 const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-backlog', 'operations'];
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
@@ -90,10 +91,7 @@ try {
       const run = await runProcessing({ databaseUrl: url, sql, charges, env, postmasterPid: server.postmasterPid, log });
       log(`  processing ${JSON.stringify(env)}: ${run.events} events in ${run.wallSeconds.toFixed(1)} s = ${run.eventsPerSecond.toFixed(0)} events/s (db span ${run.databaseSeconds.toFixed(1)} s) ${JSON.stringify(run.statuses)}, refunded payments ${run.paymentsRefunded}/${run.charges}, transitions ${run.transitions}`);
       log(`    CPU µs per event: worker ${run.cpu.serverUs}, PostgreSQL ${run.cpu.postgresUs ?? '?'}, bench polling ${run.cpu.loadGeneratorUs}`);
-      if (run.statements) {
-        log(`    PostgreSQL: ${(run.statements.calls / run.events).toFixed(1)} statements and ${((run.statements.totalMs / run.events) * 1000).toFixed(0)} µs of execution per event; top by total time:`);
-        for (const st of run.statements.top) log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
-      }
+      if (run.statements) logStatements(log, run.statements, run.events, 'event');
       runs.push(run);
     }
     report.processing = runs;

@@ -6,7 +6,7 @@ import type { BenchDatabase } from '../support/database.ts';
 import { percentile, runPacedLoad } from '../support/paced-load.ts';
 import { BENCH_SECRET, startInbox } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
-import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';
+import { type StatementProfile, logStatements, readStatements, resetStatements } from '../support/statements.ts';
 
 /** Backlog event ids are `evt_fwd_backlog_…`; the paced ingest's are `evt_bench_fwd_live_<chunk>_…`. */
 const BACKLOG_PREFIX = 'fwd_backlog_';
@@ -99,10 +99,7 @@ export async function runForwardingBacklog(options: {
         `ingest ${options.rate} req/s paced: ${ingestOk} ok, worst chunk's p99 ack ${run.ingestP99Ms} ms`,
     );
     options.log(`    CPU µs per delivered event (processing + forwarding, and the live ingest): service ${cpu.serverUs}, PostgreSQL ${cpu.postgresUs ?? '?'}, bench (sender + consumer) ${cpu.loadGeneratorUs}`);
-    if (statements) {
-      options.log(`    PostgreSQL: ${(statements.calls / Math.max(1, run.events)).toFixed(1)} statements and ${((statements.totalMs / Math.max(1, run.events)) * 1000).toFixed(0)} µs of execution per delivered event; top by total time:`);
-      for (const st of statements.top) options.log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
-    }
+    if (statements) logStatements(options.log, statements, run.events, 'delivered event');
     return run;
   } finally {
     await service.process.stop();

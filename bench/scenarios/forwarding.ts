@@ -4,7 +4,7 @@ import type { BenchDatabase } from '../support/database.ts';
 import { percentile, runPacedLoad } from '../support/paced-load.ts';
 import { BENCH_SECRET, startInbox } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
-import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';
+import { type StatementProfile, logStatements, readStatements, resetStatements } from '../support/statements.ts';
 
 export interface ForwardingRun {
   /** Ingest offered meanwhile (paced), and what it got. */
@@ -109,10 +109,7 @@ export async function runForwarding(options: {
     if (control) {
       options.log(`    control, no destination (${control.events} events): service ${control.cpu.serverUs}, PostgreSQL ${control.cpu.postgresUs ?? '?'} → forwarding adds ${cpu.serverUs - control.cpu.serverUs} + ${(cpu.postgresUs ?? 0) - (control.cpu.postgresUs ?? 0)} µs per event`);
     }
-    if (statements) {
-      options.log(`    PostgreSQL: ${(statements.calls / Math.max(1, run.events)).toFixed(1)} statements and ${((statements.totalMs / Math.max(1, run.events)) * 1000).toFixed(0)} µs of execution per delivered event; top by total time:`);
-      for (const st of statements.top) options.log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
-    }
+    if (statements) logStatements(options.log, statements, run.events, 'delivered event');
     return run;
   } finally {
     await service.process.stop();

@@ -54,3 +54,10 @@ export async function readStatements(sql: postgres.Sql, top = 8): Promise<Statem
     return undefined;
   }
 }
+
+/** The profile as log lines: statements and execution per `unit` (event, delivered event), then the top statements by total time. */
+export function logStatements(log: (line: string) => void, statements: StatementProfile, events: number, unit: string): void {
+  const per = Math.max(1, events);
+  log(`    PostgreSQL: ${(statements.calls / per).toFixed(1)} statements and ${((statements.totalMs / per) * 1000).toFixed(0)} µs of execution per ${unit}; top by total time:`);
+  for (const st of statements.top) log(`      ${String(st.totalMs).padStart(7)} ms ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
+}
