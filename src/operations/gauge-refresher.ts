@@ -7,10 +7,10 @@ import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/coun
 import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
 
-/** The part of pg-boss the refresher reads: its cached per-queue counts. */
 /** The gauges' recent window: the last hour's counts, and where a provider's last delivery is looked for first. */
 const RECENT_SECONDS = 3600;
 
+/** The part of pg-boss the refresher reads: its cached per-queue counts. */
 export interface QueueCounts {
   getQueue(name: string): Promise<{
     queuedCount: number;
