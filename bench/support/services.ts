@@ -52,17 +52,21 @@ export async function startPeer(databaseUrl: string): Promise<Started> {
   return { process, baseUrl: process.baseUrl, logFile };
 }
 
-/**
- * The node flags `npm start` runs the service with (package.json's `start` script, which the
- * Dockerfile's CMD repeats): the bench measures the service as it is deployed. BENCH_NODE_FLAGS
- * replaces them for a tuning run (`BENCH_NODE_FLAGS=` runs with none).
- */
-function serviceNodeFlags(): string[] {
-  if (process.env.BENCH_NODE_FLAGS !== undefined) return process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
+/** The node flags of package.json's `start` script (`node <flags> src/main.ts`), which the Dockerfile's CMD repeats. */
+export function startScriptNodeFlags(): string[] {
   const { scripts } = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } };
   const flags = /\bnode((?:\s+--\S+)*)\s+src\/main\.ts/.exec(scripts.start);
   if (!flags) throw new Error(`package.json's start script does not run node … src/main.ts: ${scripts.start}`);
   return flags[1]!.split(/\s+/).filter((flag) => flag !== '');
+}
+
+/**
+ * The flags `npm start` runs the service with: the bench measures the service as it is deployed.
+ * BENCH_NODE_FLAGS replaces them for a tuning run (`BENCH_NODE_FLAGS=` runs with none).
+ */
+function serviceNodeFlags(): string[] {
+  if (process.env.BENCH_NODE_FLAGS !== undefined) return process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
+  return startScriptNodeFlags();
 }
 
 /** The real service, `node src/main.ts`, as it runs in production (its own defaults unless `env` says otherwise). */
