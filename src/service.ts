@@ -18,6 +18,7 @@ import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
+import { webhookJobInsert } from './queue/embedded-job-insert.ts';
 import type { AppConfig } from './runtime/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
@@ -131,10 +132,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.underPressure());
   const groupCommit = createGroupCommitIngestor({
     sql: database.sql,
-    boss,
+    jobs: await webhookJobInsert(boss),
     conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
     maxBatchSize: 100,
-    // One transaction in flight, not one per pool connection (see DEFAULT_CONCURRENT_BATCHES).
+    // One batch in flight, not one per pool connection (see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,
     commitDeadlineMs: config.commitDeadlineMs,
     pressure: ingestPressure,

@@ -4,17 +4,17 @@ import { connectDatabase, postgresExecutor } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
-import { insertEventsIfAbsent } from '../../src/inbox/sql/insert-events-if-absent.ts';
+import { storeNewEvents } from '../../src/inbox/sql/store-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
-import { enqueueWebhookJobs } from '../../src/queue/enqueue.ts';
+import { webhookJobInsert } from '../../src/queue/embedded-job-insert.ts';
 import { chargeHistories } from './charge-histories.ts';
 import { BENCH_SECRET } from './services.ts';
 
 const BATCH = 1_000;
 
 /**
- * A backlog stored straight into a migrated database with the product's own insert and enqueue,
+ * A backlog stored straight into a migrated database with the receiver's own statement (events and jobs),
  * as the receiver would have left it after an outage of the workers: `charges` charge histories
  * (ten events each, event ids `evt_<prefix>…`) or the `events` given, every event pending with its job.
  */
@@ -35,12 +35,8 @@ export async function loadBacklog(options: {
   const events = options.events ?? chargeHistories(options.prefix, options.charges, BENCH_SECRET);
   const started = Date.now();
   try {
-    for (let i = 0; i < events.length; i += BATCH) {
-      await database.sql.begin(async (transaction) => {
-        const tx = postgresExecutor(transaction);
-        await enqueueWebhookJobs(boss, tx, await insertEventsIfAbsent(tx, events.slice(i, i + BATCH).map(toEventRow)));
-      });
-    }
+    const jobs = await webhookJobInsert(boss);
+    for (let i = 0; i < events.length; i += BATCH) await storeNewEvents(postgresExecutor(database.sql), jobs, events.slice(i, i + BATCH).map(toEventRow));
   } finally {
     await boss.stop({ graceful: false, close: true });
     await database.close();

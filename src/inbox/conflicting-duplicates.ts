@@ -12,8 +12,8 @@ export interface ConflictingDuplicate {
 
 export interface ConflictRecorder {
   /**
-   * Inside a batch's transaction, after its insert, for the deliveries that stored nothing (never
-   * called for a batch without duplicates): records each one whose meaning differs from the stored
+   * After a batch's statement committed, for the deliveries that stored nothing (never called for
+   * a batch without duplicates): records each one whose meaning differs from the stored
    * event, and says which did (same order as `duplicates`; undefined: an ordinary resend).
    */
   recordConflictingDuplicates(tx: SqlExecutor, duplicates: readonly IncomingEvent[]): Promise<(ConflictingDuplicate | undefined)[]>;

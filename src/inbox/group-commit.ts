@@ -1,14 +1,13 @@
-import type { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
 import { type SqlExecutor, postgresExecutor } from '../db/client.ts';
 import { classifyDatabaseError } from '../db/database-errors.ts';
 import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
-import { enqueueWebhookJobs } from '../queue/enqueue.ts';
+import type { EmbeddedJobInsert } from '../queue/embedded-job-insert.ts';
 import type { ConflictRecorder } from './conflicting-duplicates.ts';
 import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, eventKey } from './incoming-event.ts';
 import type { IngestPressureMeter } from './ingest-pressure.ts';
-import { type InsertedEvent, insertEventsIfAbsent } from './sql/insert-events-if-absent.ts';
+import { storeNewEvents } from './sql/store-events.ts';
 
 /** conflicting_duplicate: a duplicate that says something else; `inboxId` is the stored event it contradicts. */
 export type IngestOutcome = { kind: 'accepted'; inboxId: number } | { kind: 'duplicate' } | { kind: 'conflicting_duplicate'; inboxId: number };
@@ -22,14 +21,15 @@ export interface Ingestor {
 }
 
 export interface GroupCommitOptions {
-  /** The postgres.js pool: both statements run on the driver as prepared statements (see sql/insert-events-if-absent.ts). */
+  /** The postgres.js pool: a batch is one prepared statement that commits on its own (see sql/store-events.ts). */
   sql: postgres.Sql;
-  boss: PgBoss;
+  /** pg-boss's job insert for the webhooks queue, run inside that statement. */
+  jobs: EmbeddedJobInsert;
   /** Records the batch's duplicates that contradict their stored event (conflicting-duplicates.ts). */
   conflicts: ConflictRecorder;
   /** Most events one transaction carries. */
   maxBatchSize: number;
-  /** Transactions in flight at once; keep below the pool size so other queries still get a connection. */
+  /** Batches in flight at once; keep below the pool size so other queries still get a connection. */
   maxConcurrentBatches: number;
   /** A delivery still uncommitted after this long gets 503 (its batch may still commit: then the resend is a duplicate). */
   commitDeadlineMs: number;
@@ -59,8 +59,9 @@ interface Waiter {
 }
 
 /**
- * Group commit: deliveries that arrive while transactions are in flight share the next one (one
- * multi-row INSERT, one multi-job pg-boss insert, one COMMIT, one fsync). A delivery that finds a
+ * Group commit: deliveries that arrive while a batch is in flight share the next one: one
+ * statement that stores the events, claims their keys and queues their jobs, and commits on its
+ * own (one round trip, one fsync; sql/store-events.ts). A delivery that finds a
  * free slot commits at once, so an idle server adds no latency; under load the batches grow and
  * the fsync cost is shared.
  *
@@ -73,6 +74,7 @@ interface Waiter {
 export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
   const queue: Waiter[] = [];
   let inFlight = 0;
+  const pool = postgresExecutor(options.sql);
 
   async function commitOnce(batch: Waiter[]): Promise<void> {
     // Duplicates inside one batch: the first is stored, the rest are duplicates of it (and are
@@ -82,20 +84,17 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const { inserted, conflicting } = await options.sql.begin(async (transaction) => {
-      const tx = postgresExecutor(transaction);
-      const rows = await insertEventsIfAbsent(tx, [...firstByKey.values()].map((w) => w.row));
-      await enqueueWebhookJobs(options.boss, tx, rows);
-      return { inserted: rows, conflicting: await recordConflictingDuplicates(options.conflicts, tx, batch, firstByKey, rows) };
-    });
+    const inserted = await storeNewEvents(pool, options.jobs, [...firstByKey.values()].map((w) => w.row));
     options.pressure?.batchCommitted(performance.now() - batch[0]!.queuedAt);
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
+    const duplicates: Waiter[] = [];
     for (const waiter of batch) {
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
       const id = newIds.get(key);
       if (id !== undefined && firstByKey.get(key) === waiter) waiter.resolve({ kind: 'accepted', inboxId: id });
-      else waiter.resolve(conflicting.get(waiter) ?? { kind: 'duplicate' });
+      else duplicates.push(waiter);
     }
+    if (duplicates.length > 0) await answerDuplicates(options.conflicts, pool, duplicates);
   }
 
   /**
@@ -176,30 +175,23 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 
 /**
  * The batch's deliveries that stored nothing (duplicates of a stored row or of an earlier copy in
- * the batch) whose meaning contradicts the stored event: recorded, and answered as such. A batch
- * without duplicates pays nothing; one with duplicates, one statement (two if any conflicts).
- * Recorded in the batch's own transaction: a batch that fails and is split records nothing, and
- * each half that commits records its own duplicates once.
+ * the batch): each one whose meaning contradicts the stored event is recorded and answered as
+ * such, the rest as ordinary duplicates. After the batch's statement committed, before any of
+ * them is answered: a crash in between leaves them unanswered, so the gateway sends them again
+ * and they are compared again. If recording fails they get 503 for the same reason (the batch's
+ * new events are stored and answered already: never failed with them).
  */
-async function recordConflictingDuplicates(
-  conflicts: ConflictRecorder,
-  tx: SqlExecutor,
-  batch: Waiter[],
-  firstByKey: Map<string, Waiter>,
-  inserted: InsertedEvent[],
-): Promise<Map<Waiter, IngestOutcome>> {
-  const outcomes = new Map<Waiter, IngestOutcome>();
-  // Every delivery stored a row: the common case costs one comparison.
-  if (inserted.length === batch.length) return outcomes;
-  const insertedKeys = new Set(inserted.map((row) => eventKey(row.provider, row.eventId)));
-  const duplicates = batch.filter((waiter) => {
-    const key = eventKey(waiter.row.provider, waiter.row.eventId);
-    return !(insertedKeys.has(key) && firstByKey.get(key) === waiter);
+async function answerDuplicates(conflicts: ConflictRecorder, pool: SqlExecutor, duplicates: Waiter[]): Promise<void> {
+  let found: Awaited<ReturnType<ConflictRecorder['recordConflictingDuplicates']>>;
+  try {
+    found = await conflicts.recordConflictingDuplicates(pool, duplicates.map((w) => w.event));
+  } catch (error) {
+    const answer = new StorageUnavailableError('The duplicate could not be compared with the stored event; send it again.', { cause: error });
+    for (const waiter of duplicates) waiter.reject(answer);
+    return;
+  }
+  duplicates.forEach((waiter, i) => {
+    const conflict = found[i];
+    waiter.resolve(conflict ? { kind: 'conflicting_duplicate', inboxId: conflict.inboxId } : { kind: 'duplicate' });
   });
-  if (duplicates.length === 0) return outcomes;
-  const found = await conflicts.recordConflictingDuplicates(tx, duplicates.map((w) => w.event));
-  found.forEach((conflict, i) => {
-    if (conflict) outcomes.set(duplicates[i]!, { kind: 'conflicting_duplicate', inboxId: conflict.inboxId });
-  });
-  return outcomes;
 }

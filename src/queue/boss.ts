@@ -30,6 +30,9 @@ export interface BossOptions {
  */
 const SUPERVISE_INTERVAL_SECONDS = 5;
 
+/** pg-boss's schema, named rather than left to its default: the receiver's ingest statement writes into it (embedded-job-insert.ts). */
+export const BOSS_SCHEMA = 'pgboss';
+
 /**
  * pg-boss keeps its own schema (`pgboss`, migrated by pg-boss under its own advisory lock) and its
  * own small node-postgres pool. Receiver-only instances skip maintenance and cron: those belong to
@@ -41,6 +44,7 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const create = () => {
     const boss = new PgBoss({
       connectionString: options.url,
+      schema: BOSS_SCHEMA,
       max: options.poolSize,
       connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
       application_name: 'webhook-inbox:pg-boss',

@@ -4,8 +4,10 @@ import { type EnqueueableEvent, WEBHOOKS_QUEUE, webhookJob } from './queues.ts';
 
 export class JobNotCreatedError extends Error {
   readonly code = 'job_not_created';
-  constructor(expected: number, created: number) {
-    super(`pg-boss created ${created} of ${expected} jobs; rolling back so no inbox row exists without its job.`);
+  /** `created` undefined: the statement that stored the events counted short and aborted itself. */
+  constructor(expected: number, created: number | undefined, options?: ErrorOptions) {
+    const count = created === undefined ? `fewer than the ${expected}` : `${created} of ${expected}`;
+    super(`pg-boss created ${count} jobs; rolling back so no inbox row exists without its job.`, options);
     this.name = 'JobNotCreatedError';
   }
 }

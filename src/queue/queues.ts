@@ -26,7 +26,7 @@ export interface EnqueueableEvent {
  * Jobs of one resource share a singleton key so at most one is active at a time, database-wide.
  * Events without a resource serialise only with themselves.
  */
-export function singletonKeyFor(event: EnqueueableEvent): string {
+export function singletonKeyFor(event: Pick<EnqueueableEvent, 'provider' | 'eventId' | 'resourceId'>): string {
   return event.resourceId === null ? `${event.provider}:event:${event.eventId}` : `${event.provider}:${event.resourceId}`;
 }
 

@@ -9,6 +9,7 @@ import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { builtInDrivers } from '../../src/providers/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';
+import { webhookJobInsert } from '../../src/queue/embedded-job-insert.ts';
 import { testWorkerConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
@@ -62,7 +63,7 @@ describe('conflicts inside one group-commit batch', () => {
   const recorder = createConflictRecorder({ driverOf: () => stripe });
 
   test('two bodies with one id in the same batch: the first is stored, the second is on record as its conflict', async () => {
-    const ingestor = createGroupCommitIngestor({ sql: pool.sql, boss, conflicts: recorder, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
+    const ingestor = createGroupCommitIngestor({ sql: pool.sql, jobs: await webhookJobInsert(boss), conflicts: recorder, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
     // While the first batch is in flight, everything ingested in one tick waits for the next one, together.
     const plug = ingestor.ingest(incoming(body('evt_batch_plug', 'charge.succeeded')));
     const a = body('evt_batch_1', 'charge.succeeded');
@@ -82,7 +83,7 @@ describe('conflicts inside one group-commit batch', () => {
         return recorder.recordConflictingDuplicates(tx, duplicates);
       },
     };
-    const ingestor = createGroupCommitIngestor({ sql: pool.sql, boss, conflicts: spy, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
+    const ingestor = createGroupCommitIngestor({ sql: pool.sql, jobs: await webhookJobInsert(boss), conflicts: spy, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
     const plug = ingestor.ingest(incoming(body('evt_spy_plug', 'charge.succeeded')));
     const fresh = ['evt_spy_1', 'evt_spy_2', 'evt_spy_3'].map((id) => ingestor.ingest(incoming(body(id, 'charge.succeeded'))));
     await Promise.all([plug, ...fresh]);

@@ -47,10 +47,11 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
 }
 
 async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean }, commitDeadlineMs: number) {
-  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }] = await Promise.all([
+  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
     import('../../inbox/group-commit.ts'),
+    import('../../queue/embedded-job-insert.ts'),
     import('../../inbox/conflicting-duplicates.ts'),
     import('../../inbox/sql/present-event-ids.ts'),
     import('../../db/client.ts'),
@@ -58,12 +59,12 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
   const { configured, api, list } = target;
   const refetcher = createRefetcher({ targets: [api], clock: context.runtime.now });
   // Only a real run stores (and has pg-boss started); a dry run never gets here.
-  const ingestor = (boss: PgBoss) =>
+  const ingestor = async (boss: PgBoss) =>
     createGroupCommitIngestor({
       sql: connection.handle.sql,
-      boss,
+      jobs: await webhookJobInsert(boss),
       conflicts: createConflictRecorder({ driverOf: (name) => (name === configured.name ? configured.driver : undefined) }),
-      // The backfill hands over 100 events at a time: one transaction each, with their jobs.
+      // The backfill hands over 100 events at a time: one statement each, with their jobs.
       maxBatchSize: 100,
       maxConcurrentBatches: 1,
       commitDeadlineMs,
@@ -77,7 +78,7 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
       get: (path) => refetcher.get(configured.name, path),
       ingest: (event) => {
         if (!connection.boss) throw new Error('inboxctl backfill: storing needs pg-boss, which a dry run does not start');
-        return (store ??= ingestor(connection.boss)).ingest(event);
+        return (store ??= ingestor(connection.boss)).then((stored) => stored.ingest(event));
       },
       findPresent: (ids) => findPresentEventIds(drizzleExecutor(connection.handle.db), configured.name, ids),
       clock: context.runtime.now,
