@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
-import { type SqlExecutor, postgresExecutor } from '../../src/db/client.ts';
+import { type Database, type SqlExecutor, postgresExecutor } from '../../src/db/client.ts';
 import { createMonthPartitionsAhead, monthPartition } from '../../src/db/inbox-partitions.ts';
+import * as schema from '../../src/db/schema.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { lockExpiredBatch } from '../../src/inbox/sql/archive-rows.ts';
 import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/conflicts.ts';
@@ -15,6 +17,9 @@ import { findLastDeliveries } from '../../src/inbox/sql/last-delivery.ts';
 import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -90,14 +95,15 @@ interface AnalyzedNode extends PlanNode {
 }
 
 /**
- * Runs `work`, then EXPLAIN ANALYZE of every statement it sent: the plan nodes that actually ran
- * (a partition pruned at run time, per outer row, shows 0 loops; plain EXPLAIN lists it all the same).
+ * Runs `work`, then EXPLAIN ANALYZE of every statement it sent (or of those `statement` picks): the
+ * plan nodes that actually ran (a partition pruned at run time, per outer row, shows 0 loops; plain
+ * EXPLAIN lists it all the same).
  */
-async function executedInboxNodesOf(work: () => Promise<unknown>): Promise<AnalyzedNode[]> {
+async function executedInboxNodesOf(work: () => Promise<unknown>, statement: (sql: string) => boolean = () => true): Promise<AnalyzedNode[]> {
   recorded.length = 0;
   await work();
   const ran: AnalyzedNode[] = [];
-  for (const { sql, params } of recorded) {
+  for (const { sql, params } of recorded.filter(({ sql }) => statement(sql))) {
     const [row] = await database.sql.unsafe(`explain (analyze, buffers, format json) ${sql}`, params as never[]);
     const all = nodes(row!['QUERY PLAN'][0].Plan) as AnalyzedNode[];
     ran.push(...all.filter((n) => n['Actual Loops'] > 0 && (isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? ''))));
@@ -126,6 +132,12 @@ function assertIndexOnly(touched: PlanNode[], index: string, wholeWindow?: strin
 }
 
 const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
+
+/** A month partition (or one of its indexes) whose month ended by `since`: nothing in it can be in a window from `since`. */
+const monthEndedBy = (since: Date) => (name: string | undefined) => {
+  const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
+  return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
+};
 
 describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 rows)', () => {
   test('the sweeper: pending and older than 5 minutes, oldest first', async () => {
@@ -170,11 +182,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
 
   test('a window reads no month before it: stats --since 24h costs the same on a year of history as on a month', async () => {
     const since = hoursAgo(24);
-    // A month partition (or one of its indexes) whose month ended by `since`: nothing in it can be in the window.
-    const monthBefore = (name: string | undefined) => {
-      const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
-      return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
-    };
+    const monthBefore = monthEndedBy(since);
     for (const work of [
       () => countByProviderAndStatus(db, { since }),
       () => countDecisionsByProvider(db, { since }),
@@ -198,10 +206,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
 
   test('stats --since: a last delivery inside the window is found in its partitions; earlier months are read only for a provider silent in it', async () => {
     const since = hoursAgo(24);
-    const monthBefore = (name: string | undefined) => {
-      const month = /^webhook_inbox_p(\d{4})_(\d{2})(_|$)/.exec(name ?? '');
-      return month !== null && Date.UTC(Number(month[1]), Number(month[2]), 1) <= since.getTime();
-    };
+    const monthBefore = monthEndedBy(since);
     const providers = await listStoredProviders(db);
     const ran = await executedInboxNodesOf(() => findLastDeliveries(db, providers, { lookFirstSince: since }));
     const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
@@ -210,6 +215,47 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const allTime = await findLastDeliveries(db, providers);
     assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: since }), allTime);
     assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: new Date(Date.now() + 3_600_000) }), allTime);
+  });
+
+  test("the gauge refresher: a provider's last delivery in the last hour is found in that hour's partitions; earlier months are read only for a provider silent in it", async () => {
+    // The refresher as the service runs it, on a drizzle handle whose logger hands its statements
+    // to executedInboxNodesOf; no pg-boss queues, no lanes: only the inbox's queries matter here.
+    const pool = database.connect('query-plans-gauges');
+    const refresherDb: Database = drizzle(pool.sql, { schema, logger: { logQuery: (sql, params) => void recorded.push({ sql, params }) } });
+    const refreshed = async (providers: string[]) => {
+      const metrics = createMetrics({ defaultMetrics: false });
+      const deps = { db: refresherDb, boss: { getQueue: async () => null }, queues: [], gauges: metrics.gauges, providers: () => providers, intervalMs: 60_000, logger: createLogger('silent') };
+      await new GaugeRefresher(deps).refresh();
+      return new Map((await metrics.gauges.lastDelivery.get()).values.map(({ labels, value }) => [String(labels.provider), value]));
+    };
+    // Its one statement on the partial (provider, received_at) where source = 'webhook' index; the
+    // counts beside it rightly read older months (a backlog row can be any age).
+    const lastDeliveryStatement = (sql: string) => /webhook_inbox/.test(sql) && /source = 'webhook'/.test(sql);
+    const monthBefore = monthEndedBy(hoursAgo(1));
+
+    // Every stored provider delivered within the last few minutes (a row every 86 s, the three in turn).
+    const providers = await listStoredProviders(db);
+    let gauges = new Map<string, number>();
+    const ran = await executedInboxNodesOf(async () => (gauges = await refreshed(providers)), lastDeliveryStatement);
+    assert.equal(recorded.filter(({ sql }) => lastDeliveryStatement(sql)).length, 1, 'one last-delivery statement per refresh');
+    const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
+    assert.deepEqual(before, [], 'every provider delivered in the last hour: the last-delivery lookup reads no month before it (without a recent window it steps into every month)');
+    const allTime = await findLastDeliveries(db, providers);
+    assert.deepEqual(gauges, new Map(allTime.map(({ provider, receivedAt }) => [provider, receivedAt.getTime() / 1000])));
+
+    // A provider silent for the last hour (and for 40 days) is still found, in its older month.
+    const quietAt = hoursAgo(40 * 24);
+    await database.sql`
+      insert into webhook_inbox (provider, event_id, event_type, payload, raw_body, occurred_at, received_at, status, processed_at)
+      values ('quiet', 'evt_quiet_1', 'charge.succeeded', '{}', '\\x7b7d', ${hoursAgo(50 * 24)}, ${hoursAgo(50 * 24)}, 'processed', ${hoursAgo(50 * 24)}),
+             ('quiet', 'evt_quiet_2', 'charge.succeeded', '{}', '\\x7b7d', ${quietAt}, ${quietAt}, 'processed', ${quietAt})`;
+    try {
+      const quietRan = await executedInboxNodesOf(async () => (gauges = await refreshed([...providers, 'quiet'])), lastDeliveryStatement);
+      assert.equal(gauges.get('quiet'), quietAt.getTime() / 1000, "the silent provider's newest delivery, 40 days ago");
+      assert.ok(quietRan.some((n) => monthBefore(n['Relation Name']) || monthBefore(n['Index Name'])), 'for it, the earlier months are read');
+    } finally {
+      await database.sql`delete from webhook_inbox where provider = 'quiet'`;
+    }
   });
 
   test('replay candidates: one provider, failed', async () => {
