@@ -19,6 +19,7 @@ import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
+import { type JobTableAnalyzer, startJobTableAnalyzer } from './queue/job-table-statistics.ts';
 import type { AppConfig } from './runtime/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
@@ -157,6 +158,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     operator: operatorRoutes(config, database, boss, clock),
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
+  let jobTableAnalyzer: JobTableAnalyzer | undefined;
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
@@ -176,6 +178,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ingestFirstMetrics: metrics.ingestFirst,
     });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+    jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
   const server = await listen(app, config.port, config.host);
@@ -191,6 +194,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       accepting = false;
       await server.close();
       await gaugeRefresher.stop();
+      await jobTableAnalyzer?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
       await database.close();
     },

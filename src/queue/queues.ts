@@ -1,5 +1,6 @@
 import type { JobInsert, PgBoss, Queue } from 'pg-boss';
 import type { WorkerConfig } from '../config/config.ts';
+import { askAutovacuumToAnalyzeOften } from './job-table-statistics.ts';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
 export const WEBHOOKS_DEAD_LETTER_QUEUE = 'webhooks-dead-letter';
@@ -72,33 +73,5 @@ export async function ensureQueues(boss: PgBoss, worker: WorkerConfig, notify = 
   const { policy, ...updatable } = webhookQueueOptions(worker, notify);
   await boss.createQueue(WEBHOOKS_QUEUE, { policy, ...updatable });
   await boss.updateQueue(WEBHOOKS_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });
-  await keepJobTableStatisticsFresh(boss);
-}
-
-/**
- * Rows changed before autovacuum re-analyzes the queue's job table. pg-boss's fetch plan depends on
- * the table's statistics: planned from statistics that saw no queued jobs (a new install, or a
- * table of completed jobs) while 50,000 wait after an outage, it sorts the whole backlog on every
- * fetch — measured 175 ms per fetch of 100 against 2.9 ms once analyzed (EXPLAIN ANALYZE on
- * PostgreSQL 15, README "Benchmarks"). The default trigger (50 rows + 10% of the table) can leave
- * a table of days of retained jobs unanalyzed for the whole drain; a fixed 5,000 lets autovacuum
- * catch up within its next round (autovacuum_naptime, 1 min by default). Costs one ANALYZE
- * (a 30,000-row sample) per round at most while jobs churn.
- */
-const ANALYZE_AFTER_CHANGED_ROWS = 5_000;
-
-/** Idempotent, and a no-op when already set: many instances start against one database. */
-async function keepJobTableStatisticsFresh(boss: PgBoss): Promise<void> {
-  const db = boss.getDb();
-  const { rows } = await db.executeSql(
-    `select c.oid::regclass::text as job_table, coalesce(c.reloptions, '{}') as options
-     from pgboss.queue q join pg_class c on c.relname = q.table_name
-     join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'pgboss'
-     where q.name = $1`,
-    [WEBHOOKS_QUEUE],
-  );
-  const table = rows[0] as { job_table: string; options: string[] } | undefined;
-  const wanted = [`autovacuum_analyze_scale_factor=0`, `autovacuum_analyze_threshold=${ANALYZE_AFTER_CHANGED_ROWS}`];
-  if (!table || wanted.every((option) => table.options.includes(option))) return;
-  await db.executeSql(`alter table ${table.job_table} set (${wanted.join(', ')})`);
+  await askAutovacuumToAnalyzeOften(boss, WEBHOOKS_QUEUE);
 }

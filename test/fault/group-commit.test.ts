@@ -3,7 +3,6 @@ import { describe, test } from 'node:test';
 import { EventUnstorableError, StorageUnavailableError } from '../../src/errors.ts';
 import { createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { type IngestOutcome, type Ingestor, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
-import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { webhookJobInsert } from '../../src/queue/embedded-job-insert.ts';
@@ -11,6 +10,7 @@ import { testWorkerConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { countJobs } from './support/inbox-state.ts';
+import { incomingChargeSucceeded } from '../support/incoming-event.ts';
 
 const database = useTestDatabase();
 
@@ -61,16 +61,7 @@ async function newIngestor(options: { maxBatchSize: number; maxConcurrentBatches
   return createGroupCommitIngestor({ sql: handle.sql, jobs: await webhookJobInsert(boss), conflicts, commitDeadlineMs: 30_000, ...options });
 }
 
-function incoming(eventId: string): IncomingEvent {
-  const payload = { id: eventId, object: 'event', type: 'charge.succeeded', data: { object: { id: `ch_${eventId}` } } };
-  return {
-    provider: 'stripe',
-    event: { eventId, eventType: 'charge.succeeded', resourceId: `ch_${eventId}`, occurredAt: new Date(), payload },
-    rawBody: Buffer.from(JSON.stringify(payload)),
-    fingerprint: eventId,
-    proof: { scheme: 'none', verifiedAt: new Date().toISOString() },
-  };
-}
+const incoming = incomingChargeSucceeded;
 
 function shuffled<T>(items: T[], seed: number): T[] {
   const result = [...items];
