@@ -38,9 +38,9 @@ export interface GroupCommitOptions {
 }
 
 /**
- * Transactions in flight at once, whatever the pool size. Fewer, larger transactions win: each
- * costs round trips, a COMMIT and an fsync whatever it carries, several milliseconds of CPU between
- * the service and PostgreSQL, so the more deliveries share one the less each pays (README,
+ * Batches in flight at once, whatever the pool size. Fewer, larger batches win: each costs a
+ * statement, a commit and an fsync whatever it carries, milliseconds of CPU between the service
+ * and PostgreSQL, so the more deliveries share one the less each pays (README,
  * Benchmarks: "Design choices measured").
  */
 export const DEFAULT_CONCURRENT_BATCHES = 1;
