@@ -14,6 +14,15 @@ import { describeError } from '../errors.ts';
  */
 const ANALYZE_AFTER_CHANGED_ROWS = 5_000;
 
+/**
+ * At most one ANALYZE per this long, whoever ran the last (any instance, autovacuum: pg_stat's
+ * last_analyze and last_autoanalyze). One look at a growing backlog is what moves the fetch off the
+ * bad plan; analyzing every 2 s under steady ingest cost the single container 5–17% more
+ * PostgreSQL CPU per delivery and, with INGEST_FIRST=off, its p99 ack at 1,000 req/s (100 ms against
+ * 57 ms: README, Where the time goes).
+ */
+const MIN_SECONDS_BETWEEN_ANALYZES = 30;
+
 /** The queue's job table as a qualified name, with its storage options. */
 async function jobTableOf(boss: PgBoss, queue: string): Promise<{ name: string; options: string[] } | undefined> {
   const { rows } = await boss.getDb().executeSql(
@@ -53,12 +62,20 @@ const CHECK_INTERVAL_MS = 2_000;
 
 /**
  * Every `intervalMs` a worker instance reads how many rows of the job table changed since it was
- * last analyzed (pg_stat_user_tables, kept by PostgreSQL whoever analyzed) and, past 5,000,
- * analyzes it itself. SKIP_LOCKED: if another instance (or autovacuum) is analyzing it right now,
+ * last analyzed (pg_stat_user_tables, kept by PostgreSQL whoever analyzed) and, past 5,000 and if
+ * nobody analyzed it in the last 30 s, analyzes it itself. SKIP_LOCKED: if another instance (or autovacuum) is analyzing it right now,
  * that one is enough; afterwards the count starts again from zero for every instance.
  */
-export async function startJobTableAnalyzer(options: { boss: PgBoss; queue: string; intervalMs?: number; logger: Logger }): Promise<JobTableAnalyzer> {
+export async function startJobTableAnalyzer(options: {
+  boss: PgBoss;
+  queue: string;
+  logger: Logger;
+  /** Tests only: how often to look, and the floor between two ANALYZEs (defaults 2 s and 30 s). */
+  intervalMs?: number;
+  minSecondsBetweenAnalyzes?: number;
+}): Promise<JobTableAnalyzer> {
   const intervalMs = options.intervalMs ?? CHECK_INTERVAL_MS;
+  const minSeconds = options.minSecondsBetweenAnalyzes ?? MIN_SECONDS_BETWEEN_ANALYZES;
   const table = await jobTableOf(options.boss, options.queue);
   const db = options.boss.getDb();
   let stopped = false;
@@ -67,9 +84,15 @@ export async function startJobTableAnalyzer(options: { boss: PgBoss; queue: stri
 
   async function analyzeIfStale(): Promise<boolean> {
     if (!table) return false;
-    const { rows } = await db.executeSql(`select n_mod_since_analyze::float8 as changed from pg_stat_user_tables where relid = $1::regclass`, [table.name]);
-    const changed = (rows[0] as { changed: number } | undefined)?.changed ?? 0;
-    if (changed < ANALYZE_AFTER_CHANGED_ROWS) return false;
+    const { rows } = await db.executeSql(
+      `select n_mod_since_analyze::float8 as changed,
+         coalesce(greatest(last_analyze, last_autoanalyze) > now() - make_interval(secs => $2), false) as analyzed_lately
+       from pg_stat_user_tables where relid = $1::regclass`,
+      [table.name, minSeconds],
+    );
+    const stats = rows[0] as { changed: number; analyzed_lately: boolean } | undefined;
+    if (!stats || stats.changed < ANALYZE_AFTER_CHANGED_ROWS || stats.analyzed_lately) return false;
+    const changed = stats.changed;
     const started = performance.now();
     // Every column: only a whole-table ANALYZE resets n_mod_since_analyze, the count every instance
     // reads (35 ms against 22 ms for the fetch's columns alone, at 8,500 jobs).

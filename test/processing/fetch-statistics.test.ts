@@ -29,7 +29,8 @@ setup(async () => {
   jobs = await webhookJobInsert(boss);
   jobTable = `pgboss.${(await boss.getQueue(WEBHOOKS_QUEUE))!.table}`;
   // Only the test's own check() calls: the timer would race the preconditions.
-  analyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, intervalMs: 3_600_000, logger: createLogger('silent') });
+  // No floor between analyzes here (the test's own ANALYZE came just before): the last test checks the floor.
+  analyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, intervalMs: 3_600_000, minSecondsBetweenAnalyzes: 0, logger: createLogger('silent') });
   database.onTeardown(() => analyzer.stop());
 });
 
@@ -65,5 +66,21 @@ describe("the job table's statistics follow a backlog that builds up at once", (
     const fresh = await plannedReadyJobs();
     assert.ok(fresh > 4_000, `after the check the planner expects the backlog (planned ${fresh} of 8,000)`);
     assert.equal(await analyzer.check(), false, 'and does not analyze again until 5,000 more rows change');
+  });
+
+  test('an instance does not analyze again within 30 s of anyone\'s ANALYZE, however many rows changed', async () => {
+    const another = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, intervalMs: 3_600_000, logger: createLogger('silent') });
+    database.onTeardown(() => another.stop());
+    await database.sql.unsafe(`analyze ${jobTable}`);
+    await queueEvents('evt_more', 6_000);
+    await waitFor(
+      async () => {
+        const [row] = await database.sql.unsafe<{ changed: number }[]>(`select n_mod_since_analyze::int as changed from pg_stat_user_tables where relid = $1::regclass`, [jobTable]);
+        return row!.changed >= 5_000;
+      },
+      { message: 'pg_stat to count 6,000 changed rows' },
+    );
+    assert.equal(await another.check(), false, 'analyzed moments ago: the floor holds it back');
+    assert.equal(await analyzer.check(), true, 'the same table, without the floor, would be analyzed');
   });
 });
