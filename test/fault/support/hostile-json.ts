@@ -58,8 +58,11 @@ export const valueFragment: fc.Arbitrary<Fragment> = fc.letrec<{ value: Fragment
     { depthSize: 'small', withCrossShrink: true },
     scalarFragment,
     fc.array(tie('value'), { maxLength: 4 }).map((items) => joined(items, '[', ']')),
+    // Distinct keys: two entries under one key would let a later value discard an earlier altering
+    // one (a NUL key), and the oracle would call a payload lossy that nothing altered (seen once:
+    // `{"":{"\u0000":""},"":[]}`). Repeated keys come only from `twice`, whose wins are known.
     fc
-      .array(fc.tuple(hostileKey, tie('value'), fc.boolean()), { maxLength: 4 })
+      .uniqueArray(fc.tuple(hostileKey, tie('value'), fc.boolean()), { maxLength: 4, selector: ([key]) => key })
       .map((entries) =>
         joined(
           // `twice`: the key appears twice (the later value wins, in JSON.parse and in jsonb alike);
