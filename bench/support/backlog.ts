@@ -36,7 +36,8 @@ export async function loadBacklog(options: {
   const started = Date.now();
   try {
     const jobs = await webhookJobInsert(boss);
-    for (let i = 0; i < events.length; i += BATCH) await storeNewEvents(postgresExecutor(database.sql), jobs, events.slice(i, i + BATCH).map(toEventRow));
+    const pool = postgresExecutor(database.sql);
+    for (let i = 0; i < events.length; i += BATCH) await storeNewEvents(pool, jobs, events.slice(i, i + BATCH).map(toEventRow));
   } finally {
     await boss.stop({ graceful: false, close: true });
     await database.close();

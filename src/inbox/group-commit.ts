@@ -3,7 +3,7 @@ import { type SqlExecutor, postgresExecutor } from '../db/client.ts';
 import { classifyDatabaseError } from '../db/database-errors.ts';
 import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import type { EmbeddedJobInsert } from '../queue/embedded-job-insert.ts';
-import type { ConflictRecorder } from './conflicting-duplicates.ts';
+import type { ConflictRecorder, ConflictingDuplicate } from './conflicting-duplicates.ts';
 import { type EventRow, toEventRow } from './event-row.ts';
 import { type IncomingEvent, eventKey } from './incoming-event.ts';
 import type { IngestPressureMeter } from './ingest-pressure.ts';
@@ -182,7 +182,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
  * new events are stored and answered already: never failed with them).
  */
 async function answerDuplicates(conflicts: ConflictRecorder, pool: SqlExecutor, duplicates: Waiter[]): Promise<void> {
-  let found: Awaited<ReturnType<ConflictRecorder['recordConflictingDuplicates']>>;
+  let found: (ConflictingDuplicate | undefined)[];
   try {
     found = await conflicts.recordConflictingDuplicates(pool, duplicates.map((w) => w.event));
   } catch (error) {
