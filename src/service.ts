@@ -7,6 +7,7 @@ import { listen } from './http/server.ts';
 import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { type IngestPressureMeter, createIngestPressureMeter } from './inbox/ingest-pressure.ts';
+import { createCommitLinger } from './inbox/commit-linger.ts';
 import { createApiRoutes } from './api/api-routes.ts';
 import { createAdminAccess } from './dashboard/admin-access.ts';
 import { createDashboardRoutes } from './dashboard/dashboard-routes.ts';
@@ -26,6 +27,9 @@ import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
 import { startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
+
+/** Most deliveries one ingest statement carries. */
+const INGEST_BATCH_SIZE = 100;
 
 export interface ServiceOptions {
   config: AppConfig;
@@ -135,11 +139,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     sql: database.sql,
     jobs: await webhookJobInsert(boss),
     conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
-    maxBatchSize: 100,
+    maxBatchSize: INGEST_BATCH_SIZE,
     // One batch in flight, not one per pool connection (see DEFAULT_CONCURRENT_BATCHES).
     maxConcurrentBatches: DEFAULT_CONCURRENT_BATCHES,
     commitDeadlineMs: config.commitDeadlineMs,
     pressure: ingestPressure,
+    linger: createCommitLinger({ lingerMs: config.commitLingerMs, maxBatchSize: INGEST_BATCH_SIZE, now: () => performance.now() }),
   });
   const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
   const app = createApp({

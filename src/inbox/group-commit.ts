@@ -5,6 +5,7 @@ import { EventUnstorableError, StorageUnavailableError } from '../errors.ts';
 import type { EmbeddedJobInsert } from '../queue/embedded-job-insert.ts';
 import type { ConflictRecorder, ConflictingDuplicate } from './conflicting-duplicates.ts';
 import { type EventRow, toEventRow } from './event-row.ts';
+import { type CommitLinger, NO_COMMIT_LINGER } from './commit-linger.ts';
 import { type IncomingEvent, eventKey } from './incoming-event.ts';
 import type { IngestPressureMeter } from './ingest-pressure.ts';
 import { storeNewEvents } from './sql/store-events.ts';
@@ -35,6 +36,8 @@ export interface GroupCommitOptions {
   commitDeadlineMs: number;
   /** Told of every queued delivery and committed batch, so the workers of an `all` process can give way (ingest-pressure.ts). */
   pressure?: IngestPressureMeter;
+  /** Whether a delivery that finds the slot free waits a moment for company (commit-linger.ts); never by default. */
+  linger?: CommitLinger;
 }
 
 /**
@@ -61,9 +64,9 @@ interface Waiter {
 /**
  * Group commit: deliveries that arrive while a batch is in flight share the next one: one
  * statement that stores the events, claims their keys and queues their jobs, and commits on its
- * own (one round trip, one fsync; sql/store-events.ts). A delivery that finds a
- * free slot commits at once, so an idle server adds no latency; under load the batches grow and
- * the fsync cost is shared.
+ * own (one round trip, one fsync; sql/store-events.ts). Under load the batches grow and the fsync
+ * cost is shared; a delivery that finds the slot free commits at once, or, while steady traffic
+ * makes it pay, waits a few milliseconds for company first (commit-linger.ts).
  *
  * One delivery never fails another. What an event holds is checked before it joins a batch (the
  * gate in normalized-event.ts, toEventRow); if a batch still fails for anything but the
@@ -75,6 +78,9 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
   const queue: Waiter[] = [];
   let inFlight = 0;
   const pool = postgresExecutor(options.sql);
+  const linger = options.linger ?? NO_COMMIT_LINGER;
+  /** Set while the queue's oldest delivery waits for company; its firing starts the batch. */
+  let lingering: { timer: NodeJS.Timeout; queuedWhenBegan: number } | undefined;
 
   async function commitOnce(batch: Waiter[]): Promise<void> {
     // Duplicates inside one batch: the first is stored, the rest are duplicates of it (and are
@@ -121,7 +127,36 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
     }
   }
 
+  function endLinger(): void {
+    if (!lingering) return;
+    clearTimeout(lingering.timer);
+    linger.ended(lingering.queuedWhenBegan, Math.min(queue.length, options.maxBatchSize));
+    lingering = undefined;
+  }
+
+  function lingerFor(ms: number): void {
+    const timer = setTimeout(() => {
+      const more = queue.length > 0 ? linger.extend(queue[0]!.queuedAt, queue.length) : 0;
+      if (more > 0) return lingerFor(more);
+      endLinger();
+      startBatches();
+    }, ms);
+    if (lingering) lingering.timer = timer;
+    else lingering = { timer, queuedWhenBegan: queue.length };
+  }
+
   function flush(): void {
+    if (lingering) {
+      if (linger.extend(queue[0]!.queuedAt, queue.length) > 0) return;
+      endLinger();
+    } else if (inFlight === 0 && queue.length > 0) {
+      const wait = linger.begin(queue[0]!.queuedAt, queue.length);
+      if (wait > 0) return lingerFor(wait);
+    }
+    startBatches();
+  }
+
+  function startBatches(): void {
     while (inFlight < options.maxConcurrentBatches && queue.length > 0) {
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight += 1;
@@ -166,6 +201,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
           reject: (error) => settle(() => reject(error)),
         };
         queue.push(waiter);
+        linger.arrived();
         options.pressure?.deliveryQueued(queue.length);
         flush();
       });

@@ -34,6 +34,14 @@ describe('loadConfig', () => {
     assert.equal(config.providers.get('stripe-us')!.retentionDays, 45);
   });
 
+  test('INGEST_LINGER_MS: 4 ms in the receiver role, none in all (workers share the event loop); a value set wins; above 50 is refused', () => {
+    assert.equal(loadConfig({ INBOX_ROLE: 'receiver' }, noFiles).commitLingerMs, 4);
+    assert.equal(loadConfig({}, noFiles).commitLingerMs, 0);
+    assert.equal(loadConfig({ INGEST_LINGER_MS: '2' }, noFiles).commitLingerMs, 2);
+    assert.equal(loadConfig({ INBOX_ROLE: 'receiver', INGEST_LINGER_MS: '0' }, noFiles).commitLingerMs, 0);
+    assert.match(problemsOf(() => loadConfig({ INGEST_LINGER_MS: '51' }, noFiles)).join('\n'), /INGEST_LINGER_MS/);
+  });
+
   test('every problem is reported at once', () => {
     const problems = problemsOf(() =>
       loadConfig(
