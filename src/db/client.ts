@@ -3,6 +3,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { fromDrizzle } from 'pg-boss';
 import postgres from 'postgres';
 import * as schema from './schema.ts';
+import { postgresJsConnection } from './socket-url.ts';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
@@ -61,7 +62,9 @@ export interface DatabaseOptions {
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
-  const sql = postgres(options.url, {
+  const { url, path } = postgresJsConnection(options.url);
+  const sql = postgres(url, {
+    ...(path ? { path } : {}),
     max: options.poolSize,
     // postgres.js waits 30 s for a connection by default: far past a gateway's patience. A short
     // timeout turns an unreachable database into a prompt 503 the gateway will retry.

@@ -3,6 +3,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 import { postgresExecutor } from './client.ts';
 import { INBOX_PARTITION_MONTHS_AHEAD, createMonthPartitionsAhead } from './inbox-partitions.ts';
+import { postgresJsConnection } from './socket-url.ts';
 
 const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
@@ -24,7 +25,8 @@ const MIGRATION_LOCK_KEY = 72_010_001;
 export async function applyMigrations(url: string): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   // Unnamed statements: a pooler without prepared-statement support must be able to run this too.
-  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10, prepare: false });
+  const connection = postgresJsConnection(url);
+  const sql = postgres(connection.url, { ...(connection.path ? { path: connection.path } : {}), max: 1, onnotice: () => {}, connect_timeout: 10, prepare: false });
   try {
     for (let attempt = 1; ; attempt += 1) {
       try {

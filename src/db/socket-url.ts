@@ -1,0 +1,13 @@
+/**
+ * libpq's way to name a unix socket in a URL, `postgresql://user@localhost:5432/db?host=/run/postgresql`
+ * (a local PostgreSQL, Cloud SQL's proxy socket), as postgres.js needs it: the socket path as its own
+ * option and no `host` parameter, which postgres.js would otherwise send to the server as a setting
+ * and be refused ("unrecognized configuration parameter"). pg, under pg-boss, reads the URL as is.
+ */
+export function postgresJsConnection(url: string): { url: string; path?: string } {
+  const parsed = new URL(url);
+  const socketDir = parsed.searchParams.get('host');
+  if (!socketDir?.startsWith('/')) return { url };
+  parsed.searchParams.delete('host');
+  return { url: parsed.toString(), path: `${socketDir.replace(/\/+$/, '')}/.s.PGSQL.${parsed.port || '5432'}` };
+}
