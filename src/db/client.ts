@@ -62,9 +62,9 @@ export interface DatabaseOptions {
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
-  const { url, path } = postgresJsConnection(options.url);
+  const { url, ...socket } = postgresJsConnection(options.url);
   const sql = postgres(url, {
-    ...(path ? { path } : {}),
+    ...socket,
     max: options.poolSize,
     // postgres.js waits 30 s for a connection by default: far past a gateway's patience. A short
     // timeout turns an unreachable database into a prompt 503 the gateway will retry.

@@ -25,8 +25,8 @@ const MIGRATION_LOCK_KEY = 72_010_001;
 export async function applyMigrations(url: string): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   // Unnamed statements: a pooler without prepared-statement support must be able to run this too.
-  const connection = postgresJsConnection(url);
-  const sql = postgres(connection.url, { ...(connection.path ? { path: connection.path } : {}), max: 1, onnotice: () => {}, connect_timeout: 10, prepare: false });
+  const { url: postgresJsUrl, ...socket } = postgresJsConnection(url);
+  const sql = postgres(postgresJsUrl, { ...socket, max: 1, onnotice: () => {}, connect_timeout: 10, prepare: false });
   try {
     for (let attempt = 1; ; attempt += 1) {
       try {

@@ -3,6 +3,7 @@
  * (a local PostgreSQL, Cloud SQL's proxy socket), as postgres.js needs it: the socket path as its own
  * option and no `host` parameter, which postgres.js would otherwise send to the server as a setting
  * and be refused ("unrecognized configuration parameter"). pg, under pg-boss, reads the URL as is.
+ * `path` is present only for a socket, so the rest spreads into postgres.js's options as it is.
  */
 export function postgresJsConnection(url: string): { url: string; path?: string } {
   const parsed = new URL(url);

@@ -136,7 +136,8 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 
   function lingerFor(ms: number): void {
     const timer = setTimeout(() => {
-      const more = queue.length > 0 ? linger.extend(queue[0]!.queuedAt, queue.length) : 0;
+      // Nothing leaves the queue while a wait is on (it starts only with no batch in flight).
+      const more = linger.extend(queue[0]!.queuedAt, queue.length);
       if (more > 0) return lingerFor(more);
       endLinger();
       startBatches();
