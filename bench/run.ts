@@ -102,7 +102,7 @@ try {
     const pacedLevel = containerPacedLevel(Number(process.env.BENCH_CONTAINER_RATE ?? 1000));
     const containerEnv = parseEnv(process.env.BENCH_CONTAINER_ENV ?? '');
     if (Object.keys(containerEnv).length > 0) log(`  service settings: ${JSON.stringify(containerEnv)}`);
-    report.container = await runSingleContainer({ server, charges, pacedLevel, env: containerEnv, postmasterPid: server.postmasterPid, log });
+    report.container = await runSingleContainer({ server, charges, pacedLevel, env: containerEnv, postmasterPid: server.postmasterPid, repeats, log });
     done();
   }
   if (sections.has('forwarding')) {

@@ -30,16 +30,24 @@ export interface ContainerPhase extends DurableRun {
 export interface SingleContainerRun {
   backlogEvents: number;
   charges: number;
-  /** INBOX_ROLE=all (receiver and workers in one process) at a paced BENCH_CONTAINER_RATE (1,000 req/s) while the backlog drains. */
-  paced: ContainerPhase;
-  /** The same with INGEST_FIRST=off: what the workers cost ingest when they never yield. */
+  /**
+   * INBOX_ROLE=all (receiver and workers in one process) at a paced BENCH_CONTAINER_RATE (1,000 req/s)
+   * while the backlog drains, once per repeat: one run's p99 swings with the machine's minute.
+   */
+  paced: ContainerPhase[];
+  /** The same with INGEST_FIRST=off, once: what the workers cost ingest when they never yield. */
   pacedWithoutYield: ContainerPhase;
-  /** 64 connections on the same backlog: the receiver role (its workers would be elsewhere), then the all role, with and without ingest first. */
-  receiver: ContainerPhase;
-  all: ContainerPhase;
+  /**
+   * 64 connections on the same backlog, once per repeat: the receiver role (its workers would be
+   * elsewhere), then at once the all role; receiver[i] and all[i] are adjacent runs.
+   */
+  receiver: ContainerPhase[];
+  all: ContainerPhase[];
+  /** The all role with INGEST_FIRST=off, once, right after the last repeat's all. */
   allWithoutYield: ContainerPhase;
-  /** all req/s ÷ receiver req/s at 64 connections, from adjacent runs. */
-  ratio: number;
+  /** all[i] ÷ receiver[i], deliveries/s: each ratio from adjacent runs. */
+  ratios: number[];
+  /** allWithoutYield ÷ the last receiver. */
   ratioWithoutYield: number;
 }
 
@@ -113,6 +121,8 @@ export async function runSingleContainer(options: {
   /** BENCH_CONTAINER_ENV: service settings for every phase (tuning runs: WORKER_YIELD_PAUSE_MS=100,…). */
   env: Record<string, string>;
   postmasterPid?: number;
+  /** BENCH_REPEATS: how many times the paced all run and the receiver/all pair at 64 connections run. */
+  repeats: number;
   log: (line: string) => void;
 }): Promise<SingleContainerRun> {
   const template = await options.server.createDatabase('backlog');
@@ -124,11 +134,25 @@ export async function runSingleContainer(options: {
     options.log(describePhase(result));
     return result;
   };
-  const paced = await phase(1, 'all', options.pacedLevel);
-  const pacedWithoutYield = await phase(2, 'all', options.pacedLevel, false);
-  const receiver = await phase(3, 'receiver', levelNamed('c64'));
-  const all = await phase(4, 'all', levelNamed('c64'));
-  const allWithoutYield = await phase(5, 'all', levelNamed('c64'), false);
+  // The repeats alternate the roles, so a slow minute of the machine falls on both of a pair rather
+  // than on one; the summary reports medians with their range, as the ingest rows do. The
+  // INGEST_FIRST=off phases run once, in the last repeat, each beside its counterpart.
+  const paced: ContainerPhase[] = [];
+  const receiver: ContainerPhase[] = [];
+  const all: ContainerPhase[] = [];
+  let number = 0;
+  const next = () => (number += 1);
+  let pacedWithoutYield: ContainerPhase | undefined;
+  let allWithoutYield: ContainerPhase | undefined;
+  for (let repeat = 1; repeat <= options.repeats; repeat += 1) {
+    const last = repeat === options.repeats;
+    paced.push(await phase(next(), 'all', options.pacedLevel));
+    if (last) pacedWithoutYield = await phase(next(), 'all', options.pacedLevel, false);
+    receiver.push(await phase(next(), 'receiver', levelNamed('c64')));
+    all.push(await phase(next(), 'all', levelNamed('c64')));
+    if (last) allWithoutYield = await phase(next(), 'all', levelNamed('c64'), false);
+  }
+  if (!pacedWithoutYield || !allWithoutYield) throw new Error('the single-container section needs at least one repeat');
   return {
     backlogEvents: loaded.events,
     charges: options.charges,
@@ -137,8 +161,8 @@ export async function runSingleContainer(options: {
     receiver,
     all,
     allWithoutYield,
-    ratio: all.requestsPerSecond / receiver.requestsPerSecond,
-    ratioWithoutYield: allWithoutYield.requestsPerSecond / receiver.requestsPerSecond,
+    ratios: all.map((phase, i) => phase.requestsPerSecond / receiver[i]!.requestsPerSecond),
+    ratioWithoutYield: allWithoutYield.requestsPerSecond / receiver.at(-1)!.requestsPerSecond,
   };
 }
 
