@@ -89,6 +89,20 @@ describe('storeNewEvents', () => {
     }
   });
 
+  test('one prepared statement per power of two serves every batch size up to it, on a connection (not one per size)', async () => {
+    const single = database.connect('store-events-one-connection', 1);
+    const storeOn = (events: IncomingEvent[]) => storeNewEvents(postgresExecutor(single.sql), jobs, events.map(toEventRow));
+    // 33 to 64 events: one statement text (64 rows), padded with 31 to 0 unused rows.
+    for (let size = 33; size <= 64; size += 1) {
+      assert.equal((await storeOn(Array.from({ length: size }, (_, i) => incoming(`evt_prepared_${size}_${i}`)))).length, size);
+    }
+    const statements = await single.sql<{ generic_plans: number; custom_plans: number }[]>`
+      select generic_plans::int, custom_plans::int from pg_prepared_statements where statement like 'with batch as%'`;
+    assert.equal(statements.length, 1, 'every batch size ran on the same prepared statement');
+    // PostgreSQL plans the first five executions one by one, then settles on a generic plan.
+    assert.ok(statements[0]!.generic_plans > 0, `settled on a generic plan: ${JSON.stringify(statements[0])}`);
+  });
+
   test('events already stored are absent from the answer, keep their first row and get no second job', async () => {
     const first = await store([incoming('evt_again_1'), incoming('evt_again_2')]);
     const second = await store([incoming('evt_again_1', Buffer.from('changed')), incoming('evt_again_3'), incoming('evt_again_2')]);

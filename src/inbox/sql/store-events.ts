@@ -15,6 +15,16 @@ export interface InsertedEvent {
 
 const COLUMNS_PER_ROW = 12;
 
+/**
+ * An unused slot's values. postgres.js keeps a connection's prepared statements by their text AND
+ * the types it infers from the values: a Buffer is bytea, a boolean is boolean, anything else
+ * (null, a string) is left for the server to decide. Slots of all NULLs made every batch size its
+ * own statement (a batch of 40 and one of 41 differed in where the untyped NULLs began), each
+ * prepared anew and planned from scratch; with a Buffer and a boolean in the same places as in a
+ * real row, one statement per power of two serves every batch size, as intended.
+ */
+const UNUSED_ROW: readonly (string | Buffer | boolean | null)[] = [null, null, null, null, null, Buffer.alloc(0), null, false, null, null, null, null];
+
 /** The statement's guard against a job pg-boss did not create (see storeNewEvents). */
 const DIVISION_BY_ZERO = '22012';
 
@@ -104,7 +114,7 @@ export async function storeNewEvents(pool: SqlExecutor, jobs: EmbeddedJobInsert,
   for (const e of events) {
     parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source, e.verificationJson, singletonKeyFor(e));
   }
-  while (parameters.length < rows * COLUMNS_PER_ROW) parameters.push(null);
+  for (let row = events.length; row < rows; row += 1) parameters.push(...UNUSED_ROW);
   let stored: ReturnedRow[];
   try {
     ({ rows: stored } = await pool.executeSql<ReturnedRow>(statementFor(rows, jobs), parameters));
