@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { type DatabaseHandle, connectDatabase, postgresExecutor } from './db/client.ts';
+import { type DatabaseHandle, connectDatabase, connectPool, postgresExecutor } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
@@ -102,13 +102,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config, logger } = options;
   const clock = options.clock ?? (() => new Date());
   await applyMigrations(config.database.migrationUrl ?? options.databaseUrl);
-  const database = connectDatabase({
+  const connection = {
     preparedStatements: config.database.preparedStatements,
     url: options.databaseUrl,
-    poolSize: config.databasePoolSize,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
-    applicationName: `webhook-inbox:${config.role}`,
-  });
+  };
+  const database = connectDatabase({ ...connection, poolSize: config.databasePoolSize, applicationName: `webhook-inbox:${config.role}` });
+  // The group commit's own connections, one per batch in flight. A prepared statement is planned
+  // per connection: PostgreSQL plans its first five executions one by one before it settles on a
+  // generic plan, and the ingest statement has a text per batch size. Spread over the shared pool,
+  // batches kept landing on connections that had not settled yet, and planning was a third of
+  // PostgreSQL's time per delivery (README, Benchmarks: "Where the time goes"). Its own connections
+  // also never wait behind the workers' transactions for a free one.
+  const ingestPool = config.role === 'worker' ? undefined : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
   const boss = await startBoss({
     url: options.databaseUrl,
     role: config.role,
@@ -136,7 +142,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const ingestPressure = ingestPressureOf(config, clock);
   if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.underPressure());
   const groupCommit = createGroupCommitIngestor({
-    sql: database.sql,
+    sql: ingestPool ?? database.sql,
     jobs: await webhookJobInsert(boss),
     conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
     maxBatchSize: INGEST_BATCH_SIZE,
@@ -201,6 +207,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await gaugeRefresher.stop();
       await jobTableAnalyzer?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+      await ingestPool?.end({ timeout: 5 });
       await database.close();
     },
   };

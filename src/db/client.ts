@@ -61,9 +61,10 @@ export interface DatabaseOptions {
   preparedStatements?: boolean;
 }
 
-export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
+/** A postgres.js pool with the service's connection settings. */
+export function connectPool(options: DatabaseOptions): postgres.Sql {
   const { url, ...socket } = postgresJsConnection(options.url);
-  const sql = postgres(url, {
+  return postgres(url, {
     ...socket,
     max: options.poolSize,
     // postgres.js waits 30 s for a connection by default: far past a gateway's patience. A short
@@ -75,6 +76,10 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     prepare: options.preparedStatements ?? true,
     connection: { application_name: options.applicationName },
   });
+}
+
+export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
+  const sql = connectPool(options);
   const db = drizzle(sql, { schema });
   return {
     db,

@@ -46,8 +46,8 @@ describe("libpq's ?host=/socket/dir in DATABASE_URL", () => {
     const connections = await sql<{ application_name: string; unix: boolean }[]>`
       select application_name, client_addr is null as unix from pg_stat_activity
       where datname = current_database() and application_name like 'webhook-inbox:%'`;
-    // Its own pool and pg-boss's.
-    assert.deepEqual(new Set(connections.map((c) => c.application_name)), new Set(['webhook-inbox:all', 'webhook-inbox:pg-boss']), JSON.stringify(connections));
+    // Its own pool, the group commit's and pg-boss's.
+    assert.deepEqual(new Set(connections.map((c) => c.application_name)), new Set(['webhook-inbox:all', 'webhook-inbox:all:ingest', 'webhook-inbox:pg-boss']), JSON.stringify(connections));
     assert.deepEqual(
       connections.filter((c) => !c.unix).map((c) => c.application_name),
       [],
