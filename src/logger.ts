@@ -1,3 +1,4 @@
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { pino, type Logger } from 'pino';
 
 export type { Logger };
@@ -6,7 +7,8 @@ export type { Logger };
 // JSON around a jsonb parse error, `detail` the offending token or row, `hint` and
 // `internal_query` whatever a function put there; postgres.js adds the statement and its
 // parameters (`query`, `parameters`, `args`, `types`) in debug mode. None of it reaches a log line.
-const INPUT_QUOTING_FIELDS = ['where', 'detail', 'hint', 'internal_query', 'query', 'parameters', 'args', 'types'];
+// drizzle's DrizzleQueryError carries the statement and its values as `query` and `params`.
+const INPUT_QUOTING_FIELDS = ['where', 'detail', 'hint', 'internal_query', 'query', 'parameters', 'args', 'types', 'params'];
 
 function stripInput(serialized: unknown, depth = 0): void {
   if (serialized === null || typeof serialized !== 'object' || depth > 4) return;
@@ -18,9 +20,31 @@ function stripInput(serialized: unknown, depth = 0): void {
   }
 }
 
-/** pino's own error serializer, then the input-quoting fields removed (from aggregated and nested errors too). */
+/**
+ * The error as pino should see it: every DrizzleQueryError in its causes and aggregated errors
+ * replaced by the driver error it wraps. Its message is "Failed query: <statement> params:
+ * <values>", and pino repeats a cause's message and stack in the outer error's, so dropping fields
+ * afterwards is not enough. The errors themselves are left as they are: a changed error gets a
+ * view (its prototype is the error) with the clean cause and `errors` as own properties.
+ */
+function withoutQueryWrappers(error: unknown, depth = 0): unknown {
+  let unwrapped = error;
+  while (unwrapped instanceof DrizzleQueryError) unwrapped = unwrapped.cause ?? new Error('a database statement failed (the driver gave no reason)');
+  if (!(unwrapped instanceof Error) || depth > 8) return unwrapped;
+  const cause = unwrapped.cause === undefined ? undefined : withoutQueryWrappers(unwrapped.cause, depth + 1);
+  const errors = (unwrapped as Partial<AggregateError>).errors;
+  const cleanErrors = Array.isArray(errors) ? errors.map((item) => withoutQueryWrappers(item, depth + 1)) : errors;
+  const errorsChanged = Array.isArray(errors) && cleanErrors!.some((item: unknown, i: number) => item !== errors[i]);
+  if (cause === unwrapped.cause && !errorsChanged) return unwrapped;
+  const view = Object.create(unwrapped) as Error;
+  Object.defineProperty(view, 'cause', { value: cause, enumerable: false });
+  if (errorsChanged) Object.defineProperty(view, 'errors', { value: cleanErrors, enumerable: false });
+  return view;
+}
+
+/** pino's own error serializer on the error without drizzle's wrappers, then the input-quoting fields removed (from aggregated and nested errors too). */
 function errorWithoutInput(error: unknown): unknown {
-  const serialized: unknown = pino.stdSerializers.err(error as Error);
+  const serialized: unknown = pino.stdSerializers.err(withoutQueryWrappers(error) as Error);
   stripInput(serialized);
   return serialized;
 }

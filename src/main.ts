@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { DatabaseUnreachableError } from './db/database-unreachable.ts';
 import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './logger.ts';
@@ -66,7 +67,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // A development database that cannot start is explained in its message; a stack would bury it.
-  console.error(error instanceof EmbeddedDatabaseError ? `webhook-inbox: ${error.message}` : error);
+  // A development database that cannot start, or a database that cannot be reached, is explained
+  // in its message; a stack would bury it. Anything else is a bug and keeps its stack.
+  const explained = error instanceof EmbeddedDatabaseError || error instanceof DatabaseUnreachableError;
+  console.error(explained ? `webhook-inbox: ${error.message}` : error);
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { type DatabaseHandle, connectDatabase, connectPool, postgresExecutor } from './db/client.ts';
+import { reachingDatabase } from './db/database-unreachable.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { type OperatorRoutes, createApp } from './http/app.ts';
 import { listen } from './http/server.ts';
@@ -101,7 +102,10 @@ function ingestPressureOf(config: AppConfig, clock: () => Date): IngestPressureM
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? (() => new Date());
-  await applyMigrations(config.database.migrationUrl ?? options.databaseUrl);
+  const migrationUrl = config.database.migrationUrl ?? options.databaseUrl;
+  const variableOf = (url: string) => (url === config.database.migrationUrl ? 'DATABASE_MIGRATION_URL' : url === config.databaseUrl ? 'DATABASE_URL' : undefined);
+  // The first statements at start: a database that is not there is said in one line, not a stack.
+  await reachingDatabase(migrationUrl, variableOf(migrationUrl), () => applyMigrations(migrationUrl));
   const connection = {
     preparedStatements: config.database.preparedStatements,
     url: options.databaseUrl,
@@ -115,7 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // PostgreSQL's time per delivery (README, Benchmarks: "Where the time goes"). Its own connections
   // also never wait behind the workers' transactions for a free one.
   const ingestPool = config.role === 'worker' ? undefined : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
-  const boss = await startBoss({
+  const boss = await reachingDatabase(options.databaseUrl, variableOf(options.databaseUrl), () => startBoss({
     url: options.databaseUrl,
     role: config.role,
     worker: config.worker,
@@ -123,7 +127,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,
-  });
+  }));
   await ensureDeliveriesQueue(boss, config.worker);
   const destinationNames = () => config.destinations.map((d) => d.name);
   const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys(), destinations: destinationNames() });

@@ -1,6 +1,7 @@
 import { PgBoss } from 'pg-boss';
 import type { AppConfig } from '../runtime/load-config.ts';
 import { type DatabaseHandle, connectDatabase } from '../db/client.ts';
+import { databaseFailureReason, databaseTarget, isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from '../db/embedded-address.ts';
 import { EmbeddedDatabaseError } from '../db/embedded-error.ts';
 import { findEmbeddedLocation, isInitialised } from '../db/embedded-location.ts';
@@ -78,7 +79,8 @@ export async function connect(url: string, config: AppConfig, options: { boss: b
     await boss?.stop({ graceful: false, close: true }).catch(() => {});
     await handle.close().catch(() => {});
     const hint = (error as { code?: string }).code === '42P01' ? ' (the inbox table is missing: start the service once so it migrates the database)' : '';
-    throw new CliError(exitCodes.database, `Cannot use the database at ${new URL(url).host}: ${error instanceof Error ? error.message : String(error)}${hint}`, { cause: error });
+    const what = isDatabaseUnreachable(error) ? 'cannot reach' : 'cannot use';
+    throw new CliError(exitCodes.database, `${what} the database at ${databaseTarget(url)}: ${databaseFailureReason(error)}${hint}`, { cause: error });
   }
   return {
     handle,

@@ -28,19 +28,3 @@ export class CliError extends Error {
 }
 
 export const usageError = (message: string) => new CliError(exitCodes.usage, message);
-
-const unreachableCodes = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET',
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
-  '28P01', '28000', '3D000', '57P01', '57P03',
-]);
-
-/** Whether an error means "the database is not there (or not ours)" rather than "the operation failed". */
-export function isDatabaseUnreachable(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && unreachableCodes.has(code)) return true;
-    if (e instanceof AggregateError && e.errors.some(isDatabaseUnreachable)) return true;
-  }
-  return false;
-}

@@ -1,5 +1,6 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
+import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
@@ -15,7 +16,7 @@ import { registerSweep } from './commands/sweep.ts';
 import { registerVerify } from './commands/verify.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
-import { CliError, type ExitCode, exitCodes, isDatabaseUnreachable } from './exit-codes.ts';
+import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
 
 /** Turns whatever a command threw into one line on stderr and the documented exit code; never the SQL of a failed statement. */
 function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {

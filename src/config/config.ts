@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
-import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys } from './database-config.ts';
+import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys, postgresUrl } from './database-config.ts';
 import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
@@ -108,10 +108,7 @@ const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER
 const envVariables = z.object({
   PORT: intFromEnv(3000, 0, 65535),
   HOST: z.string().min(1).default('0.0.0.0'),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-    .optional(),
+  DATABASE_URL: postgresUrl.optional(),
   INBOX_DATA_DIR: z.string().min(1).default('.inbox'),
   INBOX_ROLE: z.enum(['all', 'receiver', 'worker']).default('all'),
   INBOX_CONFIG: z.string().min(1).optional(),

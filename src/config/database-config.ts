@@ -29,7 +29,38 @@ export interface DatabaseConfig {
   migrationUrl: string | undefined;
 }
 
-const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL');
+// libpq's modes, and pg's `no-verify`. postgres.js takes any other word for "use TLS" and fails
+// at the handshake, far from the typo.
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+const URL_SHAPE = 'postgres://user@host:5432/database';
+
+/**
+ * What a connection URL must name before anything connects with it. Each driver fills what is
+ * missing with libpq's defaults (the OS user, a database of that name, localhost): `postgres://`
+ * once migrated the local server's default database. The problems never quote the URL: it may
+ * hold a password.
+ */
+function postgresUrlProblems(value: string): string[] {
+  if (!/^postgres(ql)?:\/\//.test(value)) return ['must be a postgres:// or postgresql:// URL'];
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return ['cannot be read as a URL: check the port (1–65535) and percent-encode any of : / @ ? # % in the user name and password'];
+  }
+  const problems: string[] = [];
+  if (url.hostname === '' && !url.searchParams.has('host')) problems.push(`names no host (${URL_SHAPE}, or ?host=/socket/dir for a unix socket)`);
+  if (url.port === '0') problems.push('port 0 is not a port PostgreSQL can listen on (1–65535)');
+  if (url.username === '') problems.push(`names no user (${URL_SHAPE})`);
+  if (url.pathname.replace(/^\//, '') === '') problems.push(`names no database (${URL_SHAPE})`);
+  const sslMode = url.searchParams.get('sslmode');
+  if (sslMode !== null && !SSL_MODES.includes(sslMode)) problems.push(`sslmode must be one of ${SSL_MODES.join(', ')}`);
+  return problems;
+}
+
+export const postgresUrl = z.string().superRefine((value, ctx) => {
+  for (const message of postgresUrlProblems(value)) ctx.addIssue({ code: 'custom', message });
+});
 const flag = (fallback: 'true' | 'false') =>
   z.enum(['true', 'false'], { error: 'must be true or false' }).default(fallback).transform((value) => value === 'true');
 

@@ -2,6 +2,7 @@ import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { ProcessRole, WorkerConfig } from '../config/config.ts';
 import { ensureQueues } from './queues.ts';
+import { collapseRepeatedErrors } from './repeated-errors.ts';
 
 export interface BossOptions {
   url: string;
@@ -30,6 +31,9 @@ export interface BossOptions {
  */
 const SUPERVISE_INTERVAL_SECONDS = 5;
 
+/** The same kind of pg-boss background error is logged at most once in this long (`repeated`: how many were not). */
+const REPEATED_ERROR_INTERVAL_MS = 30_000;
+
 /** pg-boss's schema, named rather than left to its default: the receiver's ingest statement writes into it (embedded-job-insert.ts). */
 export const BOSS_SCHEMA = 'pgboss';
 
@@ -55,7 +59,12 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       schedule: runsBackgroundWork,
     });
     // pg-boss reports background failures as events; without a listener they would be thrown away.
-    boss.on('error', (error) => options.logger.error({ err: error }, 'pg-boss background error'));
+    // An outage repeats the same one several times a second: collapsed, one line per kind per interval.
+    boss.on('error', collapseRepeatedErrors({
+      intervalMs: REPEATED_ERROR_INTERVAL_MS,
+      now: () => performance.now(),
+      log: (error, repeated) => options.logger.error({ err: error, ...(repeated > 0 && { repeated }) }, 'pg-boss background error'),
+    }));
     boss.on('warning', (warning) => options.logger.warn({ warning }, 'pg-boss warning'));
     return boss;
   };
