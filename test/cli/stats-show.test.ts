@@ -72,6 +72,21 @@ describe('inboxctl stats', () => {
     assert.deepEqual(stats.totals, { pending: 1, processed: 6, ignored: 2, failed: 1 });
   });
 
+  test('--since at the edges of years 1–9999 answers: the window before it is clamped to what PostgreSQL takes', async () => {
+    // Found by a probe: the comparison window [2·since − now, since) left year 1 (a "-002025-…"
+    // ISO string PostgreSQL refuses), so these dates failed with exit 4.
+    const all = (await runInboxctl(['stats', '--since', 'all', '--json'], env)).json();
+    for (const since of ['0001-01-01', '1000-01-01']) {
+      const run = await runInboxctl(['stats', '--since', since, '--json'], env);
+      assert.equal(run.code, 1, `--since ${since}: ${run.stderr}`);
+      assert.deepEqual(run.json().totals, all.totals, `--since ${since} covers every row`);
+    }
+    const future = await runInboxctl(['stats', '--since', '9999-12-31T23:59:59Z', '--json'], env);
+    assert.equal(future.code, 1, future.stderr);
+    assert.deepEqual(future.json().totals, { pending: 0, processed: 0, ignored: 0, failed: 0 });
+    assert.equal(future.json().failed, 1, 'failed is all time, whatever the window');
+  });
+
   test('a provider with nothing failed and nothing pending exits 0 and says OK', async () => {
     const run = await runInboxctl(['stats', '--provider', 'asaas'], env);
     assert.equal(run.code, 0, run.stderr);
