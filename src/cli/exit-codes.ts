@@ -1,3 +1,6 @@
+import { SigningKeysUnavailableError } from '../providers/signing-keys-error.ts';
+import { RefetchError } from '../refetch/errors.ts';
+
 /**
  * What an inboxctl exit code means, the same for every command, so scripts and alerts can act on
  * it without reading the output.
@@ -35,9 +38,17 @@ const unreachableCodes = new Set([
   '28P01', '28000', '3D000', '57P01', '57P03',
 ]);
 
+/**
+ * Errors about a remote other than the database: a gateway's API (backfill), a gateway's signing
+ * keys (verify). Their causes carry the same network codes as the database's (ENOTFOUND,
+ * ECONNREFUSED…), so the walk stops at them: a gateway that cannot be reached is not a database
+ * that cannot be reached.
+ */
+const isAnotherRemote = (error: Error) => error instanceof RefetchError || error instanceof SigningKeysUnavailableError;
+
 /** Whether an error means "the database is not there (or not ours)" rather than "the operation failed". */
 export function isDatabaseUnreachable(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+  for (let e: unknown = error; e instanceof Error && !isAnotherRemote(e); e = e.cause) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && unreachableCodes.has(code)) return true;
     if (e instanceof AggregateError && e.errors.some(isDatabaseUnreachable)) return true;
