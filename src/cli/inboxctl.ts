@@ -3,7 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
-import { canonicalArgv, declaredOptions, unmarkOptionValues } from './argv.ts';
+import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValues } from './argv.ts';
 import { registerBackfill } from './commands/backfill.ts';
 import { registerLanes } from './commands/lanes.ts';
 import { registerPurge } from './commands/purge.ts';
@@ -62,7 +62,8 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     cli.runMatchedCommand();
   } catch (error) {
     // cac's own complaints: unknown option, missing argument or option value.
-    runtime.stderr.write(`inboxctl: ${error instanceof Error ? error.message : String(error)}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.\n`.replace('  --help', ' --help'));
+    const message = unknownOptionAsTyped(error instanceof Error ? error.message : String(error), argv);
+    runtime.stderr.write(`inboxctl: ${message}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.\n`.replace('  --help', ' --help'));
     return exitCodes.usage;
   }
   return running ?? exitCodes.ok;
