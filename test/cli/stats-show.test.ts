@@ -121,6 +121,24 @@ describe('inboxctl show', () => {
     assert.ok(run.stdout.equals(stripeRaw));
   });
 
+  // Found by a probe: the README sends operators to `inboxctl show <inbox_id>` (a payment event's
+  // cause, Partitions), but show took only <provider> <eventId>: a missing-argument error, exit 2.
+  test('show <inbox id> shows the event of that id, as show <provider> <event id> does', async () => {
+    const [row] = await database.sql`select id from webhook_inbox where event_id = 's_f1'`;
+    const byId = await runInboxctl(['show', String(row!.id)], env);
+    assert.equal(byId.code, 0, byId.stderr);
+    assert.match(byId.out, new RegExp(`^stripe s_f1   inbox id ${row!.id}$`, 'm'));
+    assert.match(byId.out, /status\s+failed/);
+    assert.equal((await runInboxctl(['show', String(row!.id), '--json'], env)).json().eventId, 's_f1');
+    const missing = await runInboxctl(['show', '999999'], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no event with inbox id 999999/);
+    const notAnId = await runInboxctl(['show', 'stripe'], env);
+    assert.equal(notAnId.code, 2);
+    assert.equal(notAnId.stderr.trimEnd().split('\n').length, 1, notAnId.stderr);
+    assert.match(notAnId.stderr, /"stripe" is not an inbox id/);
+  });
+
   test('an unknown event exits 1 and says where to look', async () => {
     const run = await runInboxctl(['show', 'stripe', 'evt_nope'], env);
     assert.equal(run.code, 1);
