@@ -75,3 +75,26 @@ describe('inboxctl lanes retry | skip | enable --dry-run', () => {
     assert.match(run.stderr, /refused, nothing changed/);
   });
 });
+
+describe('inboxctl lanes skip | enable, for real', () => {
+  // Found by a probe: skip without --reason said "--reason is empty; give it a value" (it was not given at all).
+  test('skip without --reason says --reason is required; an empty one that it is empty', async () => {
+    const missing = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_1'], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^inboxctl: skip needs --reason <text>: why the event is given up \(it is recorded on the lane\)\.\n$/);
+    const empty = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', ' '], env);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /--reason is empty/);
+  });
+
+  // Found by a probe: "1 lanes with events left are queued."
+  test('enable takes the destination back and queues its one lane behind, in the singular', async () => {
+    const before = await snapshot();
+    const run = await runInboxctl(['lanes', 'enable', 'orders'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.out, 'orders: enabled; 1 lane with events left is queued.\n');
+    const after = await snapshot();
+    assert.equal(after.destinations[0]!.disabled_at, null);
+    assert.equal(after.jobs, before.jobs + 1, 'one delivery job: the dry runs above changed nothing that this does');
+  });
+});

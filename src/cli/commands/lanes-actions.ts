@@ -29,6 +29,7 @@ function paymentRef(value: unknown): { provider: string; chargeId: string } {
 }
 
 async function laneChange(context: CommandContext, action: Exclude<LaneAction, 'enable'>, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags) {
+  if (action === 'skip' && flags.reason === undefined) throw usageError('skip needs --reason <text>: why the event is given up (it is recorded on the lane).');
   const reason = action === 'skip' ? requiredText(flags.reason, '--reason') : undefined;
   if (action === 'retry' && flags.reason !== undefined) throw usageError('--reason belongs to skip; retry needs none.');
   const dryRun = flags.dryRun === true;
@@ -63,8 +64,9 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
 
 function enableMessage(destination: string, result: { wasDisabled: boolean; lanesQueued: number }, dryRun: boolean): string {
   if (!result.wasDisabled) return `${destination}: was not disabled; nothing ${dryRun ? 'to change' : 'changed'}.`;
-  if (!dryRun) return `${destination}: enabled; ${result.lanesQueued} lanes with events left are queued.`;
-  return `${destination}: would be enabled; ${plural(result.lanesQueued, 'lane')} with events left would be queued.`;
+  const lanes = `${plural(result.lanesQueued, 'lane')} with events left`;
+  if (!dryRun) return `${destination}: enabled; ${lanes} ${result.lanesQueued === 1 ? 'is' : 'are'} queued.`;
+  return `${destination}: would be enabled; ${lanes} would be queued.`;
 }
 
 async function enable(context: CommandContext, destinationArg: unknown, dryRun: boolean) {
