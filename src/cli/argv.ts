@@ -59,3 +59,22 @@ export function unmarkOptionValues(parsed: Record<string, unknown>): void {
   const unmark = (value: unknown) => (typeof value === 'string' && value.startsWith(MARK) ? value.slice(1) : value);
   for (const [key, value] of Object.entries(parsed)) parsed[key] = Array.isArray(value) ? value.map(unmark) : unmark(value);
 }
+
+/** cac's camelCase of an option name (`foo-bar` → `fooBar`), the key it reports an unknown option by. */
+const camelCase = (name: string) => name.replaceAll(/([a-z])-([a-z])/g, (_, before: string, after: string) => before + after.toUpperCase());
+
+/**
+ * cac names an unknown option by its parsed key (`--fooBar`, also for the `--dry-run` this module
+ * rewrote), not as typed: the message gets back the spelling from the user's own argv.
+ */
+export function unknownOptionAsTyped(message: string, argv: readonly string[]): string {
+  return message.replace(/^Unknown option `--([^`]+)`/, (whole, key: string) => {
+    const end = argv.indexOf('--');
+    for (const token of end === -1 ? argv : argv.slice(0, end)) {
+      if (!token.startsWith('--')) continue;
+      const name = token.slice(2).split('=', 1)[0]!;
+      if (camelCase(name) === key) return `Unknown option \`--${name}\``;
+    }
+    return whole;
+  });
+}

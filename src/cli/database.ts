@@ -30,7 +30,8 @@ async function resolveEmbedded(config: AppConfig, notice: (message: string) => v
       `No database: DATABASE_URL is not set and ${dataDir} holds no embedded cluster. Set DATABASE_URL (or INBOX_DATA_DIR), or start the service once with \`npm start\`.`,
     );
   }
-  notice(`starting the embedded PostgreSQL in ${dataDir} for this command (the service is not running)`);
+  // What is known: no cluster runs on this data directory. The service may still be up without its database.
+  notice(`starting the embedded PostgreSQL in ${dataDir} for this command (no embedded cluster is running on it)`);
   const { startEmbeddedPostgres } = await import('../db/embedded.ts');
   const embedded = await startEmbeddedPostgres({ baseDir: config.dataDir, preferredPort: 0 });
   return { url: embedded.url, source: `the embedded PostgreSQL in ${dataDir} (started for this command)`, release: () => embedded.stop() };

@@ -1,10 +1,9 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
-import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { withoutQueryText } from '../db/query-error.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
-import { canonicalArgv, declaredOptions, unmarkOptionValues } from './argv.ts';
+import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValues } from './argv.ts';
 import { registerBackfill } from './commands/backfill.ts';
 import { registerLanes } from './commands/lanes.ts';
 import { registerPurge } from './commands/purge.ts';
@@ -16,14 +15,14 @@ import { registerSweep } from './commands/sweep.ts';
 import { registerVerify } from './commands/verify.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
-import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
+import { CliError, type ExitCode, blamesTheDatabase, exitCodes } from './exit-codes.ts';
 
 /** Turns whatever a command threw into one line on stderr and the documented exit code; never the SQL of a failed statement. */
 function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {
   const error = withoutQueryText(thrown);
   if (error instanceof CliError) return { code: error.exitCode, message: error.message };
   if (error instanceof OperationRefusedError) return { code: exitCodes.usage, message: `refused, nothing changed: ${error.message}` };
-  if (isDatabaseUnreachable(error)) return { code: exitCodes.database, message: `database unreachable: ${describeError(error)}` };
+  if (blamesTheDatabase(error)) return { code: exitCodes.database, message: `database unreachable: ${describeError(error)}` };
   if ((error as { code?: unknown }).code === 'ENOENT') return { code: exitCodes.usage, message: describeError(error) };
   if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { code: exitCodes.failed, message: error.message };
   return { code: exitCodes.failed, message: `failed: ${describeError(error)}` };
@@ -63,7 +62,8 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     cli.runMatchedCommand();
   } catch (error) {
     // cac's own complaints: unknown option, missing argument or option value.
-    runtime.stderr.write(`inboxctl: ${error instanceof Error ? error.message : String(error)}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.\n`.replace('  --help', ' --help'));
+    const message = unknownOptionAsTyped(error instanceof Error ? error.message : String(error), argv);
+    runtime.stderr.write(`inboxctl: ${message}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.\n`.replace('  --help', ' --help'));
     return exitCodes.usage;
   }
   return running ?? exitCodes.ok;

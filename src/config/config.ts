@@ -193,21 +193,36 @@ function workerHeartbeatSeconds(e: EnvValues): number | undefined {
 
 const providerNamePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
 
-const fileSchema = z.object({
-  providers: z
-    .record(
-      z.string().regex(providerNamePattern, 'provider names are lower-case letters, digits and dashes, at most 30'),
-      z.looseObject({
-        driver: z.string().min(1),
-        secrets: z.array(z.string().min(1)).optional(),
-        retentionDays: z.number().int().positive().optional(),
-        keyRetentionDays: z.number().int().positive().optional(),
-        unknownPayment: z.enum(['create', 'require']).optional(),
-        ...refetchFileKeys,
-      }),
-    )
-    .default({}),
-});
+/** INBOX_CONFIG's top-level keys. */
+const FILE_KEYS = ['providers', 'destinations'];
+
+/** An unknown top-level key, named: a misspelt "provider" would otherwise drop its settings without a word. */
+function unknownFileKeys(issue: { code?: string; keys?: string[] }): string | undefined {
+  if (issue.code !== 'unrecognized_keys' || !issue.keys) return undefined;
+  const names = (keys: readonly string[]) => keys.map((k) => JSON.stringify(k)).join(', ');
+  return `unknown key${issue.keys.length === 1 ? '' : 's'} ${names(issue.keys)}; the file takes ${FILE_KEYS.map((k) => JSON.stringify(k)).join(' and ')}`;
+}
+
+const fileSchema = z.strictObject(
+  {
+    providers: z
+      .record(
+        z.string().regex(providerNamePattern, 'provider names are lower-case letters, digits and dashes, at most 30'),
+        z.looseObject({
+          driver: z.string().min(1),
+          secrets: z.array(z.string().min(1)).optional(),
+          retentionDays: z.number().int().positive().optional(),
+          keyRetentionDays: z.number().int().positive().optional(),
+          unknownPayment: z.enum(['create', 'require']).optional(),
+          ...refetchFileKeys,
+        }),
+      )
+      .default({}),
+    // Parsed by destinations-config.ts; named here so that unknown keys are checked in one place.
+    destinations: z.unknown().optional(),
+  },
+  { error: unknownFileKeys },
+);
 
 const SECRET_PREFIX = 'WEBHOOK_SECRET_';
 
@@ -221,7 +236,8 @@ function splitSecrets(value: string): string[] {
 }
 
 function formatIssues(error: z.ZodError, prefix = ''): string[] {
-  return error.issues.map((issue) => `${prefix}${issue.path.join('.')}: ${issue.message}`);
+  // An issue of the whole file (an unknown top-level key) has an empty path: no ": " before its message.
+  return error.issues.map((issue) => `${prefix}${issue.path.length === 0 ? '' : `${issue.path.join('.')}: `}${issue.message}`);
 }
 
 type Env = Record<string, string | undefined>;

@@ -9,12 +9,16 @@ const UNREACHABLE_CODES = new Set([
   '28P01', '28000', '3D000', '57P01', '57P03',
 ]);
 
-/** Whether an error (or one it wraps) means "the database is not there (or not ours)" rather than "the operation failed". */
-export function isDatabaseUnreachable(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+/**
+ * Whether an error (or one it wraps) means "the database is not there (or not ours)" rather than
+ * "the operation failed". `aboutAnotherRemote`: errors whose causes are another server's (a
+ * gateway's), where the same network codes say nothing about the database; the walk stops there.
+ */
+export function isDatabaseUnreachable(error: unknown, aboutAnotherRemote: (error: Error) => boolean = () => false): boolean {
+  for (let e: unknown = error; e instanceof Error && !aboutAnotherRemote(e); e = e.cause) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
-    if (e instanceof AggregateError && e.errors.some(isDatabaseUnreachable)) return true;
+    if (e instanceof AggregateError && e.errors.some((inner) => isDatabaseUnreachable(inner, aboutAnotherRemote))) return true;
   }
   return false;
 }

@@ -109,6 +109,38 @@ export interface LaneDeps {
   boss: PgBoss;
 }
 
+/** Carries a dry run's answer out of the transaction it rolls back. */
+class DryRunRollback<T> extends Error {
+  readonly result: T;
+  constructor(result: T) {
+    super('dry run: rolled back');
+    this.result = result;
+  }
+}
+
+/**
+ * The operator's change in one transaction; on a dry run the same statements run (the same locks,
+ * checks and refusals, the jobs inserted) and the transaction is rolled back, so what it says it
+ * would do is what the real run does.
+ */
+async function changeInTransaction<T>(deps: LaneDeps, options: LaneChangeOptions, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const result = await work(tx);
+      if (options.dryRun) throw new DryRunRollback(result);
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof DryRunRollback) return error.result as T;
+    throw error;
+  }
+}
+
+export interface LaneChangeOptions {
+  /** Run the change and roll it back: nothing changes, no job is queued. */
+  dryRun?: boolean;
+}
+
 /** The lane's row, locked for the operator's change; the lane must exist. */
 async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ paymentId: number; parked: boolean; deliveredSequence: number }> {
   const [found] = await tx.execute<{ payment_id: string; parked: boolean; delivered_sequence: number }>(sql`
@@ -120,8 +152,8 @@ async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ pa
 }
 
 /** Unparks the lane (attempts from zero) and queues a run now; a waiting retry is pulled forward too. */
-export async function retryLane(deps: LaneDeps, lane: LaneRef): Promise<{ wasParked: boolean; deliveredSequence: number }> {
-  return deps.db.transaction(async (tx) => {
+export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChangeOptions = {}): Promise<{ wasParked: boolean; deliveredSequence: number }> {
+  return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     await tx.execute(sql`
       update ${deliveryLanes} set parked_at = null, parked_reason = null, attempts = 0, next_attempt_at = null, updated_at = now()
@@ -136,8 +168,8 @@ export async function retryLane(deps: LaneDeps, lane: LaneRef): Promise<{ wasPar
  * it, the reason is kept on the lane, and the events after it are sent. The event stays in the
  * outbox and the feed.
  */
-export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: string): Promise<{ skippedSequence: number; eventId: string }> {
-  return deps.db.transaction(async (tx) => {
+export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: string, options: LaneChangeOptions = {}): Promise<{ skippedSequence: number; eventId: string }> {
+  return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     if (!found.parked) throw new LaneNotParkedError(lane.destination, lane.provider, lane.chargeId);
     const { paymentId } = found;
@@ -156,8 +188,8 @@ export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: strin
  * Takes a disabled (410) destination back and queues its backlog: every lane with events left
  * (a run that met the disabled destination left its lane behind, see noteLaneHeld).
  */
-export async function enableDestination(deps: LaneDeps, destination: string): Promise<{ wasDisabled: boolean; lanesQueued: number }> {
-  return deps.db.transaction(async (tx) => {
+export async function enableDestination(deps: LaneDeps, destination: string, options: LaneChangeOptions = {}): Promise<{ wasDisabled: boolean; lanesQueued: number }> {
+  return changeInTransaction(deps, options, async (tx) => {
     const enabled = await tx.execute(sql`
       update ${deliveryDestinations} set disabled_at = null, disabled_reason = null, updated_at = now()
       where name = ${destination} and disabled_at is not null returning 1`);

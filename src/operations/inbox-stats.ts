@@ -130,10 +130,23 @@ function providerStats(
   return [...byProvider.values()].sort((a, b) => a.provider.localeCompare(b.provider));
 }
 
+/** 0001-01-01T00:00:00Z: PostgreSQL refuses the ISO text of an earlier instant ("-000026-…"). */
+const FIRST_INSTANT_MS = Date.parse('0001-01-01T00:00:00Z');
+
+/**
+ * The window of the same length just before [since, now), for the ignored ratio's trend. Clamped
+ * so its start stays in year 1 or later (`--since 1000-01-01` would reach back to year −26) and
+ * never after `since` (a `since` in the future would put it past year 9999): a clamped window is
+ * shorter or empty, and an empty one gives no ratio — nothing was received then anyway.
+ */
+function windowBefore(since: Date, now: Date): { since: Date; until: Date } {
+  const start = Math.min(since.getTime(), Math.max(FIRST_INSTANT_MS, 2 * since.getTime() - now.getTime()));
+  return { since: new Date(start), until: since };
+}
+
 export async function collectInboxStats(database: Database, filter: StatsFilter, now: Date): Promise<InboxStats> {
   const db = drizzleExecutor(database);
-  // The window of the same length just before this one, for the ignored ratio's trend.
-  const before = filter.since ? { provider: filter.provider, since: new Date(2 * filter.since.getTime() - now.getTime()), until: filter.since } : undefined;
+  const before = filter.since ? { provider: filter.provider, ...windowBefore(filter.since, now) } : undefined;
   const [counts, previous, pending, failed, lag, conflicts, decisions] = await Promise.all([
     countByProviderAndStatus(db, filter),
     before ? countByProviderAndStatus(db, before) : Promise.resolve([]),

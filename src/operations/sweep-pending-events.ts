@@ -15,13 +15,18 @@ export interface SweepOptions {
   olderThanSeconds: number;
   /** Most rows one sweep looks at (oldest first). */
   limit: number;
+  /** Find the rows without a job, queue nothing (`inboxctl sweep --dry-run`). */
+  dryRun?: boolean;
 }
 
 export interface SweepResult {
   /** Pending rows past the age limit that this sweep looked at. */
   considered: number;
-  /** Of those, rows that had no live job and were queued again. */
+  /** Of those, rows that had no live job. */
+  withoutJob: number;
+  /** Of those, rows queued again: all of them, or none on a dry run. */
   requeued: number;
+  dryRun: boolean;
   /** received_at of the oldest row considered. */
   oldestReceivedAt: Date | null;
 }
@@ -56,6 +61,7 @@ export async function sweepPendingEvents(deps: SweepDeps, options: SweepOptions)
   const stale = await findStalePendingEvents(db, cutoff, options.limit);
   const live = await selectEventsWithLiveJobs(db, stale);
   const lost = stale.filter((event) => !live.has(event.id));
-  if (lost.length > 0) await deps.db.transaction((tx) => enqueueWebhookJobs(deps.boss, drizzleExecutor(tx), lost));
-  return { considered: stale.length, requeued: lost.length, oldestReceivedAt: stale[0]?.receivedAt ?? null };
+  const dryRun = options.dryRun === true;
+  if (lost.length > 0 && !dryRun) await deps.db.transaction((tx) => enqueueWebhookJobs(deps.boss, drizzleExecutor(tx), lost));
+  return { considered: stale.length, withoutJob: lost.length, requeued: dryRun ? 0 : lost.length, dryRun, oldestReceivedAt: stale[0]?.receivedAt ?? null };
 }

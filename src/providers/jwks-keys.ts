@@ -1,5 +1,6 @@
 import { type CryptoKey, createRemoteJWKSet, errors } from 'jose';
-import { InboxError, SignatureError } from '../errors.ts';
+import { SignatureError } from '../errors.ts';
+import { SigningKeysUnavailableError } from './signing-keys-error.ts';
 
 /**
  * The public keys of a gateway that signs with a private key (Pagar.me v5), from its JWKS URL.
@@ -9,13 +10,6 @@ import { InboxError, SignatureError } from '../errors.ts';
  * `use: "sig"`, as Pagar.me's official validator does.
  */
 export type VerificationKeyFor = (kid: string, alg: 'RS256') => Promise<CryptoKey>;
-
-/** The keys could not be fetched: the sender should retry (503), the delivery is not rejected as forged. */
-export class SigningKeysUnavailableError extends InboxError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('signing_keys_unavailable', 503, message, options);
-  }
-}
 
 export interface RemoteKeysOptions {
   url: URL;

@@ -146,7 +146,9 @@ describe('every command answers a hostile value with one line and exit 2, changi
       [['show', 'stripe', ''], 'event id'],
       [['show', 'nosuchpay', 'evt_h_old'], 'nosuchpay'],
       [['show', 'stripe', 'evt_h_old', '--raw', '--json'], '--raw'],
-      [['show', 'stripe'], 'missing'],
+      [['show', 'stripe'], '"stripe" is not an inbox id'],
+      [['show', '0'], '"0"'],
+      [['show'], 'missing'],
     ]);
   });
 

@@ -64,6 +64,21 @@ describe('inboxctl replay', () => {
 });
 
 describe('inboxctl sweep', () => {
+  // Found by a probe: the README promised --dry-run for everything that changes data; sweep had none.
+  test('--dry-run says which pending rows have no job and queues nothing', async () => {
+    await database.sql`update webhook_inbox set status = 'processed' where status = 'pending'`;
+    const [lost] = await insertInboxRows(database.sql, [{ eventId: 'evt_lost_dry', status: 'pending', receivedAt: minutesAgo(10) }]);
+    const json = await runInboxctl(['sweep', '--dry-run', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    const { oldestReceivedAt: _oldest, ...counts } = json.json<Record<string, unknown>>();
+    assert.deepEqual(counts, { considered: 1, withoutJob: 1, requeued: 0, dryRun: true });
+    const text = await runInboxctl(['sweep', '--dry-run'], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.out, /^1 pending event past the age limit; 1 has no job and would be queued again\.$/m);
+    assert.match(text.out, /^Dry run: nothing changed \(no job queued\)\.$/m);
+    assert.equal((await jobsFor(database.sql, [lost!])).length, 0, 'no job queued');
+  });
+
   test('re-queues a pending row whose job was lost', async () => {
     await database.sql`update webhook_inbox set status = 'processed' where status = 'pending'`;
     const [lost] = await insertInboxRows(database.sql, [{ eventId: 'evt_lost', status: 'pending', receivedAt: minutesAgo(10) }]);

@@ -72,6 +72,21 @@ describe('inboxctl stats', () => {
     assert.deepEqual(stats.totals, { pending: 1, processed: 6, ignored: 2, failed: 1 });
   });
 
+  test('--since at the edges of years 1–9999 answers: the window before it is clamped to what PostgreSQL takes', async () => {
+    // Found by a probe: the comparison window [2·since − now, since) left year 1 (a "-002025-…"
+    // ISO string PostgreSQL refuses), so these dates failed with exit 4.
+    const all = (await runInboxctl(['stats', '--since', 'all', '--json'], env)).json();
+    for (const since of ['0001-01-01', '1000-01-01']) {
+      const run = await runInboxctl(['stats', '--since', since, '--json'], env);
+      assert.equal(run.code, 1, `--since ${since}: ${run.stderr}`);
+      assert.deepEqual(run.json().totals, all.totals, `--since ${since} covers every row`);
+    }
+    const future = await runInboxctl(['stats', '--since', '9999-12-31T23:59:59Z', '--json'], env);
+    assert.equal(future.code, 1, future.stderr);
+    assert.deepEqual(future.json().totals, { pending: 0, processed: 0, ignored: 0, failed: 0 });
+    assert.equal(future.json().failed, 1, 'failed is all time, whatever the window');
+  });
+
   test('a provider with nothing failed and nothing pending exits 0 and says OK', async () => {
     const run = await runInboxctl(['stats', '--provider', 'asaas'], env);
     assert.equal(run.code, 0, run.stderr);
@@ -104,6 +119,24 @@ describe('inboxctl show', () => {
     const run = await runInboxctl(['show', 'stripe', 's_p1', '--raw'], env);
     assert.equal(run.code, 0);
     assert.ok(run.stdout.equals(stripeRaw));
+  });
+
+  // Found by a probe: the README sends operators to `inboxctl show <inbox_id>` (a payment event's
+  // cause, Partitions), but show took only <provider> <eventId>: a missing-argument error, exit 2.
+  test('show <inbox id> shows the event of that id, as show <provider> <event id> does', async () => {
+    const [row] = await database.sql`select id from webhook_inbox where event_id = 's_f1'`;
+    const byId = await runInboxctl(['show', String(row!.id)], env);
+    assert.equal(byId.code, 0, byId.stderr);
+    assert.match(byId.out, new RegExp(`^stripe s_f1   inbox id ${row!.id}$`, 'm'));
+    assert.match(byId.out, /status\s+failed/);
+    assert.equal((await runInboxctl(['show', String(row!.id), '--json'], env)).json().eventId, 's_f1');
+    const missing = await runInboxctl(['show', '999999'], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no event with inbox id 999999/);
+    const notAnId = await runInboxctl(['show', 'stripe'], env);
+    assert.equal(notAnId.code, 2);
+    assert.equal(notAnId.stderr.trimEnd().split('\n').length, 1, notAnId.stderr);
+    assert.match(notAnId.stderr, /"stripe" is not an inbox id/);
   });
 
   test('an unknown event exits 1 and says where to look', async () => {

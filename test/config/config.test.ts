@@ -159,6 +159,15 @@ describe('loadConfig', () => {
     assert.equal(warningOf({ INBOX_DASHBOARD: 'off' }), undefined, 'no dashboard, nothing to warn about');
   });
 
+  // Found by a probe: a top-level key the file does not take ({"bogus":1}, or a misspelt
+  // "provider") was dropped without a word, so its settings silently did not apply.
+  test('an unknown top-level key in INBOX_CONFIG is a problem naming the key; providers and destinations are taken', () => {
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json' }, () => JSON.stringify({ bogus: 1, provider: {} })));
+    assert.deepEqual(problems.filter((p) => p.includes('f.json')), ['INBOX_CONFIG f.json: unknown keys "bogus", "provider"; the file takes "providers" and "destinations"']);
+    const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe' } }, destinations: {} });
+    assert.ok(loadConfig({ INBOX_CONFIG: 'f.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br' }, () => file).providers.has('stripe-br'));
+  });
+
   test('an unreadable INBOX_CONFIG is a readable problem, not a crash', () => {
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/missing.json' }, noFiles));
     assert.match(problems.join('\n'), /INBOX_CONFIG: cannot read \/missing.json/);

@@ -1,7 +1,7 @@
 import type { LaneRef } from '../../delivery/lane-operations.ts';
 import type { CommandContext } from '../context.ts';
 import { CliError, exitCodes, usageError } from '../exit-codes.ts';
-import { toJson } from '../output.ts';
+import { plural, toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
 
 export const laneActions = ['retry', 'skip', 'enable'] as const;
@@ -9,6 +9,7 @@ type LaneAction = (typeof laneActions)[number];
 
 export interface LaneActionFlags {
   reason?: unknown;
+  dryRun?: boolean;
   json?: boolean;
 }
 
@@ -28,19 +29,31 @@ function paymentRef(value: unknown): { provider: string; chargeId: string } {
 }
 
 async function laneChange(context: CommandContext, action: Exclude<LaneAction, 'enable'>, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags) {
+  if (action === 'skip' && flags.reason === undefined) throw usageError('skip needs --reason <text>: why the event is given up (it is recorded on the lane).');
   const reason = action === 'skip' ? requiredText(flags.reason, '--reason') : undefined;
   if (action === 'retry' && flags.reason !== undefined) throw usageError('--reason belongs to skip; retry needs none.');
+  const dryRun = flags.dryRun === true;
   const operations = await import('../../delivery/lane-operations.ts');
   try {
     return await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
       const lane: LaneRef = { destination: knownDestination(config.destinations.map((d) => d.name), destinationArg), ...paymentRef(laneArg) };
       const deps = { db: handle.db, boss: boss! };
+      const ref = `${lane.destination} ${lane.provider}:${lane.chargeId}`;
       if (action === 'retry') {
-        const result = await operations.retryLane(deps, lane);
-        return { lane, ...result, message: `${lane.destination} ${lane.provider}:${lane.chargeId}: ${result.wasParked ? 'unparked' : 'not parked'}, attempts from zero, a run is queued now (from event ${result.deliveredSequence + 1}).` };
+        const result = await operations.retryLane(deps, lane, { dryRun });
+        const unparked = result.wasParked ? (dryRun ? 'would be unparked' : 'unparked') : 'not parked';
+        return { lane, ...result, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (from event ${result.deliveredSequence + 1}).` };
       }
-      const result = await operations.skipLaneEvent(deps, lane, reason!);
-      return { lane, ...result, message: `${lane.destination} ${lane.provider}:${lane.chargeId}: event ${result.skippedSequence} (${result.eventId}) skipped ("${reason}"), the lane is unparked and its later events queued.` };
+      const result = await operations.skipLaneEvent(deps, lane, reason!, { dryRun });
+      const skipped = `event ${result.skippedSequence} (${result.eventId})`;
+      return {
+        lane,
+        ...result,
+        dryRun,
+        message: dryRun
+          ? `${ref}: ${skipped} would be skipped ("${reason}"), the lane unparked and its later events queued.`
+          : `${ref}: ${skipped} skipped ("${reason}"), the lane is unparked and its later events queued.`,
+      };
     });
   } catch (error) {
     if (error instanceof operations.LaneNotFoundError) throw new CliError(exitCodes.attention, error.message);
@@ -49,21 +62,30 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
   }
 }
 
-async function enable(context: CommandContext, destinationArg: unknown) {
+function enableMessage(destination: string, result: { wasDisabled: boolean; lanesQueued: number }, dryRun: boolean): string {
+  if (!result.wasDisabled) return `${destination}: was not disabled; nothing ${dryRun ? 'to change' : 'changed'}.`;
+  const lanes = `${plural(result.lanesQueued, 'lane')} with events left`;
+  if (!dryRun) return `${destination}: enabled; ${lanes} ${result.lanesQueued === 1 ? 'is' : 'are'} queued.`;
+  return `${destination}: would be enabled; ${lanes} would be queued.`;
+}
+
+async function enable(context: CommandContext, destinationArg: unknown, dryRun: boolean) {
   const { enableDestination } = await import('../../delivery/lane-operations.ts');
   return context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
     const destination = knownDestination(config.destinations.map((d) => d.name), destinationArg);
-    const result = await enableDestination({ db: handle.db, boss: boss! }, destination);
-    const message = result.wasDisabled ? `${destination}: enabled; ${result.lanesQueued} lanes with events left are queued.` : `${destination}: was not disabled; nothing changed.`;
-    return { destination, ...result, message };
+    const result = await enableDestination({ db: handle.db, boss: boss! }, destination, { dryRun });
+    return { destination, ...result, dryRun, message: enableMessage(destination, result, dryRun) };
   });
 }
 
 /** `lanes retry | skip | enable`: an operator's change to one lane or destination, in one transaction with the jobs it queues. */
 export async function runLaneAction(context: CommandContext, action: LaneAction, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags): Promise<number> {
   if (action === 'enable' && laneArg !== undefined) throw usageError('enable takes a destination only.');
-  const { message, ...result } = action === 'enable' ? await enable(context, destinationArg) : await laneChange(context, action, destinationArg, laneArg, flags);
+  const { message, ...result } = action === 'enable' ? await enable(context, destinationArg, flags.dryRun === true) : await laneChange(context, action, destinationArg, laneArg, flags);
   if (flags.json) context.runtime.stdout.write(toJson(result));
-  else context.print(message);
+  else {
+    context.print(message);
+    if (result.dryRun) context.print('Dry run: nothing changed.');
+  }
   return exitCodes.ok;
 }

@@ -57,7 +57,10 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
 }
 
 async function lanes(context: CommandContext, actionArg: unknown, destinationArg: unknown, laneArg: unknown, flags: LanesFlags): Promise<number> {
-  if (actionArg === undefined) return listLanesCommand(context, flags);
+  if (actionArg === undefined) {
+    if (flags.dryRun) throw usageError('--dry-run belongs to retry, skip and enable; listing changes nothing.');
+    return listLanesCommand(context, flags);
+  }
   const action = singleValue(actionArg, 'the action');
   if (!laneActions.includes(action as never)) throw usageError(`"${action}" is not one of ${laneActions.join(', ')} (or no action: list the lanes).`);
   return runLaneAction(context, action as (typeof laneActions)[number], destinationArg, laneArg, flags);
@@ -69,6 +72,7 @@ export const registerLanes: Register = (cli: CAC, run) => {
     .option('--parked', 'Only parked lanes')
     .option('--limit <n>', 'At most this many lanes listed (default 100)')
     .option('--reason <text>', 'skip: why the event is given up (recorded on the lane)')
+    .option('--dry-run', 'retry, skip, enable: run the change and roll it back; say what it would do')
     .option('--json', 'Machine-readable output')
     .example('inboxctl lanes --parked')
     .example('inboxctl lanes retry orders stripe:ch_3MmlLrLkdIwHu7ix0snN0B15')

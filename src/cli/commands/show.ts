@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
 import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
-import type { EventDetails } from '../../operations/show-event.ts';
+import type { EventDetails, EventKey } from '../../operations/show-event.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
@@ -8,7 +8,7 @@ import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts
 import { formatDuration } from '../../format/duration.ts';
 import { describeProof } from '../../providers/proof.ts';
 import { toJson } from '../output.ts';
-import { requiredText } from '../parse.ts';
+import { parseCount, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface ShowFlags {
@@ -63,18 +63,26 @@ function asJson(event: EventDetails): string {
   return `${objectFromJsonMembers(members, 2)}\n`;
 }
 
-async function show(context: CommandContext, providerArg: unknown, eventIdArg: unknown, flags: ShowFlags): Promise<number> {
-  const provider = requiredText(providerArg, 'the provider');
-  const eventId = requiredText(eventIdArg, 'the event id');
+/** `show <inbox id>` or `show <provider> <event id>`: one number alone is an inbox id. */
+function eventKey(firstArg: unknown, eventIdArg: unknown): EventKey {
+  if (eventIdArg !== undefined) return { provider: requiredText(firstArg, 'the provider'), eventId: requiredText(eventIdArg, 'the event id') };
+  const text = requiredText(firstArg, 'the inbox id');
+  if (!/^\d+$/.test(text)) throw usageError(`"${text}" is not an inbox id; give an inbox id (inboxctl show 123) or a provider and an event id (inboxctl show stripe evt_…).`);
+  return { inboxId: parseCount(text, 'the inbox id', Number.MAX_SAFE_INTEGER) };
+}
+
+async function show(context: CommandContext, firstArg: unknown, eventIdArg: unknown, flags: ShowFlags): Promise<number> {
+  const key = eventKey(firstArg, eventIdArg);
   if (flags.raw && flags.json) throw usageError('--raw and --json exclude each other: --raw prints the stored bytes alone.');
   const [{ findEvent }, { requireKnownProvider }] = await Promise.all([import('../../operations/show-event.ts'), import('../known-provider.ts')]);
   const event = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
-    await requireKnownProvider(handle.db, config, provider);
-    return findEvent(handle.db, provider, eventId);
+    if ('provider' in key) await requireKnownProvider(handle.db, config, key.provider);
+    return findEvent(handle.db, key);
   });
   if (!event) {
     if (flags.json) context.runtime.stdout.write(toJson(null));
-    context.notice(`no event "${eventId}" from provider "${provider}" in the inbox (purged? check the archive with \`inboxctl restore FILE --print\`).`);
+    const which = 'provider' in key ? `"${key.eventId}" from provider "${key.provider}"` : `with inbox id ${key.inboxId}`;
+    context.notice(`no event ${which} in the inbox (purged? check the archive with \`inboxctl restore FILE --print\`).`);
     return exitCodes.attention;
   }
   if (flags.raw) context.runtime.stdout.write(event.rawBody);
@@ -85,9 +93,11 @@ async function show(context: CommandContext, providerArg: unknown, eventIdArg: u
 
 export const registerShow: Register = (cli: CAC, run) => {
   cli
-    .command('show <provider> <eventId>', 'One event: status, decision, attempts, last error, timestamps, payload and conflicting duplicates')
+    .command('show <providerOrInboxId> [eventId]', 'One event, by provider and event id or by inbox id: status, decision, attempts, last error, timestamps, payload and conflicting duplicates')
+    .usage('show <provider> <eventId> | inboxctl show <inboxId>')
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')
     .example('inboxctl show stripe evt_3PqXyZ2eZvKYlo2C1a2b3c4d')
-    .action((provider: unknown, eventId: unknown, flags: ShowFlags) => run((context) => show(context, provider, eventId, flags)));
+    .example('inboxctl show 123   # the inbox id a payment event names as its cause')
+    .action((first: unknown, eventId: unknown, flags: ShowFlags) => run((context) => show(context, first, eventId, flags)));
 };

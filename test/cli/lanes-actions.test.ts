@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { PgBoss } from 'pg-boss';
+import { ensureDeliveriesQueue } from '../../src/delivery/deliveries-queue.ts';
+import { useTestDatabase } from '../support/database.ts';
+import { testWorkerConfig } from '../support/config.ts';
+import { setup } from '../support/setup.ts';
+import { newDestinationSecret } from '../delivery/support/lanes.ts';
+import { runInboxctl } from './run-inboxctl.ts';
+
+// `inboxctl lanes retry | skip | enable` on lanes written straight into the tables: a disabled
+// destination `orders` with one parked lane (stripe:ch_1, two events, none delivered) and one
+// lane behind (stripe:ch_2). No service runs, so nothing but inboxctl changes them.
+
+const database = useTestDatabase();
+let env: Record<string, string>;
+
+setup(async () => {
+  env = {
+    DATABASE_URL: database.url,
+    WEBHOOK_SECRET_STRIPE: 'whsec_cli_lanes',
+    DESTINATION_URL_ORDERS: 'http://127.0.0.1:9/hooks',
+    DESTINATION_SECRET_ORDERS: newDestinationSecret(),
+  };
+  // The service creates the deliveries queue at start when a destination is configured; none runs here.
+  const boss = new PgBoss({ connectionString: database.url, max: 1, supervise: false, schedule: false, migrate: false });
+  await boss.start();
+  await ensureDeliveriesQueue(boss, testWorkerConfig);
+  await boss.stop({ graceful: false, close: true });
+  const sql = database.sql;
+  for (const [chargeId, parked] of [['ch_1', true], ['ch_2', false]] as const) {
+    const [payment] = await sql`insert into payments (provider, gateway_charge_id, status, event_sequence) values ('stripe', ${chargeId}, 'paid', 2) returning id`;
+    for (const sequence of [1, 2]) {
+      await sql`insert into payment_events (payment_id, sequence, provider, gateway_charge_id, status, amount_refunded, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
+        values (${payment!.id}, ${sequence}, 'stripe', ${chargeId}, 'paid', 0, now(), ${sequence}, ${`evt_${chargeId}_${sequence}`}, 'charge.succeeded')`;
+    }
+    await sql`insert into delivery_lanes (destination, payment_id, delivered_sequence, attempts, parked_at, parked_reason, last_error)
+      values ('orders', ${payment!.id}, 0, ${parked ? 8 : 0}, ${parked ? sql`now()` : null}, ${parked ? 'max attempts' : null}, ${parked ? 'HTTP 500: consumer says no' : null})`;
+  }
+  await sql`insert into delivery_destinations (name, disabled_at, disabled_reason) values ('orders', now(), 'HTTP 410 Gone')`;
+});
+
+/** Everything a lane action may change: the lanes, the destination, the delivery jobs. */
+const snapshot = async () => ({
+  lanes: await database.sql`select * from delivery_lanes order by payment_id`,
+  destinations: await database.sql`select * from delivery_destinations order by name`,
+  jobs: (await database.sql`select count(*)::int as n from pgboss.job`)[0]!.n,
+});
+
+describe('inboxctl lanes retry | skip | enable --dry-run', () => {
+  // Found by a probe: the README promised --dry-run for everything that changes data; these had none.
+  const dryRuns: Array<[args: string[], says: RegExp]> = [
+    [['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'], /^orders stripe:ch_1: would be unparked, attempts from zero, a run queued now \(from event 1\)\.$/m],
+    [['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'order deleted', '--dry-run'], /^orders stripe:ch_1: event 1 \([0-9a-f-]{36}\) would be skipped \("order deleted"\), the lane unparked and its later events queued\.$/m],
+    [['lanes', 'enable', 'orders', '--dry-run'], /^orders: would be enabled; 1 lane with events left would be queued\.$/m],
+  ];
+  for (const [args, says] of dryRuns) {
+    test(`${args.slice(1).join(' ')}: says what it would do, changes nothing`, async () => {
+      const before = await snapshot();
+      const run = await runInboxctl(args, env);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.out, says);
+      assert.match(run.out, /^Dry run: nothing changed\.$/m);
+      assert.deepEqual(await snapshot(), before);
+      const json = await runInboxctl([...args, '--json'], env);
+      assert.equal(json.code, 0, json.stderr);
+      assert.equal(json.json().dryRun, true);
+      assert.deepEqual(await snapshot(), before);
+    });
+  }
+
+  test('a dry skip of a lane that is not parked is refused as the real one is (exit 2)', async () => {
+    const run = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_2', '--reason', 'x', '--dry-run'], env);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /refused, nothing changed/);
+  });
+});
+
+describe('inboxctl lanes skip | enable, for real', () => {
+  // Found by a probe: skip without --reason said "--reason is empty; give it a value" (it was not given at all).
+  test('skip without --reason says --reason is required; an empty one that it is empty', async () => {
+    const missing = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_1'], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^inboxctl: skip needs --reason <text>: why the event is given up \(it is recorded on the lane\)\.\n$/);
+    const empty = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', ' '], env);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /--reason is empty/);
+  });
+
+  // Found by a probe: "1 lanes with events left are queued."
+  test('enable takes the destination back and queues its one lane behind, in the singular', async () => {
+    const before = await snapshot();
+    const run = await runInboxctl(['lanes', 'enable', 'orders'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.out, 'orders: enabled; 1 lane with events left is queued.\n');
+    const after = await snapshot();
+    assert.equal(after.destinations[0]!.disabled_at, null);
+    assert.equal(after.jobs, before.jobs + 1, 'one delivery job: the dry runs above changed nothing that this does');
+  });
+});
