@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, stat, truncate } from 'node:fs/promises';
+import { open, rename, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { eventDecisions, eventSources } from '../db/schema.ts';
 import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
 import { ArchiveFormatError } from './errors.ts';
+import { makeDirectory } from './make-directory.ts';
 
 export { ArchiveFormatError } from './errors.ts';
 
@@ -117,7 +118,7 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
   return {
     async append(file, events) {
       if (events.length === 0) return;
-      await mkdir(path.dirname(file), { recursive: true });
+      await makeDirectory(path.dirname(file));
       await ensureIntact(file);
       const member = gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
       const sizeBefore = await stat(file).then((s) => s.size, () => undefined);

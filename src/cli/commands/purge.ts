@@ -1,5 +1,6 @@
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import type { CAC } from 'cac';
+import { makeDirectory } from '../../operations/make-directory.ts';
 import type { PurgeResult } from '../../operations/retention.ts';
 import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
@@ -30,7 +31,7 @@ function describe(result: PurgeResult): string[] {
 /** The archive folder must be writable before the first batch, not found unusable half-way. */
 async function ensureWritableFolder(dir: string, setting: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     await access(dir, constants.W_OK);
   } catch (error) {
     throw usageError(`${setting}: cannot write archive files to "${dir}" (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
