@@ -25,7 +25,8 @@ function stripInput(serialized: unknown, depth = 0): void {
  * replaced by the driver error it wraps. Its message is "Failed query: <statement> params:
  * <values>", and pino repeats a cause's message and stack in the outer error's, so dropping fields
  * afterwards is not enough. The errors themselves are left as they are: a changed error gets a
- * view (its prototype is the error) with the clean cause and `errors` as own properties.
+ * view (its prototype is the error) with the clean cause and `errors` as own properties. The
+ * unwrap is db/query-error.ts's withoutQueryText, repeated: the foundation layer imports no db module.
  */
 function withoutQueryWrappers(error: unknown, depth = 0): unknown {
   let unwrapped = error;

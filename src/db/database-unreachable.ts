@@ -1,4 +1,5 @@
 import { withoutQueryText } from './query-error.ts';
+import { unixSocketDirectory } from './socket-url.ts';
 
 // The database is not there, or not there for us: refused, unknown host, TLS refused, wrong
 // password or role, no such database, shutting down. Not a bug of ours, and not the input's.
@@ -29,8 +30,8 @@ export function isDatabaseUnreachable(error: unknown, aboutAnotherRemote: (error
  */
 export function databaseTarget(url: string): string {
   const parsed = new URL(url);
-  const socketDir = parsed.searchParams.get('host');
-  const host = socketDir?.startsWith('/') ? `${socketDir}:${parsed.port || '5432'}` : parsed.host;
+  const socketDir = unixSocketDirectory(parsed);
+  const host = socketDir === undefined ? parsed.host : `${socketDir}:${parsed.port || '5432'}`;
   return `${host}${parsed.pathname}`;
 }
 

@@ -7,8 +7,14 @@
  */
 export function postgresJsConnection(url: string): { url: string; path?: string } {
   const parsed = new URL(url);
-  const socketDir = parsed.searchParams.get('host');
-  if (!socketDir?.startsWith('/')) return { url };
+  const socketDir = unixSocketDirectory(parsed);
+  if (socketDir === undefined) return { url };
   parsed.searchParams.delete('host');
   return { url: parsed.toString(), path: `${socketDir.replace(/\/+$/, '')}/.s.PGSQL.${parsed.port || '5432'}` };
+}
+
+/** The unix socket's folder when the URL names one in libpq's form (`?host=/dir`); undefined for TCP. */
+export function unixSocketDirectory(url: URL): string | undefined {
+  const host = url.searchParams.get('host');
+  return host?.startsWith('/') ? host : undefined;
 }
