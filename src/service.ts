@@ -164,8 +164,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     logger,
     metrics,
+    // Ready means it can store events now: the connection the group commit stores them on.
     pingDatabase: async () => {
-      await database.sql`select 1`;
+      await (ingestPool ?? database.sql)`select 1`;
     },
     readinessTimeoutMs: 1000,
     isAcceptingTraffic: () => accepting,
