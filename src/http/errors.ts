@@ -5,7 +5,8 @@ import type { AppEnv } from './env.ts';
 
 /**
  * One error body for every failure: `{ "error": { "code", "message" } }` with the error's own
- * generic message, never a driver's text, a secret or a computed signature. The log line names
+ * message, which may name a field but never quotes what the sender sent, a driver's text, a secret
+ * or a computed signature. The log line names
  * the delivery (provider, eventId when known) and carries the cause; the logger's serializer
  * strips whatever of a PostgreSQL error can quote the payload (src/logger.ts).
  */

@@ -56,7 +56,7 @@ function parseAsaas(request: WebhookRequest, now: Date): NormalizedEvent {
   const resourceId = entityKey ? (readIdentifier(body, `${entityKey}.id`) ?? null) : null;
   const sentAt = event.dateCreated === undefined ? undefined : parseLenientTimestamp(event.dateCreated, SAO_PAULO_OFFSET);
   if (event.dateCreated !== undefined && sentAt === undefined) {
-    throw new MalformedPayloadError(`dateCreated ${JSON.stringify(event.dateCreated)} is not a "YYYY-MM-DD HH:mm:ss" time.`);
+    throw new MalformedPayloadError('dateCreated is not a "YYYY-MM-DD HH:mm:ss" time.');
   }
   const eventId =
     event.id ??

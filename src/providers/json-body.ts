@@ -94,12 +94,21 @@ export function parseJson(rawBody: Buffer): unknown {
   }
 }
 
-/** Checks a parsed body against the envelope a driver relies on; the message names every failing field. */
+/** Failures named in a malformed_payload message; a body can fail thousands of times over, and the answer stays short. */
+const FAILURES_NAMED = 3;
+
+/**
+ * Checks a parsed body against the envelope a driver relies on; the message names the first failing
+ * fields and what each should be. Zod's messages name the expected type, never the value received,
+ * and the envelopes' records hold z.unknown, so a path is made of the envelope's own keys.
+ */
 export function validateEnvelope<T extends z.ZodType>(value: unknown, envelope: T, provider: string): z.infer<T> {
   const result = envelope.safeParse(value);
   if (!result.success) {
-    const where = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new MalformedPayloadError(`The body is not a ${provider} event this driver understands (${where}).`);
+    const { issues } = result.error;
+    const named = issues.slice(0, FAILURES_NAMED).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    if (issues.length > FAILURES_NAMED) named.push(`${issues.length - FAILURES_NAMED} more`);
+    throw new MalformedPayloadError(`The body is not a ${provider} event this driver understands (${named.join('; ')}).`);
   }
   return result.data;
 }

@@ -99,7 +99,7 @@ function parseMercadoPago(request: WebhookRequest, now: Date): NormalizedEvent {
   const resourceId = queryDataId ?? bodyDataId ?? null;
   const rawTime = readPath(json, 'date_created');
   const sentAt = rawTime === undefined ? undefined : timestampFromJson(rawTime);
-  if (rawTime !== undefined && sentAt === undefined) throw new MalformedPayloadError(`date_created ${JSON.stringify(rawTime)} is not a timestamp.`);
+  if (rawTime !== undefined && sentAt === undefined) throw new MalformedPayloadError('date_created is not a timestamp.');
   const eventId = readIdentifier(json, 'id') ?? derivedEventKey({ resourceId, eventType, status: null, occurredAt: sentAt ?? null });
   return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: json };
 }

@@ -38,7 +38,7 @@ function parsePostback(request: WebhookRequest, now: Date): NormalizedEvent {
   const objectName = text(body.object) ?? 'transaction';
   const updatedAt = text(readPath(body, `${objectName}.date_updated`));
   const sentAt = updatedAt === undefined ? undefined : parseLenientTimestamp(updatedAt);
-  if (updatedAt !== undefined && sentAt === undefined) throw new MalformedPayloadError(`${objectName}[date_updated] is not a timestamp.`);
+  if (updatedAt !== undefined && sentAt === undefined) throw new MalformedPayloadError("The postback's date_updated is not a timestamp.");
   const eventId = derivedEventKey({ resourceId, eventType, status: text(body.current_status) ?? null, occurredAt: sentAt ?? null });
   return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: body };
 }

@@ -125,7 +125,7 @@ const envelope = z.object({
 function parsePagarme(request: WebhookRequest): NormalizedEvent {
   const { json, envelope: event } = parseJsonBody(request.rawBody, envelope, 'Pagar.me');
   const occurredAt = parseLenientTimestamp(event.created_at);
-  if (occurredAt === undefined) throw new MalformedPayloadError(`created_at ${JSON.stringify(event.created_at)} is not a timestamp.`);
+  if (occurredAt === undefined) throw new MalformedPayloadError('created_at is not a timestamp.');
   const id = event.data.id;
   return { eventId: event.id, eventType: event.type, resourceId: typeof id === 'string' && id.length > 0 ? id : null, occurredAt, payload: json };
 }

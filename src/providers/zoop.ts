@@ -37,7 +37,7 @@ function parseZoop(request: WebhookRequest, now: Date): NormalizedEvent {
   const object = event.payload?.object;
   const resourceId = (object && readIdentifier(object, 'id')) ?? null;
   const sentAt = event.created_at === undefined ? undefined : parseLenientTimestamp(event.created_at);
-  if (event.created_at !== undefined && sentAt === undefined) throw new MalformedPayloadError(`created_at ${JSON.stringify(event.created_at)} is not a timestamp.`);
+  if (event.created_at !== undefined && sentAt === undefined) throw new MalformedPayloadError('created_at is not a timestamp.');
   const eventId =
     event.id ??
     derivedEventKey({ resourceId, eventType: event.type, status: (object && readIdentifier(object, 'status')) ?? null, occurredAt: sentAt ?? null });
