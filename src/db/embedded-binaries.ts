@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, cp, mkdir, rename, rm } from 'node:fs/promises';
+import { chmod, cp, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { EmbeddedDatabaseError } from './embedded-error.ts';
 import { type ClusterUser, userCanReach } from './embedded-process.ts';
+import { makeDirectory } from '../fs/make-directory.ts';
 
 /** A PostgreSQL installation: `bin/` beside the `lib/` and `share/` its programs find relative to themselves. */
 export interface PostgresBinaries {
@@ -61,7 +62,7 @@ export async function copyBinaries(from: PostgresBinaries, intoDir: string): Pro
   if (!existsSync(copy.postgres)) {
     const partial = `${target}.partial-${randomBytes(4).toString('hex')}`;
     try {
-      await mkdir(intoDir, { recursive: true });
+      await makeDirectory(intoDir);
       await cp(from.root, partial, { recursive: true, verbatimSymlinks: true });
       await chmod(partial, 0o755);
       await rename(partial, target);

@@ -1,4 +1,4 @@
-import { chmod, chown, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, open, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -6,6 +6,7 @@ import { EMBEDDED_PASSWORD, EMBEDDED_USER } from './embedded-address.ts';
 import { EmbeddedDatabaseError } from './embedded-error.ts';
 import type { EmbeddedLocation } from './embedded-location.ts';
 import { type ClusterUser, runAsClusterUser, runClusterCommand } from './embedded-process.ts';
+import { makeDirectory } from '../fs/make-directory.ts';
 
 /** The server's log, in the data directory: the one folder the cluster's user surely owns. */
 export function clusterLogFile(dataDir: string): string {
@@ -14,7 +15,7 @@ export function clusterLogFile(dataDir: string): string {
 
 export async function initialiseCluster(location: EmbeddedLocation, user: ClusterUser | undefined): Promise<void> {
   const { dataDir } = location;
-  await mkdir(dataDir, { recursive: true });
+  await makeDirectory(dataDir);
   await chmod(dataDir, 0o700);
   if (user) await chown(dataDir, user.uid, user.gid);
   // Beside the data directory, where the cluster's user can read it; the password is the

@@ -3,7 +3,8 @@ export type EmbeddedDatabaseFailure =
   | 'embedded_command_failed'
   | 'embedded_os_user_missing'
   | 'embedded_unreachable'
-  | 'embedded_cluster_not_ours';
+  | 'embedded_cluster_not_ours'
+  | 'embedded_folder_unusable';
 
 /**
  * The development database could not be set up or started. The message is written for the person

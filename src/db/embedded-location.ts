@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type PostgresBinaries, binariesCopiedInto, binariesReachableBy, copyBinaries, packagedBinaries } from './embedded-binaries.ts';
 import { EmbeddedDatabaseError } from './embedded-error.ts';
 import { type ClusterUser, userCanReach } from './embedded-process.ts';
+import { makeDirectory } from '../fs/make-directory.ts';
 
 /** Where a root-started cluster lives when the `postgres` user cannot reach the checkout: root-owned, searchable by all. */
 export const DEFAULT_RELOCATION_DIR = '/var/lib/webhook-inbox';
@@ -59,7 +60,7 @@ function checkoutId(base: string): string {
 }
 
 async function makeSearchable(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await makeDirectory(dir);
   // Explicit: a umask of 077 would otherwise leave the folder closed to the cluster's user.
   await chmod(dir, 0o755);
 }
@@ -89,7 +90,10 @@ async function relocate(base: string, relocationDir: string, user: ClusterUser):
  */
 export async function prepareEmbeddedLocation(baseDir: string, user: ClusterUser | undefined, relocationDir = DEFAULT_RELOCATION_DIR): Promise<EmbeddedLocation> {
   const base = path.resolve(baseDir);
-  await mkdir(base, { recursive: true });
+  await makeDirectory(base).catch((error: unknown) => {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new EmbeddedDatabaseError('embedded_folder_unusable', `Cannot make ${base}, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ${reason}. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.`, { cause: error });
+  });
   const location = await findEmbeddedLocation(base);
   if (!user) return location;
   if (location.relocatedTo) return { ...location, binaries: await copyBinaries(await packagedBinaries(), location.relocatedTo) };

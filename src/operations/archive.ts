@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { eventDecisions, eventSources } from '../db/schema.ts';
 import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
 import { ArchiveFormatError } from './errors.ts';
-import { makeDirectory } from './make-directory.ts';
+import { makeDirectory } from '../fs/make-directory.ts';
 
 export { ArchiveFormatError } from './errors.ts';
 

@@ -28,11 +28,11 @@ after(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-function startService(databaseUrlValue: string, port: number): Promise<Exited> {
+function startService(settings: Record<string, string>, port: number): Promise<Exited> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['src/main.ts'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET_STRIPE: 'whsec_x', DATABASE_URL: databaseUrlValue, PORT: String(port), INBOX_DATA_DIR: scratch },
+      env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET_STRIPE: 'whsec_x', PORT: String(port), INBOX_DATA_DIR: scratch, ...settings },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -57,7 +57,7 @@ const PASSWORD = 's3cret-canary';
 test('a URL the config cannot read is a configuration problem: the service lists it and exits 1, inboxctl exits 2; neither touches a database', async () => {
   const port = await freePort();
   for (const url of ['postgres://', 'postgres://127.0.0.1:99999/test', 'postgres://h:abc/db', 'postgres://u@127.0.0.1:5432/test?sslmode=bogus']) {
-    const service = await startService(url, port);
+    const service = await startService({ DATABASE_URL: url }, port);
     assert.equal(service.code, 1, `${url}: ${service.stderr}`);
     assert.match(service.stderr, /^Invalid configuration:\n {2}- DATABASE_URL: /, url);
     assert.doesNotMatch(service.stderr, STACK_FRAME, url);
@@ -82,7 +82,7 @@ test('a database that cannot be reached at start: one readable line naming host:
     { url: `${databaseUrl(admin, 'postgres')}?sslmode=require`, target: `${host}/postgres`, reason: /TLS|SSL|ECONNRESET/i },
   ];
   for (const { url, target, reason } of cases) {
-    const service = await startService(url, await freePort());
+    const service = await startService({ DATABASE_URL: url }, await freePort());
     assert.notEqual(service.code, 0, url);
     assert.doesNotMatch(service.stderr, STACK_FRAME, `${url}: ${service.stderr}`);
     const lines = service.stderr.trim().split('\n');
@@ -98,4 +98,11 @@ test('a database that cannot be reached at start: one readable line naming host:
     assert.doesNotMatch(cli.stderr, STACK_FRAME, url);
     assert.ok(!cli.stderr.includes(PASSWORD), 'the password is never printed');
   }
+});
+
+test('no DATABASE_URL and an INBOX_DATA_DIR where no folder can be made (/proc): one line naming the folder, exit 1', async () => {
+  // Node's mkdir(…, { recursive: true }) never returns there: the service once spun a core until killed.
+  const service = await startService({ INBOX_DATA_DIR: '/proc/inbox-data' }, await freePort());
+  assert.equal(service.code, 1, service.stderr);
+  assert.equal(service.stderr.trim(), "webhook-inbox: Cannot make /proc/inbox-data, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ENOENT. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.");
 });

@@ -1,6 +1,6 @@
 import { access, constants } from 'node:fs/promises';
 import type { CAC } from 'cac';
-import { makeDirectory } from '../../operations/make-directory.ts';
+import { makeDirectory } from '../../fs/make-directory.ts';
 import type { PurgeResult } from '../../operations/retention.ts';
 import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
