@@ -105,6 +105,13 @@ describe('dashboard actions', () => {
     assert.equal(response.headers.get('set-cookie'), null);
   });
 
+  test('a form past the 16 KB limit gets a 413 page, not a 500', async () => {
+    const response = await post('/dashboard/session', { token: 'x'.repeat(20_000) });
+    assert.equal(response.status, 413);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await response.text(), /Form too large/);
+  });
+
   test('a session without the CSRF token, or from another origin, changes nothing', async () => {
     const { id } = await failedEvent();
     const { cookie, csrf } = await signIn();
