@@ -59,7 +59,18 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     maxSize: FORM_MAX_BYTES,
     onError: (c) => c.html(renderMessagePage({ title: 'Form too large', message: `A dashboard form is at most ${FORM_MAX_BYTES / 1024} KB.`, access: c.get('viewer') }), 413),
   });
-  routes.post('/dashboard/*', formLimit, sameOrigin);
+  // A body that claims to be a form and is not one (multipart/form-data without its boundary)
+  // makes the parser throw, which was a 500: refuse it once here. The parsed form is cached on the
+  // request, so the handlers' own formFields calls read it again without parsing.
+  const readableForm: Guard = async (c, next) => {
+    try {
+      await formFields(c.req);
+    } catch {
+      return c.html(renderMessagePage({ title: 'Unreadable form', message: 'The request body is not a form this dashboard can read. Submit the form from the dashboard page.', access: c.get('viewer') }), 400);
+    }
+    await next();
+  };
+  routes.post('/dashboard/*', formLimit, sameOrigin, readableForm);
 
   routes.post('/dashboard/session', async (c) => {
     const { token } = await formFields(c.req);

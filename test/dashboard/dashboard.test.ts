@@ -112,6 +112,19 @@ describe('dashboard actions', () => {
     assert.match(await response.text(), /Form too large/);
   });
 
+  test('a form body that cannot be parsed gets a 400 page, not a 500', async () => {
+    // multipart/form-data without a boundary: undici's FormData parser throws a TypeError.
+    const response = await fetch(`${service.baseUrl}/dashboard/session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'multipart/form-data', origin: service.baseUrl },
+      body: 'token=whatever',
+    });
+    assert.equal(response.status, 400);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await response.text(), /Unreadable form/);
+  });
+
   test('a session without the CSRF token, or from another origin, changes nothing', async () => {
     const { id } = await failedEvent();
     const { cookie, csrf } = await signIn();
