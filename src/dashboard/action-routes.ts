@@ -13,6 +13,8 @@ import { SIGN_IN_MAX_CLIENTS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clie
 
 type Guard = MiddlewareHandler<DashboardEnv>;
 
+const FORM_MAX_BYTES = 16 * 1024;
+
 /**
  * The socket's peer, never X-Forwarded-For: any client can write that header. Behind a reverse
  * proxy every client is the proxy's address and shares one budget (README, Dashboard).
@@ -51,7 +53,24 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!deps.access.checkCsrfToken(session, (await formFields(c.req)).csrf)) return refuse(c, 'Form expired', 'The form is stale or was not issued by this dashboard. Reload the page and try again.');
     await next();
   };
-  routes.post('/dashboard/*', bodyLimit({ maxSize: 16 * 1024 }), sameOrigin);
+  // A form is a token, a CSRF token and a few filter fields. bodyLimit's default answer is an
+  // exception the app's error handler knows nothing of (it became a 500): answer it here.
+  const formLimit = bodyLimit({
+    maxSize: FORM_MAX_BYTES,
+    onError: (c) => c.html(renderMessagePage({ title: 'Form too large', message: `A dashboard form is at most ${FORM_MAX_BYTES / 1024} KB.`, access: c.get('viewer') }), 413),
+  });
+  // A body that claims to be a form and is not one (multipart/form-data without its boundary)
+  // makes the parser throw, which was a 500: refuse it once here. The parsed form is cached on the
+  // request, so the handlers' own formFields calls read it again without parsing.
+  const readableForm: Guard = async (c, next) => {
+    try {
+      await formFields(c.req);
+    } catch {
+      return c.html(renderMessagePage({ title: 'Unreadable form', message: 'The request body is not a form this dashboard can read. Submit the form from the dashboard page.', access: c.get('viewer') }), 400);
+    }
+    await next();
+  };
+  routes.post('/dashboard/*', formLimit, sameOrigin, readableForm);
 
   routes.post('/dashboard/session', async (c) => {
     const { token } = await formFields(c.req);

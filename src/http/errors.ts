@@ -1,7 +1,15 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
+import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
+import { SigningKeysUnavailableError } from '../providers/signing-keys-error.ts';
+import { RefetchError } from '../refetch/errors.ts';
 import type { AppEnv } from './env.ts';
+
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** A gateway's API or signing keys out of reach carry the same network codes: not the database's outage (as inboxctl's blamesTheDatabase). */
+const isAnotherRemote = (error: Error) => error instanceof RefetchError || error instanceof SigningKeysUnavailableError;
 
 /**
  * One error body for every failure: `{ "error": { "code", "message" } }` with the error's own
@@ -25,6 +33,14 @@ export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger
       logger.info({ ...delivery, code: error.code, status: error.status }, 'delivery rejected');
     }
     return c.json({ error: { code: error.code, message: error.message } }, error.status as 400);
+  }
+  // The dashboard and /api/v1 query the database on every request. While it is down that is the
+  // same outage the receiver answers 503 to and /readyz reports, not a bug of ours: say so, and when
+  // to come back, instead of a 500 whose message speaks of an event.
+  if (isDatabaseUnreachable(error, isAnotherRemote)) {
+    c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    logger.warn({ err: error, path: c.req.path }, 'request not served: the database is unreachable');
+    return c.json({ error: { code: 'database_unavailable', message: 'The database cannot be reached right now; try again shortly.' } }, 503);
   }
   logger.error({ ...delivery, err: error }, 'unexpected error');
   return c.json({ error: { code: 'internal_error', message: 'Unexpected error; the event was not acknowledged.' } }, 500);

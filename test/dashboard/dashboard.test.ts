@@ -105,6 +105,26 @@ describe('dashboard actions', () => {
     assert.equal(response.headers.get('set-cookie'), null);
   });
 
+  test('a form past the 16 KB limit gets a 413 page, not a 500', async () => {
+    const response = await post('/dashboard/session', { token: 'x'.repeat(20_000) });
+    assert.equal(response.status, 413);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await response.text(), /Form too large/);
+  });
+
+  test('a form body that cannot be parsed gets a 400 page, not a 500', async () => {
+    // multipart/form-data without a boundary: undici's FormData parser throws a TypeError.
+    const response = await fetch(`${service.baseUrl}/dashboard/session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'multipart/form-data', origin: service.baseUrl },
+      body: 'token=whatever',
+    });
+    assert.equal(response.status, 400);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await response.text(), /Unreadable form/);
+  });
+
   test('a session without the CSRF token, or from another origin, changes nothing', async () => {
     const { id } = await failedEvent();
     const { cookie, csrf } = await signIn();
