@@ -15,8 +15,9 @@ export class InboxError extends Error {
 }
 
 export class UnknownProviderError extends InboxError {
-  constructor(provider: string) {
-    super('unknown_provider', 404, `No provider named "${provider}" is configured. Check the URL path and the WEBHOOK_SECRET_<PROVIDER> / INBOX_CONFIG settings.`);
+  // The name is the sender's path segment (kilobytes, control characters): the answer does not repeat it.
+  constructor() {
+    super('unknown_provider', 404, 'No provider of that name is configured. Check the URL path and the WEBHOOK_SECRET_<PROVIDER> / INBOX_CONFIG settings.');
   }
 }
 

@@ -28,7 +28,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const provider = c.req.param('provider');
     // Before the body is read: an unknown provider costs nothing.
     const driver = deps.driverFor(provider);
-    if (!driver) throw new UnknownProviderError(provider);
+    if (!driver) throw new UnknownProviderError();
     c.set('delivery', { provider });
     const rawBody = await readBodyWithin(c.req.raw, deps.maxBodyBytes);
     let query: URLSearchParams | undefined;

@@ -65,7 +65,7 @@ export function parseAsymmetricSignatureHeader(value: string): AsymmetricSignatu
   if (!alg || !kid || !signature || !/^[A-Za-z0-9_-]+={0,2}$/.test(signature)) {
     throw new SignatureError('signature_malformed', 'The X-Webhook-Asymmetric-Signature header is not "alg=RS256; kid=<kid>; signature=<base64url>".');
   }
-  if (alg !== 'RS256') throw new SignatureError('signature_malformed', `Unsupported signature algorithm "${alg}"; Pagar.me signs with RS256.`);
+  if (alg !== 'RS256') throw new SignatureError('signature_malformed', 'Unsupported signature algorithm; Pagar.me signs with RS256.');
   return { kid, signature: Buffer.from(signature, 'base64url') };
 }
 

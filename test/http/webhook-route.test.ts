@@ -72,6 +72,15 @@ describe('POST /webhooks/:provider, in-process', () => {
     await expectRejected(await post(body, { 'stripe-signature': stripeSignature(body, SECRET) }, 'nope'), 404, 'unknown_provider');
   });
 
+  test("an unknown provider's 404 does not repeat the path: 8 KB of it, control characters included, came back whole", async () => {
+    const sent = `sentvalue${'x'.repeat(8_000)}%00%E2%80%AE`;
+    const response = await post(newEvent(), {}, sent);
+    assert.equal(response.status, 404);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'unknown_provider');
+    assert.ok(!error.message.includes('sentvalue') && error.message.length < 200, error.message.slice(0, 120));
+  });
+
   test('a correctly signed body that is not JSON gets 400 malformed_payload', async () => {
     await expectRejected(await signed('{"id": "evt_truncated", "type": '), 400, 'malformed_payload');
   });

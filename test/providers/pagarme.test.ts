@@ -72,6 +72,15 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
     }
   });
 
+  test('an unsupported algorithm is refused without repeating what was sent as one', async () => {
+    const header = current.header(hook()).replace('alg=RS256', `alg=sentvalue${'x'.repeat(4_000)}`);
+    await assert.rejects(async () => pagarme().verify(webhookRequest(hook(), { 'x-webhook-asymmetric-signature': header }), new Date()), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'signature_malformed');
+      assert.ok(!error.message.includes('sentvalue'), error.message.slice(0, 120));
+      return true;
+    });
+  });
+
   test('padding and spacing in the header are tolerated', async () => {
     const body = hook();
     const header = current.header(body).replaceAll('; ', ';  ') + '==';
