@@ -28,6 +28,14 @@ function parseLimit(value: string | undefined): number | undefined {
   return limit >= 1 && limit <= FEED_MAX_LIMIT ? limit : undefined;
 }
 
+/**
+ * PostgreSQL text cannot hold a NUL character, so a path segment with one (`%00`) names no payment;
+ * sent as a query parameter it fails the statement (a 500) instead of finding nothing.
+ */
+function isStorableText(value: string): boolean {
+  return !value.includes('\0');
+}
+
 function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[]): PaymentView {
   return {
     payment: {
@@ -76,7 +84,9 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
   });
 
   routes.get('/api/v1/payments/:provider/:chargeId', async (c) => {
-    const payment = await selectPaymentByCharge(deps.db, c.req.param('provider'), c.req.param('chargeId'));
+    const provider = c.req.param('provider');
+    const chargeId = c.req.param('chargeId');
+    const payment = isStorableText(provider) && isStorableText(chargeId) ? await selectPaymentByCharge(deps.db, provider, chargeId) : undefined;
     if (!payment) return apiError(c, 404, 'payment_not_found', 'No payment with that provider and charge id is known to the inbox.');
     const [events, transitions] = await Promise.all([selectEventsOfPayment(deps.db, payment.id), selectTransitionsOfPayment(deps.db, payment.id)]);
     return c.json(paymentView(payment, events, transitions));

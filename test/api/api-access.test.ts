@@ -162,6 +162,14 @@ describe('GET /api/v1/payments/:provider/:chargeId', () => {
       assert.equal(await errorCode(response), 'payment_not_found');
     }
   });
+
+  test('a NUL byte (%00) in the provider or the charge id: 404 payment_not_found, not a 500 from PostgreSQL', async () => {
+    for (const path of ['/api/v1/payments/stripe/ch_api_1%00', '/api/v1/payments/stri%00pe/ch_api_1']) {
+      const response = await get(service, path);
+      assert.equal(response.status, 404, path);
+      assert.equal(await errorCode(response), 'payment_not_found');
+    }
+  });
 });
 
 describe('GET /api/v1/openapi.json', () => {
