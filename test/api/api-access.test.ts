@@ -78,6 +78,19 @@ describe('the API token', () => {
     assert.equal(testConfig({ INBOX_API_TOKEN: 'x'.repeat(32) }).api.token, 'x'.repeat(32));
   });
 
+  test('a token with characters an Authorization: Bearer header cannot carry is a configuration error, not a token that never matches', () => {
+    for (const token of ['Tr0ub4dor&3:correct-horse-battery-staple!', `${'x'.repeat(16)} ${'y'.repeat(16)}`, `${'é'.repeat(32)}`]) {
+      assert.throws(
+        () => testConfig({ INBOX_API_TOKEN: token }),
+        (error: unknown) => error instanceof ConfigError && error.problems.some((p) => p.startsWith('INBOX_API_TOKEN:') && !p.includes(token)),
+        token,
+      );
+    }
+    // What RFC 6750 allows: letters, digits, - . _ ~ + /, then = padding (a base64 token, openssl rand -base64 32).
+    const base64 = 'q7Xo+3Zt/0u9Lk-_.~a1B2c3D4e5F6g7H8i9J0kLmN==';
+    assert.equal(testConfig({ INBOX_API_TOKEN: base64 }).api.token, base64);
+  });
+
   test('the host guard covers /api/v1: another Host gets 421 before the token is looked at', async () => {
     const response = await requestWithHost(`${service.baseUrl}/api/v1/payment-events`, { host: 'attacker.example', headers: auth });
     assert.equal(response.status, 421);
