@@ -373,7 +373,7 @@ export function parseConfig(env: Env, readFile: ReadFile): ParseResult {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) problems.push(...formatIssues(parsed.error));
   const providers = parseProviders(env, readFile, problems);
-  const destinations = loadDestinations(env, readFile, problems);
+  const destinations = loadDestinations(env, readFile, problems, new Set(providers.keys()));
   if (!parsed.success || problems.length > 0) return { ok: false, problems, providers };
   return { ok: true, config: toConfig(parsed.data, providers, destinations) };
 }
