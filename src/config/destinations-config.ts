@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { issueMessage } from './issue-message.ts';
 
 /** `payment.paid`, `payment.refunded`, …: the body's `type`, what a destination may filter on. */
 export const paymentEventTypes = paymentStatuses.map((status) => `payment.${status}` as const);
@@ -102,7 +103,7 @@ function declaredOptions(env: Env, readFile: (path: string) => string, problems:
   }
   const file = fileSchema.safeParse(parsed);
   if (file.success) return file.data.destinations;
-  problems.push(...file.error.issues.map((issue) => `INBOX_CONFIG ${env.INBOX_CONFIG}: ${issue.path.join('.')}: ${issue.message}`));
+  problems.push(...file.error.issues.map((issue) => `INBOX_CONFIG ${env.INBOX_CONFIG}: ${issue.path.join('.')}: ${issueMessage(issue)}`));
   return {};
 }
 
