@@ -1,5 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { Database } from '../db/client.ts';
+import { classifyDatabaseError } from '../db/database-errors.ts';
+import { withoutQueryText } from '../db/query-error.ts';
 import type { PaymentRow } from '../domain/payments/schema.ts';
 import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
 import type { RequestEnv } from '../web/request-env.ts';
@@ -16,8 +18,27 @@ export interface ApiDeps {
   token: string;
 }
 
-function apiError(c: Context<RequestEnv>, status: 400 | 404, code: string, message: string): Response {
+function apiError(c: Context<RequestEnv>, status: 400 | 404 | 500 | 503, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status);
+}
+
+/** How long a client is asked to wait while the database cannot be reached, as the webhook route asks gateways. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A read that failed: the database out of reach is a 503 the client retries after Retry-After (like
+ * /readyz's database_unavailable), anything else a 500. In the API's own words: the app-wide
+ * handler speaks to gateways ("the event was not acknowledged").
+ */
+function apiFailure(error: unknown, c: Context<RequestEnv>): Response {
+  const cause = withoutQueryText(error);
+  if (classifyDatabaseError(cause) === 'availability') {
+    c.get('logger').warn({ err: cause, path: c.req.path }, 'API request failed: the database cannot be reached');
+    c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    return apiError(c, 503, 'database_unavailable', 'The database cannot be reached right now; ask again after Retry-After seconds.');
+  }
+  c.get('logger').error({ err: cause, path: c.req.path }, 'unexpected error');
+  return apiError(c, 500, 'internal_error', 'Unexpected error; ask again later.');
 }
 
 /** `limit` as sent: digits only, 1 to FEED_MAX_LIMIT; absent means the default. */
@@ -26,6 +47,14 @@ function parseLimit(value: string | undefined): number | undefined {
   if (!/^\d{1,4}$/.test(value)) return undefined;
   const limit = Number(value);
   return limit >= 1 && limit <= FEED_MAX_LIMIT ? limit : undefined;
+}
+
+/**
+ * PostgreSQL text cannot hold a NUL character, so a path segment with one (`%00`) names no payment;
+ * sent as a query parameter it fails the statement (a 500) instead of finding nothing.
+ */
+function isStorableText(value: string): boolean {
+  return !value.includes('\0');
 }
 
 function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[]): PaymentView {
@@ -55,6 +84,7 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
  */
 export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
   const routes = new Hono<RequestEnv>();
+  routes.onError(apiFailure);
   routes.use('/api/v1/*', async (c, next) => {
     await next();
     c.header('cache-control', 'no-store');
@@ -76,7 +106,9 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
   });
 
   routes.get('/api/v1/payments/:provider/:chargeId', async (c) => {
-    const payment = await selectPaymentByCharge(deps.db, c.req.param('provider'), c.req.param('chargeId'));
+    const provider = c.req.param('provider');
+    const chargeId = c.req.param('chargeId');
+    const payment = isStorableText(provider) && isStorableText(chargeId) ? await selectPaymentByCharge(deps.db, provider, chargeId) : undefined;
     if (!payment) return apiError(c, 404, 'payment_not_found', 'No payment with that provider and charge id is known to the inbox.');
     const [events, transitions] = await Promise.all([selectEventsOfPayment(deps.db, payment.id), selectTransitionsOfPayment(deps.db, payment.id)]);
     return c.json(paymentView(payment, events, transitions));

@@ -21,6 +21,10 @@ function componentSchemas(): Record<string, unknown> {
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
 const error = (description: string) => ({ description, content: json('Error') });
 const unauthorized = error('No bearer token, or not INBOX_API_TOKEN (`WWW-Authenticate: Bearer`).');
+const unavailable = {
+  ...error('`database_unavailable`: the database cannot be reached right now; ask again after `Retry-After` seconds.'),
+  headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+};
 const misdirected = error('The Host is not one of the service\'s names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).');
 
 let cached: Record<string, unknown> | undefined;
@@ -52,6 +56,7 @@ export function openApiDocument(): Record<string, unknown> {
             400: error('`limit_invalid` or `cursor_invalid`.'),
             401: unauthorized,
             421: misdirected,
+            503: unavailable,
           },
         },
       },
@@ -68,6 +73,7 @@ export function openApiDocument(): Record<string, unknown> {
             401: unauthorized,
             404: error('`payment_not_found`.'),
             421: misdirected,
+            503: unavailable,
           },
         },
       },

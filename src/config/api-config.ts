@@ -12,7 +12,13 @@ export interface ApiConfig {
 export const apiEnvKeys = {
   // 32 characters: a bearer token is the whole credential, sent on every request; `openssl rand
   // -hex 32` gives 64. Shorter is refused, not warned about: an application can guess nothing.
-  INBOX_API_TOKEN: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`); unset it to turn the API off').optional(),
+  // The characters of RFC 6750's b64token, what bearer-auth.ts reads from the header: a token with
+  // any other (a space, `!`, `&`) could never be sent, so every request would get 401 token_missing.
+  INBOX_API_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`); unset it to turn the API off')
+    .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'may hold only letters, digits and - . _ ~ + / (then = at the end), what an `Authorization: Bearer` header carries (e.g. `openssl rand -hex 32`)')
+    .optional(),
 };
 
 export function apiConfig(e: z.output<z.ZodObject<typeof apiEnvKeys>>): ApiConfig {

@@ -3,6 +3,7 @@ import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
 import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
 import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys, postgresUrl } from './database-config.ts';
 import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
+import { issueMessage } from './issue-message.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
 
@@ -237,7 +238,7 @@ function splitSecrets(value: string): string[] {
 
 function formatIssues(error: z.ZodError, prefix = ''): string[] {
   // An issue of the whole file (an unknown top-level key) has an empty path: no ": " before its message.
-  return error.issues.map((issue) => `${prefix}${issue.path.length === 0 ? '' : `${issue.path.join('.')}: `}${issue.message}`);
+  return error.issues.map((issue) => `${prefix}${issue.path.length === 0 ? '' : `${issue.path.join('.')}: `}${issueMessage(issue)}`);
 }
 
 type Env = Record<string, string | undefined>;
@@ -373,7 +374,7 @@ export function parseConfig(env: Env, readFile: ReadFile): ParseResult {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) problems.push(...formatIssues(parsed.error));
   const providers = parseProviders(env, readFile, problems);
-  const destinations = loadDestinations(env, readFile, problems);
+  const destinations = loadDestinations(env, readFile, problems, new Set(providers.keys()));
   if (!parsed.success || problems.length > 0) return { ok: false, problems, providers };
   return { ok: true, config: toConfig(parsed.data, providers, destinations) };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { issueMessage } from './issue-message.ts';
 
 /** `payment.paid`, `payment.refunded`, …: the body's `type`, what a destination may filter on. */
 export const paymentEventTypes = paymentStatuses.map((status) => `payment.${status}` as const);
@@ -102,7 +103,7 @@ function declaredOptions(env: Env, readFile: (path: string) => string, problems:
   }
   const file = fileSchema.safeParse(parsed);
   if (file.success) return file.data.destinations;
-  problems.push(...file.error.issues.map((issue) => `INBOX_CONFIG ${env.INBOX_CONFIG}: ${issue.path.join('.')}: ${issue.message}`));
+  problems.push(...file.error.issues.map((issue) => `INBOX_CONFIG ${env.INBOX_CONFIG}: ${issue.path.join('.')}: ${issueMessage(issue)}`));
   return {};
 }
 
@@ -118,6 +119,17 @@ function namesFromEnv(env: Env, problems: string[]): Set<string> {
     else problems.push(`${key}: "${name}" is not a valid destination name`);
   }
   return names;
+}
+
+/**
+ * Events of a provider the filter does not name are passed over for good (the lane moves on), so a
+ * misspelt provider would silently send the destination nothing: only configured providers count.
+ */
+function unknownProviders(name: string, options: DestinationOptions, configured: ReadonlySet<string>): string[] {
+  const known = [...configured].sort().join(', ') || 'none';
+  return (options.providers ?? [])
+    .filter((provider) => !configured.has(provider))
+    .map((provider) => `destination "${name}": providers: "${provider}" is not a provider configured here (${known})`);
 }
 
 function createDestination(name: string, env: Env, options: DestinationOptions, allowHttp: boolean, problems: string[]): DestinationConfig | undefined {
@@ -141,7 +153,7 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
  * enable `<name>`; INBOX_CONFIG's `destinations.<name>` adds filters and options. Problems go to
  * `problems`, to be listed with every other configuration problem at once.
  */
-export function loadDestinations(env: Env, readFile: (path: string) => string, problems: string[]): DestinationConfig[] {
+export function loadDestinations(env: Env, readFile: (path: string) => string, problems: string[], providers: ReadonlySet<string>): DestinationConfig[] {
   const allowHttp = env.DESTINATION_ALLOW_HTTP === '1';
   if (env.DESTINATION_ALLOW_HTTP !== undefined && env.DESTINATION_ALLOW_HTTP !== '1' && env.DESTINATION_ALLOW_HTTP !== '0') {
     problems.push('DESTINATION_ALLOW_HTTP: must be 1 or 0');
@@ -150,6 +162,7 @@ export function loadDestinations(env: Env, readFile: (path: string) => string, p
   const names = new Set([...namesFromEnv(env, problems), ...Object.keys(declared)]);
   const destinations: DestinationConfig[] = [];
   for (const name of [...names].sort()) {
+    problems.push(...unknownProviders(name, declared[name] ?? {}, providers));
     const destination = createDestination(name, env, declared[name] ?? {}, allowHttp, problems);
     if (destination) destinations.push(destination);
   }

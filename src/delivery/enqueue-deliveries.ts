@@ -13,10 +13,14 @@ export class DeliveryJobNotCreatedError extends Error {
   }
 }
 
-/** Whether a destination wants this change: its provider and event type filters. */
+/** Whether a destination has lanes for this provider's payments at all: its providers filter. */
+function destinationTakesProvider(destination: DestinationConfig, provider: string): boolean {
+  return !destination.providers || destination.providers.includes(provider);
+}
+
+/** Whether a destination wants this change sent: its provider and event type filters. */
 export function destinationWants(destination: DestinationConfig, provider: string, status: PaymentStatus): boolean {
-  if (destination.providers && !destination.providers.includes(provider)) return false;
-  return !destination.kinds || destination.kinds.includes(`payment.${status}`);
+  return destinationTakesProvider(destination, provider) && (!destination.kinds || destination.kinds.includes(`payment.${status}`));
 }
 
 /** Inserts delivery jobs for these lanes inside the caller's transaction; a refused job rolls it back. */
@@ -42,7 +46,9 @@ export function createDeliveryAnnouncer(boss: PgBoss, destinations: readonly Des
     const lanes = new Map<string, DeliveryJobData>();
     for (const change of changes) {
       for (const destination of destinations) {
-        if (destinationWants(destination, change.provider, change.state.status)) lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
+        // A change its kinds filter leaves out still queues the lane's run, which passes it over:
+        // without it the lane would stay behind that event until a wanted change came.
+        if (destinationTakesProvider(destination, change.provider)) lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
       }
     }
     await enqueueLaneJobs(boss, tx, [...lanes.values()]);

@@ -78,6 +78,19 @@ describe('the API token', () => {
     assert.equal(testConfig({ INBOX_API_TOKEN: 'x'.repeat(32) }).api.token, 'x'.repeat(32));
   });
 
+  test('a token with characters an Authorization: Bearer header cannot carry is a configuration error, not a token that never matches', () => {
+    for (const token of ['Tr0ub4dor&3:correct-horse-battery-staple!', `${'x'.repeat(16)} ${'y'.repeat(16)}`, `${'é'.repeat(32)}`]) {
+      assert.throws(
+        () => testConfig({ INBOX_API_TOKEN: token }),
+        (error: unknown) => error instanceof ConfigError && error.problems.some((p) => p.startsWith('INBOX_API_TOKEN:') && !p.includes(token)),
+        token,
+      );
+    }
+    // What RFC 6750 allows: letters, digits, - . _ ~ + /, then = padding (a base64 token, openssl rand -base64 32).
+    const base64 = 'q7Xo+3Zt/0u9Lk-_.~a1B2c3D4e5F6g7H8i9J0kLmN==';
+    assert.equal(testConfig({ INBOX_API_TOKEN: base64 }).api.token, base64);
+  });
+
   test('the host guard covers /api/v1: another Host gets 421 before the token is looked at', async () => {
     const response = await requestWithHost(`${service.baseUrl}/api/v1/payment-events`, { host: 'attacker.example', headers: auth });
     assert.equal(response.status, 421);
@@ -157,6 +170,14 @@ describe('GET /api/v1/payments/:provider/:chargeId', () => {
 
   test('an unknown payment, or a known charge under another provider: 404 payment_not_found', async () => {
     for (const path of ['/api/v1/payments/stripe/ch_nobody', '/api/v1/payments/pagarme/ch_api_1']) {
+      const response = await get(service, path);
+      assert.equal(response.status, 404, path);
+      assert.equal(await errorCode(response), 'payment_not_found');
+    }
+  });
+
+  test('a NUL byte (%00) in the provider or the charge id: 404 payment_not_found, not a 500 from PostgreSQL', async () => {
+    for (const path of ['/api/v1/payments/stripe/ch_api_1%00', '/api/v1/payments/stri%00pe/ch_api_1']) {
       const response = await get(service, path);
       assert.equal(response.status, 404, path);
       assert.equal(await errorCode(response), 'payment_not_found');

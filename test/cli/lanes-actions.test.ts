@@ -76,6 +76,43 @@ describe('inboxctl lanes retry | skip | enable --dry-run', () => {
   });
 });
 
+describe('inboxctl lanes, listing', () => {
+  // Found by a probe: with the destination gone from the environment (removed, or a shell without
+  // its variables), the parked lane was listed and the exit code was 0.
+  test('a parked lane of a destination not configured here is listed and exit 1, text and --json', async () => {
+    const elsewhere = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_lanes', DESTINATION_URL_BILLING: 'http://127.0.0.1:9/hooks', DESTINATION_SECRET_BILLING: newDestinationSecret() };
+    for (const args of [['lanes', '--parked'], ['lanes']]) {
+      const run = await runInboxctl(args, elsewhere);
+      assert.match(run.out, /^PARKED +orders +stripe:ch_1 /m, args.join(' '));
+      assert.equal(run.code, 1, args.join(' '));
+    }
+    const json = await runInboxctl(['lanes', '--parked', '--json'], elsewhere);
+    assert.equal(json.code, 1, json.stderr);
+    assert.ok((json.json().lanes as { chargeId: string }[]).some((lane) => lane.chargeId === 'ch_1'));
+  });
+});
+
+describe('inboxctl lanes retry | skip | enable without their arguments', () => {
+  // Found by a probe: `lanes retry` said "the destination is empty; give it a value." for an argument not given at all.
+  const cases: Array<[args: string[], says: string]> = [
+    [['lanes', 'retry'], 'inboxctl: lanes retry needs a destination and a payment: inboxctl lanes retry <destination> <provider>:<charge id>.\n'],
+    [['lanes', 'skip', 'orders', '--reason', 'x'], 'inboxctl: lanes skip needs a destination and a payment: inboxctl lanes skip <destination> <provider>:<charge id>.\n'],
+    [['lanes', 'enable'], 'inboxctl: lanes enable needs a destination: inboxctl lanes enable <destination>.\n'],
+  ];
+  for (const [args, says] of cases) {
+    test(`${args.join(' ')}: exit 2 saying what is missing`, async () => {
+      const run = await runInboxctl(args, env);
+      assert.equal(run.code, 2);
+      assert.equal(run.stderr, says);
+    });
+  }
+  test('an empty one is still called empty', async () => {
+    const run = await runInboxctl(['lanes', 'retry', '', 'stripe:ch_1'], env);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /the destination is empty/);
+  });
+});
+
 describe('inboxctl lanes skip | enable, for real', () => {
   // Found by a probe: skip without --reason said "--reason is empty; give it a value" (it was not given at all).
   test('skip without --reason says --reason is required; an empty one that it is empty', async () => {

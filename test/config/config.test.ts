@@ -168,6 +168,17 @@ describe('loadConfig', () => {
     assert.ok(loadConfig({ INBOX_CONFIG: 'f.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br' }, () => file).providers.has('stripe-br'));
   });
 
+  // Found by a probe: a bad name under "providers" or "destinations" said only "Invalid key in
+  // record" (zod 4's issue for a record key), never what a name may be.
+  test('a bad provider or destination name in INBOX_CONFIG says what names may be', () => {
+    const file = JSON.stringify({ providers: { Stripe_BR: { driver: 'stripe' } }, destinations: { Orders: {} } });
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json' }, () => file)).filter((p) => p.includes('f.json'));
+    assert.deepEqual(problems.sort(), [
+      'INBOX_CONFIG f.json: destinations.Orders: destination names are lower-case letters, digits and dashes, at most 30',
+      'INBOX_CONFIG f.json: providers.Stripe_BR: provider names are lower-case letters, digits and dashes, at most 30',
+    ]);
+  });
+
   test('an unreadable INBOX_CONFIG is a readable problem, not a crash', () => {
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/missing.json' }, noFiles));
     assert.match(problems.join('\n'), /INBOX_CONFIG: cannot read \/missing.json/);

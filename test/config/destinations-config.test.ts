@@ -45,8 +45,19 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
 
   test('INBOX_CONFIG adds filters and options to a destination the environment enables', () => {
     const readFile = files({ providers: {}, destinations: { ledger: { providers: ['stripe'], kinds: ['payment.paid', 'payment.refunded'], maxAttempts: 3, timeoutMs: 2000 } } });
-    const [ledger] = loadConfig({ INBOX_CONFIG: '/etc/inbox.json', DESTINATION_URL_LEDGER: 'https://ledger.example.com/', DESTINATION_SECRET_LEDGER: SECRET }, readFile).destinations;
+    const [ledger] = loadConfig(
+      { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE: 'whsec_test', DESTINATION_URL_LEDGER: 'https://ledger.example.com/', DESTINATION_SECRET_LEDGER: SECRET },
+      readFile,
+    ).destinations;
     assert.deepEqual([ledger!.providers, ledger!.kinds, ledger!.maxAttempts, ledger!.timeoutMs], [['stripe'], ['payment.paid', 'payment.refunded'], 3, 2000]);
+  });
+
+  test('a `providers` filter naming a provider not configured here is a problem naming it and the configured ones (a typo would pass every event over)', () => {
+    const readFile = files({ providers: { 'stripe-br': { driver: 'stripe' } }, destinations: { ledger: { providers: ['stripe-br', 'strpe'] } } });
+    const env = { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_test', DESTINATION_URL_LEDGER: 'https://ledger.example.com/', DESTINATION_SECRET_LEDGER: SECRET };
+    assert.deepEqual(problemsOf(env, readFile), ['destination "ledger": providers: "strpe" is not a provider configured here (stripe-br)']);
+    const fixed = files({ providers: { 'stripe-br': { driver: 'stripe' } }, destinations: { ledger: { providers: ['stripe-br'] } } });
+    assert.deepEqual(loadConfig(env, fixed).destinations[0]!.providers, ['stripe-br']);
   });
 
   test('plain http is refused off loopback, allowed to loopback, and everywhere with DESTINATION_ALLOW_HTTP=1', () => {

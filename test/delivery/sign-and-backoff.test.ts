@@ -51,4 +51,13 @@ describe('backoff', () => {
     assert.equal(nextAttemptDelaySeconds(1, 120, settings), 120);
     assert.ok(nextAttemptDelaySeconds(1, undefined, settings) < 10);
   });
+
+  test('a Retry-After that is neither whole seconds nor an HTTP-date is ignored, not read by Date.parse as a year (1.5 → 2001, +3600 → year 3600)', () => {
+    const now = new Date('2026-12-03T12:00:00Z');
+    for (const value of ['1.5', '-1', '+60', '+3600', '30s', '12-03-2026', '2026-12-03']) assert.equal(retryAfterSeconds(value, now), undefined, value);
+    // The three forms of RFC 9110 §5.6.7 a recipient must read: IMF-fixdate, RFC 850, asctime (all GMT).
+    assert.equal(retryAfterSeconds('Thu, 03 Dec 2026 12:05:00 GMT', now), 300);
+    assert.equal(retryAfterSeconds('Thursday, 03-Dec-26 12:05:00 GMT', now), 300);
+    assert.equal(retryAfterSeconds('Thu Dec  3 12:05:00 2026', now), 300);
+  });
 });

@@ -78,9 +78,18 @@ async function enable(context: CommandContext, destinationArg: unknown, dryRun: 
   });
 }
 
+/** An argument not given at all is named as missing, with the command's usage (an empty one is called empty by requiredText). */
+function missingArguments(action: LaneAction, destinationArg: unknown, laneArg: unknown): string | undefined {
+  if (action === 'enable') return destinationArg === undefined ? 'lanes enable needs a destination: inboxctl lanes enable <destination>.' : undefined;
+  if (destinationArg !== undefined && laneArg !== undefined) return undefined;
+  return `lanes ${action} needs a destination and a payment: inboxctl lanes ${action} <destination> <provider>:<charge id>.`;
+}
+
 /** `lanes retry | skip | enable`: an operator's change to one lane or destination, in one transaction with the jobs it queues. */
 export async function runLaneAction(context: CommandContext, action: LaneAction, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags): Promise<number> {
   if (action === 'enable' && laneArg !== undefined) throw usageError('enable takes a destination only.');
+  const missing = missingArguments(action, destinationArg, laneArg);
+  if (missing) throw usageError(missing);
   const { message, ...result } = action === 'enable' ? await enable(context, destinationArg, flags.dryRun === true) : await laneChange(context, action, destinationArg, laneArg, flags);
   if (flags.json) context.runtime.stdout.write(toJson(result));
   else {

@@ -40,7 +40,9 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
     destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
     lanes: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit }),
   }));
-  const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0);
+  // The lanes listed count too: a parked lane of a destination not configured here (removed, or a
+  // shell without its variables) is in no destination's count. Parked lanes are listed first.
+  const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0) || lanes.some((lane) => lane.parkedAt !== null);
   if (flags.json) {
     context.runtime.stdout.write(toJson({ destinations, lanes }));
     return attention ? exitCodes.attention : exitCodes.ok;
