@@ -1,7 +1,5 @@
 import { type Context, Hono } from 'hono';
 import type { Database } from '../db/client.ts';
-import { classifyDatabaseError } from '../db/database-errors.ts';
-import { withoutQueryText } from '../db/query-error.ts';
 import type { PaymentRow } from '../domain/payments/schema.ts';
 import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
 import type { RequestEnv } from '../web/request-env.ts';
@@ -18,27 +16,8 @@ export interface ApiDeps {
   token: string;
 }
 
-function apiError(c: Context<RequestEnv>, status: 400 | 404 | 500 | 503, code: string, message: string): Response {
+function apiError(c: Context<RequestEnv>, status: 400 | 404, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status);
-}
-
-/** How long a client is asked to wait while the database cannot be reached, as the webhook route asks gateways. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-/**
- * A read that failed: the database out of reach is a 503 the client retries after Retry-After (like
- * /readyz's database_unavailable), anything else a 500. In the API's own words: the app-wide
- * handler speaks to gateways ("the event was not acknowledged").
- */
-function apiFailure(error: unknown, c: Context<RequestEnv>): Response {
-  const cause = withoutQueryText(error);
-  if (classifyDatabaseError(cause) === 'availability') {
-    c.get('logger').warn({ err: cause, path: c.req.path }, 'API request failed: the database cannot be reached');
-    c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-    return apiError(c, 503, 'database_unavailable', 'The database cannot be reached right now; ask again after Retry-After seconds.');
-  }
-  c.get('logger').error({ err: cause, path: c.req.path }, 'unexpected error');
-  return apiError(c, 500, 'internal_error', 'Unexpected error; ask again later.');
 }
 
 /** `limit` as sent: digits only, 1 to FEED_MAX_LIMIT; absent means the default. */
@@ -84,7 +63,6 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
  */
 export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
   const routes = new Hono<RequestEnv>();
-  routes.onError(apiFailure);
   routes.use('/api/v1/*', async (c, next) => {
     await next();
     c.header('cache-control', 'no-store');

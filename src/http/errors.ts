@@ -1,6 +1,8 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
+import { classifyDatabaseError } from '../db/database-errors.ts';
 import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
+import { withoutQueryText } from '../db/query-error.ts';
 import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
 import { SigningKeysUnavailableError } from '../providers/signing-keys-error.ts';
 import { RefetchError } from '../refetch/errors.ts';
@@ -36,12 +38,24 @@ export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger
   }
   // The dashboard and /api/v1 query the database on every request. While it is down that is the
   // same outage the receiver answers 503 to and /readyz reports, not a bug of ours: say so, and when
-  // to come back, instead of a 500 whose message speaks of an event.
-  if (isDatabaseUnreachable(error, isAnotherRemote)) {
+  // to come back, instead of a 500.
+  if (isDatabaseOutage(error)) {
     c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-    logger.warn({ err: error, path: c.req.path }, 'request not served: the database is unreachable');
-    return c.json({ error: { code: 'database_unavailable', message: 'The database cannot be reached right now; try again shortly.' } }, 503);
+    logger.warn({ err: error, path: c.req.path }, 'request not served: the database cannot be reached');
+    return c.json({ error: { code: 'database_unavailable', message: 'The database cannot be reached right now; ask again after Retry-After seconds.' } }, 503);
   }
-  logger.error({ ...delivery, err: error }, 'unexpected error');
-  return c.json({ error: { code: 'internal_error', message: 'Unexpected error; the event was not acknowledged.' } }, 500);
+  logger.error({ ...delivery, err: error, path: c.req.path }, 'unexpected error');
+  // Only a gateway's delivery has an event to speak of; an operator's or an application's request does not.
+  const message = delivery || c.req.path.startsWith('/webhooks/') ? 'Unexpected error; the event was not acknowledged.' : 'Unexpected error; ask again later.';
+  return c.json({ error: { code: 'internal_error', message } }, 500);
+}
+
+/** Unreachable (the socket's codes) or refusing everything for now (SQLSTATE 08, 57P01 while it shuts down, …), and not a gateway's API or keys. */
+function isDatabaseOutage(error: unknown): boolean {
+  return isDatabaseUnreachable(error, isAnotherRemote) || (!anotherRemoteIn(error) && classifyDatabaseError(withoutQueryText(error)) === 'availability');
+}
+
+function anotherRemoteIn(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (isAnotherRemote(e)) return true;
+  return false;
 }
