@@ -7,6 +7,7 @@ import {
   asRecord,
   pathSegment,
   refundStatus,
+  requireMinorUnits,
   requireString,
   upperCurrency,
 } from './types.ts';
@@ -54,8 +55,9 @@ function capturedStatus(charge: Record<string, unknown>, dispute: Record<string,
   } else if (charge.disputed === true) {
     return 'disputed';
   }
-  const captured = numberOr(charge.amount_captured, numberOr(charge.amount, 0));
-  return refundStatus(captured, numberOr(charge.amount_refunded, 0));
+  // amount_captured is absent on API versions older than the field: the amount stands for it.
+  const captured = charge.amount_captured === undefined ? requireMinorUnits(charge, 'amount', GATEWAY) : requireMinorUnits(charge, 'amount_captured', GATEWAY);
+  return refundStatus(captured, requireMinorUnits(charge, 'amount_refunded', GATEWAY));
 }
 
 /** Maps a charge (and, when disputed, its newest dispute) to the canonical state. */
@@ -69,11 +71,15 @@ export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): Cha
   else if (stripeStatus !== 'succeeded') throw new GatewayResponseShapeError(GATEWAY, `unknown charge status "${stripeStatus}"`);
   else if (charge.captured === false) status = charge.refunded === true ? 'canceled' : 'authorized';
   else status = capturedStatus(charge, dispute);
+  // Every charge carries its amount and amount_refunded: an answer without them is not a charge
+  // this mapping can read (a snapshot resets the payment, so a guess would overwrite the truth).
+  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
+  const amountRefunded = requireMinorUnits(charge, 'amount_refunded', GATEWAY);
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
-    amount: typeof charge.amount === 'number' ? charge.amount : undefined,
-    amountRefunded: charge.captured === false ? 0 : numberOr(charge.amount_refunded, 0),
+    amount,
+    amountRefunded: charge.captured === false ? 0 : amountRefunded,
     currency: upperCurrency(charge.currency),
   };
 }

@@ -92,6 +92,18 @@ export function requireString(record: Record<string, unknown>, key: string, gate
   return value;
 }
 
+/**
+ * An amount the mapping cannot do without, in minor units: a missing or malformed one is a shape
+ * error, never read as 0 (0 refunded would turn a refunded charge's snapshot into a paid one).
+ */
+export function requireMinorUnits(record: Record<string, unknown>, key: string, gateway: string): number {
+  const value = record[key];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : 'not an amount in minor units'}`);
+  }
+  return value;
+}
+
 export function upperCurrency(value: unknown): string | undefined {
   return typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toUpperCase() : undefined;
 }

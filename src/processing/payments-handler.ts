@@ -55,11 +55,14 @@ function chargeToRefetch(event: InboxEvent, refetcher: ChargeRefetcher | undefin
   return noticeChargeId(event) ?? undefined;
 }
 
-function snapshotFact(chargeId: string, snapshot: ChargeSnapshot): PaymentFact {
+function snapshotFact(chargeId: string, snapshot: ChargeSnapshot, legacyChargeId: string | undefined): PaymentFact {
   return {
     kind: paymentKind(snapshot.status),
     // The id this event is keyed by, not the gateway's echo of it (Mercado Pago answers a number).
     chargeId,
+    // The webhook's legacy key too: a payment stored under it before the key changed (a Stripe
+    // charge id) is this payment, and the snapshot must find that row, not create a second one.
+    ...(legacyChargeId === undefined ? {} : { legacyChargeId }),
     status: snapshot.status,
     occurredAt: snapshot.observedAt,
     amount: snapshot.amount,
@@ -98,7 +101,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
       batch.forEach(({ event, context }, position) => {
         const snapshot = context as ChargeSnapshot | undefined;
         const chargeId = event.fact?.chargeId ?? noticeChargeId(event);
-        const fact = snapshot && chargeId ? snapshotFact(chargeId, snapshot) : event.fact;
+        const fact = snapshot && chargeId ? snapshotFact(chargeId, snapshot, event.fact?.legacyChargeId) : event.fact;
         // A notice that could not be re-read tells nothing (no API configured for its provider).
         if (!fact) {
           applied[position] = notAPaymentEvent(event.kind);

@@ -19,10 +19,11 @@ export interface ProcessingDeps {
   /** Attempts, failures by error class, received → processed latency (observability/metrics.ts). */
   metrics?: ProcessingMetrics;
   /**
-   * Queues the event again to start at `startAfter`, leaving its row pending with `reason`.
+   * Queues the event again to start at `startAfter`, leaving its row pending with `reason`; the
+   * new job gets `retriesLeft` retries when the job said how many it had left (EventJob).
    * Without it a gateway breaker that is open fails the attempt like any other error.
    */
-  deferEvent?(inboxId: number, startAfter: Date, reason: string): Promise<void>;
+  deferEvent?(inboxId: number, startAfter: Date, reason: string, retriesLeft: number | undefined): Promise<void>;
 }
 
 /**
@@ -40,6 +41,12 @@ export interface EventJob {
   receivedAt?: Date | undefined;
   /** pg-boss aborts it when the job expired or shutdown gave up on it: nothing new starts then. */
   signal?: AbortSignal;
+  /**
+   * The retries pg-boss still has for this job after this attempt (retryLimit − retryCount). An
+   * attempt deferred for an open breaker is not spent, so the job queued in its place gets exactly
+   * these: WORKER_MAX_ATTEMPTS still bounds the event's attempts in all.
+   */
+  retriesLeft?: number;
 }
 
 export class ProviderNotConfiguredError extends Error {
@@ -231,7 +238,7 @@ async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise
 async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEventRow | undefined, error: unknown): Promise<EventResult> {
   if (error instanceof BreakerOpenError && deps.deferEvent) {
     try {
-      await deps.deferEvent(job.inboxId, error.halfOpensAt, describeError(error).slice(0, MAX_ERROR_LENGTH));
+      await deps.deferEvent(job.inboxId, error.halfOpensAt, describeError(error).slice(0, MAX_ERROR_LENGTH), job.retriesLeft);
       return { outcome: 'deferred' };
     } catch (deferError) {
       error = deferError;

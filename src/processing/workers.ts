@@ -42,14 +42,16 @@ export interface ProcessingOptions {
 /**
  * A new job for the event, not before `startAfter`, then the current job completes: the row
  * stays pending and keeps its attempt count (the job's retry budget is not spent waiting for a
- * gateway). The new job commits first; completing the old one after a crash in between leaves two
+ * gateway, nor renewed: the new job has the retries the current one had left, so an event that
+ * failed before the breaker opened still ends `failed` after WORKER_MAX_ATTEMPTS attempts in all).
+ * The new job commits first; completing the old one after a crash in between leaves two
  * jobs of one event, which the inbox row lock makes harmless.
  */
 function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
-  return async (inboxId, startAfter, reason) => {
+  return async (inboxId, startAfter, reason, retriesLeft) => {
     const row = (await findEventsByIds(drizzleExecutor(db), [{ id: inboxId }])).get(inboxId);
     if (!row || row.status !== 'pending') return;
-    await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter }));
+    await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter, retryLimit: retriesLeft }));
     await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
     logger.info({ inboxId, provider: row.provider, startAfter }, 'gateway API breaker open: event queued again for when it half-opens');
   };
@@ -110,7 +112,12 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: 
   for (let i = 0; i < worker.concurrency; i += 1) {
     let workerId: string | undefined;
     workerId = await boss.work<WebhookJobData, unknown, typeof webhookWork>(WEBHOOKS_QUEUE, webhookWork, async (jobs) => {
-      const items = jobs.map((job) => ({ inboxId: job.data.inboxId, receivedAt: receivedAtOf(job.data), signal: job.signal }));
+      const items = jobs.map((job) => ({
+        inboxId: job.data.inboxId,
+        receivedAt: receivedAtOf(job.data),
+        signal: job.signal,
+        retriesLeft: Math.max(0, job.retryLimit - job.retryCount),
+      }));
       const results = await applier.apply(items, (slice) => processInboxEvents(deps, slice), jobs[0]?.signal);
       if (workerId) boss.notifyWorker(workerId);
       return jobs.map((job, i) => jobResult(job, results[i]!, logger));

@@ -24,10 +24,10 @@ export async function enqueueWebhookJobs(
   boss: PgBoss,
   tx: SqlExecutor,
   events: EnqueueableEvent[],
-  options: { startAfter?: Date } = {},
+  options: { startAfter?: Date; retryLimit?: number } = {},
 ): Promise<void> {
   if (events.length === 0) return;
-  const jobs = events.map((event) => webhookJob(event, options.startAfter));
+  const jobs = events.map((event) => webhookJob(event, options.startAfter, options.retryLimit));
   const ids = await boss.insert(WEBHOOKS_QUEUE, jobs, { db: tx, returnId: true });
   // A null or short answer means pg-boss refused a job (policy, id conflict): never ack without it.
   const created = ids?.length ?? 0;

@@ -31,9 +31,18 @@ export function singletonKeyFor(event: Pick<EnqueueableEvent, 'provider' | 'even
   return event.resourceId === null ? `${event.provider}:event:${event.eventId}` : `${event.provider}:${event.resourceId}`;
 }
 
-/** `startAfter`: not before then (an event waiting for a gateway's circuit breaker to half-open). */
-export function webhookJob(event: EnqueueableEvent, startAfter?: Date): JobInsert<WebhookJobData> {
-  return { data: { inboxId: event.id, receivedAtMs: event.receivedAt.getTime() }, singletonKey: singletonKeyFor(event), ...(startAfter ? { startAfter } : {}) };
+/**
+ * `startAfter`: not before then (an event waiting for a gateway's circuit breaker to half-open).
+ * `retryLimit`: the retries that event still had, instead of the queue's (a new job for it must
+ * not grant it a fresh budget of attempts).
+ */
+export function webhookJob(event: EnqueueableEvent, startAfter?: Date, retryLimit?: number): JobInsert<WebhookJobData> {
+  return {
+    data: { inboxId: event.id, receivedAtMs: event.receivedAt.getTime() },
+    singletonKey: singletonKeyFor(event),
+    ...(startAfter ? { startAfter } : {}),
+    ...(retryLimit === undefined ? {} : { retryLimit }),
+  };
 }
 
 /**

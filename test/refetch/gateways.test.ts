@@ -91,6 +91,19 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     assert.throws(() => mapStripeCharge([]), GatewayResponseShapeError);
   });
 
+  test('a charge without its amounts as integers is a shape error, never read as nothing refunded', () => {
+    // Read as 0 refunded, such an answer reset a refunded payment to paid (a snapshot is the truth).
+    const { amount_refunded: _, ...withoutRefunded } = stripeCharge({ amount_refunded: 2000, refunded: true });
+    assert.throws(() => mapStripeCharge(withoutRefunded), GatewayResponseShapeError);
+    assert.throws(() => mapStripeCharge(stripeCharge({ amount_refunded: 'abc', refunded: true })), GatewayResponseShapeError);
+    assert.throws(() => mapStripeCharge(stripeCharge({ amount_refunded: -5 })), GatewayResponseShapeError);
+    assert.throws(() => mapStripeCharge(stripeCharge({ amount: '2000' })), GatewayResponseShapeError);
+    assert.throws(() => mapStripeCharge(stripeCharge({ amount_captured: null })), GatewayResponseShapeError);
+    // API versions before amount_captured existed: the amount stands for it.
+    const { amount_captured: __, ...withoutCaptured } = stripeCharge({ amount_refunded: 500 });
+    assert.equal(mapStripeCharge(withoutCaptured).status, 'partially_refunded');
+  });
+
   test('ids are encoded into the path: an id is data, not a route', async () => {
     const paths: string[] = [];
     await stripeGateway.readCharge('ch_1/../../v1/balance', async (path) => (paths.push(path), stripeCharge()), {}).catch(() => {});

@@ -246,3 +246,32 @@ describe('no database lock is held while a fetch is in flight', () => {
     assert.equal((await payment('stripe-slow', 'ch_B'))?.status, 'paid');
   });
 });
+
+describe('upgrade: a payment stored under its charge id before PaymentIntents were the key', () => {
+  test('a refetched event of that charge (keyed by its PaymentIntent) updates the same row, not a second payment', async () => {
+    // What the previous version left: the payment and its event under the charge id.
+    const occurred = new Date((nowSeconds() - 86_400) * 1000);
+    await database.sql`
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, status, processed_at, attempts, fact)
+      values ('stripe', 'evt_legacy_paid', 'charge.succeeded', 'ch_legacy_refetch', ${database.sql.json({ id: 'evt_legacy_paid' })}, ${Buffer.from('{"id":"evt_legacy_paid"}')},
+              ${occurred}, 'processed', now(), 1,
+              ${database.sql.json({ chargeId: 'ch_legacy_refetch', status: 'paid', occurredAt: occurred.toISOString(), amount: 2000, amountRefunded: 0, currency: 'BRL' })})`;
+    const [legacy] = await database.sql`
+      insert into payments (provider, gateway_charge_id, status, amount, amount_refunded, currency, last_gateway_event_at, event_sequence)
+      values ('stripe', 'ch_legacy_refetch', 'paid', 2000, 0, 'BRL', ${occurred}, 1) returning id`;
+
+    // A dispute now, read from the gateway (disputes are ordered by refetch): the intent and its charge.
+    const charge = stripeCharge('ch_legacy_refetch', { payment_intent: 'pi_legacy_refetch', disputed: true });
+    gateway.resources.set('/main/v1/payment_intents/pi_legacy_refetch', { id: 'pi_legacy_refetch', object: 'payment_intent', amount: 2000, currency: 'brl', status: 'succeeded', latest_charge: charge });
+    gateway.resources.set('/main/v1/disputes', { object: 'list', data: [{ id: 'dp_legacy_refetch', object: 'dispute', charge: 'ch_legacy_refetch', status: 'needs_response' }] });
+    await send('stripe', chargeEvent({ id: 'evt_legacy_dispute', type: 'charge.dispute.created', chargeId: 'ch_legacy_refetch', paymentIntent: 'pi_legacy_refetch', created: nowSeconds() }));
+    const row = await settled('stripe', 'evt_legacy_dispute');
+    assert.equal(row.status, 'processed');
+    assert.equal(row.fact?.snapshot, true, 'the gateway was read');
+
+    assert.equal(await payment('stripe', 'pi_legacy_refetch'), undefined, 'not split into a second payment');
+    assert.equal((await payment('stripe', 'ch_legacy_refetch'))?.status, 'disputed');
+    const [outbound] = await database.sql`select sequence, gateway_charge_id, status from payment_events where payment_id = ${legacy!.id}`;
+    assert.deepEqual({ ...outbound }, { sequence: 2, gateway_charge_id: 'ch_legacy_refetch', status: 'disputed' }, 'the outbound sequence goes on under the charge_id the application knows');
+  });
+});
