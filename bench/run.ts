@@ -6,7 +6,8 @@
  * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
  * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
- * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts).
+ * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts); BENCH_ACKS_TRACE=<folder> writes every paced
+ * run's acks, one line per request (bench/support/acks-trace.ts; bursts: bench/acks-windows.ts).
  * Tuning runs only: BENCH_LEVELS=c64,… picks ingest levels, BENCH_INBOX_ENV / BENCH_WORKER_VARIANTS
  * set service settings, BENCH_CHARGES and BENCH_OPERATIONS_ROWS size the data (BENCH_OPERATIONS_QUERIES_ONLY=1: sweep and stats only), BENCH_CONTAINER_RATE sets
  * the single container's paced rate (1,000 req/s) and BENCH_CONTAINER_ENV its service settings, BENCH_FORWARDING_ENV

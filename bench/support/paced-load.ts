@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { writeAcksTrace } from './acks-trace.ts';
 import type { LoadResult } from './load.ts';
 import type { SignedRequest } from './signed-events.ts';
 
@@ -34,7 +35,10 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
   const statuses: Record<string, number> = {};
   let errors = 0;
   const pending: Promise<void>[] = [];
-  const send = (delivery: SignedRequest) =>
+  // Per request, in the order answered: due time (ms after the start), latency, the sender's lateness.
+  const acks: [number, number, number][] = [];
+  const startedAtEpochMs = Date.now();
+  const send = (delivery: SignedRequest, dueMs: number, lagMs: number) =>
     new Promise<void>((resolve) => {
       const started = performance.now();
       const req = request(
@@ -43,6 +47,7 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
           res.resume();
           res.on('end', () => {
             latencies.push(performance.now() - started);
+            acks.push([dueMs, performance.now() - started, lagMs]);
             statuses[String(res.statusCode)] = (statuses[String(res.statusCode)] ?? 0) + 1;
             resolve();
           });
@@ -61,13 +66,15 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
     const now = performance.now();
     // Everything due by now goes out now: a late timer never lowers the offered rate.
     while (next < options.amount && start + next * intervalMs <= now) {
-      lags.push(now - (start + next * intervalMs));
-      pending.push(send(options.requests[next]!));
+      const lag = now - (start + next * intervalMs);
+      lags.push(lag);
+      pending.push(send(options.requests[next]!, next * intervalMs, lag));
       next += 1;
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + next * intervalMs - performance.now())));
   }
   await Promise.all(pending);
+  await writeAcksTrace(startedAtEpochMs, acks);
   const seconds = (performance.now() - start) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
