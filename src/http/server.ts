@@ -10,6 +10,15 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/**
+ * How long an idle keep-alive connection stays open. Load balancers keep theirs to the service open
+ * between requests (AWS's ALB 60 s, Google's 600 s) and send the next request on one whenever they
+ * like; with Node's default of 5 s the service closed connections they still counted on, and a
+ * request sent as one closed was lost in flight: the balancer answered the gateway 502. Longer than
+ * the balancer's idle timeout, so the balancer is the side that closes. Shutdown closes idle ones at once.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export function listen(app: Hono<AppEnv>, port: number, hostname: string): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port, hostname }, (info: AddressInfo) => {
@@ -23,6 +32,10 @@ export function listen(app: Hono<AppEnv>, port: number, hostname: string): Promi
           }),
       });
     }) as Server;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    // Above the keep-alive timeout, so a request arriving as the connection's idle time runs out is
+    // never cut off by the header timer (the race Node's documentation warns of).
+    server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
     server.once('error', reject);
   });
 }
