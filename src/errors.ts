@@ -46,6 +46,17 @@ export class IncompleteBodyError extends InboxError {
   }
 }
 
+/**
+ * A body sent compressed (Content-Encoding: gzip, br, …). The signature is verified over the bytes
+ * as the gateway signed them and the body is never decoded, so such a delivery used to fail as a
+ * signature_mismatch, which sends an operator off to rotate a secret that is fine.
+ */
+export class ContentEncodingUnsupportedError extends InboxError {
+  constructor() {
+    super('content_encoding_unsupported', 415, 'The body was sent with a Content-Encoding; the inbox verifies and stores bodies exactly as signed, uncompressed. Send it without compression.');
+  }
+}
+
 export class PayloadTooLargeError extends InboxError {
   constructor(limitBytes: number) {
     super('payload_too_large', 413, `The body exceeds the ${limitBytes}-byte limit (MAX_BODY_BYTES).`);

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { UnknownProviderError } from '../errors.ts';
+import { ContentEncodingUnsupportedError, UnknownProviderError } from '../errors.ts';
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
@@ -17,6 +17,12 @@ export interface WebhookRouteDeps {
   logger: Logger;
 }
 
+/** A Content-Encoding other than none or `identity`. */
+function isEncoded(contentEncoding: string | undefined): boolean {
+  const value = contentEncoding?.trim().toLowerCase();
+  return value !== undefined && value !== '' && value !== 'identity';
+}
+
 /**
  * POST /webhooks/:provider: verify the raw bytes, normalise, store-and-enqueue in one transaction,
  * and only then answer 200. Exactly 200 (never 201/204): some gateways (Asaas, Pagar.me postbacks)
@@ -30,6 +36,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const driver = deps.driverFor(provider);
     if (!driver) throw new UnknownProviderError();
     c.set('delivery', { provider });
+    if (isEncoded(c.req.header('content-encoding'))) throw new ContentEncodingUnsupportedError();
     const rawBody = await readBodyWithin(c.req.raw, deps.maxBodyBytes);
     let query: URLSearchParams | undefined;
     const request: WebhookRequest = {

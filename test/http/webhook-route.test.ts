@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
 import { createRouteApp } from '../support/route-app.ts';
 import { chargeEvent, stripeSignature } from '../support/stripe.ts';
@@ -79,6 +80,15 @@ describe('POST /webhooks/:provider, in-process', () => {
     const { error } = (await response.json()) as { error: { code: string; message: string } };
     assert.equal(error.code, 'unknown_provider');
     assert.ok(!error.message.includes('sentvalue') && error.message.length < 200, error.message.slice(0, 120));
+  });
+
+  test('a compressed body gets 415 content_encoding_unsupported, not a signature mismatch; identity is no encoding', async () => {
+    const body = newEvent();
+    const gzipped = gzipSync(body);
+    const response = await app.request('/webhooks/stripe', { method: 'POST', body: gzipped, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'stripe-signature': stripeSignature(body, SECRET) } });
+    assert.equal(response.status, 415);
+    assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'content_encoding_unsupported');
+    assert.equal((await post(body, { 'stripe-signature': stripeSignature(body, SECRET), 'content-encoding': 'identity' })).status, 200);
   });
 
   test('a correctly signed body that is not JSON gets 400 malformed_payload', async () => {
