@@ -128,6 +128,7 @@ describe('storeNewEvents', () => {
     );
     assert.equal(rows.length, 2);
     assert.deepEqual(rows[0], rows[1]);
+    assert.equal(rows[0]!.deletion_seconds, 24 * 3600, 'a finished job is kept a day: the monitor counts the whole job table every pass (queues.ts)');
   });
 
   test('notifies the queue once per batch, as boss.insert does, so listening workers wake', async () => {
