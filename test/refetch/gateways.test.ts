@@ -137,6 +137,15 @@ describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/paym
     assert.throws(() => mapStripePaymentIntent(stripeIntent('succeeded', 'ch_not_expanded')), GatewayResponseShapeError);
   });
 
+  test('an intent without a charge yet must carry its amount as an integer: never read as 0', () => {
+    // The snapshot's amount overwrites the payment's: a missing or malformed one is not an intent this mapping knows.
+    const { amount: _, ...withoutAmount } = stripeIntent('requires_capture', null);
+    assert.throws(() => mapStripePaymentIntent(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapStripePaymentIntent(stripeIntent('requires_payment_method', null, { amount: '2000' })), GatewayResponseShapeError);
+    assert.throws(() => mapStripePaymentIntent(stripeIntent('canceled', null, { amount: 20.5 })), GatewayResponseShapeError);
+    assert.deepEqual(mapStripePaymentIntent(stripeIntent('requires_capture', null)), { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'authorized', amount: 2000, amountRefunded: 0, currency: 'BRL' });
+  });
+
   test('a disputed latest charge costs the dispute list call, by the charge id', async () => {
     const paths: string[] = [];
     const get = async (path: string) => {
