@@ -342,6 +342,21 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     assert.equal(refunded.amountRefunded, 15050);
   });
 
+  test('a payment without transaction_amount / transaction_amount_refunded as decimals is a shape error, never read as nothing refunded', () => {
+    // Read as 0 refunded, a partially refunded payment's snapshot said paid (a snapshot is the truth).
+    const { transaction_amount_refunded: _, ...withoutRefunded } = mpPayment({ status_detail: 'partially_refunded', transaction_amount_refunded: 50.25 });
+    assert.throws(() => mapMercadoPagoPayment(withoutRefunded), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: null })), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: 'abc' })), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: -5 })), GatewayResponseShapeError);
+    // Without the amount, any refund was read as the whole of it (refunded).
+    const { transaction_amount: __, ...withoutAmount } = mpPayment({ transaction_amount_refunded: 50.25 });
+    assert.throws(() => mapMercadoPagoPayment(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount: 150.505 })), GatewayResponseShapeError);
+    // Whole-unit amounts (CLP, COP) are well formed.
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 350000);
+  });
+
   test('pending/in_process → pending, authorized (capture=false) → authorized, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'pending', status_detail: 'pending_waiting_transfer' })).status, 'pending');
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'in_process', status_detail: 'pending_contingency' })).status, 'pending');
