@@ -247,6 +247,26 @@ describe('asaas: GET /v3/payments/{id} → canonical state', () => {
     assert.equal(refunded.amountRefunded, 10000);
   });
 
+  test('a payment without its value, or with a refund it cannot read, is a shape error, never read as nothing refunded', () => {
+    const done = { dateCreated: '2024-06-13 10:28:40', status: 'DONE', value: 2.0, description: 'Overpayment' };
+    // A DONE refund whose value was unreadable counted as 0: a partially refunded payment's snapshot said paid.
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: undefined }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: 'dois' }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: -2 }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, status: undefined }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: ['DONE'] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: { ...done } })), GatewayResponseShapeError);
+    // Without the value, any DONE refund was read as the whole of it (refunded).
+    const { value: _, ...withoutValue } = asaasPayment({ refunds: [done] });
+    assert.throws(() => mapAsaasPayment(withoutValue), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ value: '100,00' })), GatewayResponseShapeError);
+    // Documented as present only once a payment has refunds: null or absent is nothing refunded.
+    const { refunds: __, ...withoutRefunds } = asaasPayment();
+    assert.equal(mapAsaasPayment(withoutRefunds).status, 'paid');
+    // A refund not yet DONE has returned nothing, whatever its value says.
+    assert.equal(mapAsaasPayment(asaasPayment({ refunds: [{ ...done, status: 'PENDING', value: null }] })).status, 'paid');
+  });
+
   test('chargebacks: requested/in dispute → disputed; AWAITING_CHARGEBACK_REVERSAL (dispute won) → paid', () => {
     assert.equal(mapAsaasPayment(asaasPayment({ status: 'CHARGEBACK_REQUESTED' })).status, 'disputed');
     assert.equal(mapAsaasPayment(asaasPayment({ status: 'CHARGEBACK_DISPUTE' })).status, 'disputed');
