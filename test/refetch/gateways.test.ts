@@ -321,6 +321,20 @@ describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'charged_back', voided: false }).status, 'charged_back');
   });
 
+  test('a transaction without amount and original_amount as decimals is a shape error, never read as nothing refunded', () => {
+    const succeeded = { ...zoopVoided, status: 'succeeded', voided: false };
+    // Without original_amount, the remaining amount stood for it: a partially refunded transaction said paid.
+    const { original_amount: _, ...withoutOriginal } = { ...succeeded, amount: '3.00' };
+    assert.throws(() => mapZoopTransaction(withoutOriginal), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3.00', original_amount: null }), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3.00', original_amount: 'cinco' }), GatewayResponseShapeError);
+    // Without amount, nothing counted as refunded.
+    const { amount: __, ...withoutAmount } = succeeded;
+    assert.throws(() => mapZoopTransaction(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3,00' }), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '-3.00' }), GatewayResponseShapeError);
+  });
+
   test('the path carries the marketplace id; Basic auth with the key as user name', async () => {
     const paths: string[] = [];
     await zoopGateway.readCharge('e747', async (path) => (paths.push(path), zoopVoided), { marketplaceId: 'd77c2258b51d49269191502695f939f4' });
