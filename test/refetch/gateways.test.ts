@@ -201,6 +201,23 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'chargedback' })).status, 'charged_back');
   });
 
+  test('a charge without an integer amount, or with paid_amount / canceled_amount not integer cents, is a shape error, never read as nothing canceled', () => {
+    // Read as 0 canceled, a partially canceled (refunded) charge's snapshot said paid.
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: '5000' })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: 50.5 })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: -5000 })), GatewayResponseShapeError);
+    // Read as 0 paid, a canceled charge that had been paid (refunded) said canceled, nothing returned.
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ status: 'canceled', paid_amount: '15000', canceled_amount: 15000 })), GatewayResponseShapeError);
+    const { amount: _, ...withoutAmount } = pagarmeCharge();
+    assert.throws(() => mapPagarmeCharge(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ amount: '15000' })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ amount: 150.5 })), GatewayResponseShapeError);
+    // Optional (and nullable) in the v5 charge: absent or null until the charge is paid or canceled.
+    assert.equal(mapPagarmeCharge(pagarmeCharge({ canceled_amount: null })).status, 'paid');
+    const { paid_amount: __, ...unpaid } = pagarmeCharge({ status: 'pending', paid_at: null });
+    assert.equal(mapPagarmeCharge(unpaid).status, 'pending');
+  });
+
   test('an auth-only card charge: pending with its last transaction authorized_pending_capture → authorized', () => {
     const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture', success: true } };
     assert.equal(mapPagarmeCharge(pagarmeCharge(held)).status, 'authorized');
