@@ -1,5 +1,4 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { decimalToMinorUnits } from '../providers/amounts.ts';
 import { neverCaptured } from '../providers/asaas.ts';
 import {
   type ChargeState,
@@ -8,6 +7,7 @@ import {
   asRecord,
   pathSegment,
   refundStatus,
+  requireDecimalMinorUnits,
   requireString,
 } from './types.ts';
 
@@ -49,17 +49,21 @@ const PAID = new Set([
 const DISPUTED = new Set(['CHARGEBACK_REQUESTED', 'CHARGEBACK_DISPUTE']);
 
 function doneRefunds(refunds: unknown): number {
-  if (!Array.isArray(refunds)) return 0;
+  // Asaas returns `refunds` only once a payment has some (docs.asaas.com "Refunds"; null before):
+  // then nothing was refunded. Anything else that is not a list is not an answer to guess from.
+  if (refunds === null || refunds === undefined) return 0;
+  if (!Array.isArray(refunds)) throw new GatewayResponseShapeError(GATEWAY, '"refunds" is not a list');
   let total = 0;
-  for (const refund of refunds) {
-    if (typeof refund !== 'object' || refund === null) continue;
-    const { status, value } = refund as Record<string, unknown>;
-    if (status === 'DONE') total += decimalToMinorUnits(value) ?? 0;
+  for (const entry of refunds) {
+    const refund = asRecord(entry, GATEWAY, 'a refund');
+    // Each refund has its status and value: one that cannot be read might be DONE, and read as 0
+    // it turned a partially refunded payment's snapshot into paid.
+    if (requireString(refund, 'status', GATEWAY) === 'DONE') total += requireDecimalMinorUnits(refund, 'value', GATEWAY);
   }
   return total;
 }
 
-function statusOf(payment: Record<string, unknown>, asaasStatus: string, amount: number | undefined, refunded: number): PaymentStatus {
+function statusOf(payment: Record<string, unknown>, asaasStatus: string, amount: number, refunded: number): PaymentStatus {
   const deleted = payment.deleted === true;
   if (asaasStatus === 'REFUNDED') return neverCaptured(payment) ? 'canceled' : 'refunded';
   if (asaasStatus === 'AUTHORIZED') return deleted ? 'canceled' : 'authorized';
@@ -71,7 +75,8 @@ function statusOf(payment: Record<string, unknown>, asaasStatus: string, amount:
 
 export function mapAsaasPayment(json: unknown): ChargeState {
   const payment = asRecord(json, GATEWAY, 'the payment');
-  const amount = decimalToMinorUnits(payment.value);
+  // Every payment has its value: without it any DONE refund would read as all of it.
+  const amount = requireDecimalMinorUnits(payment, 'value', GATEWAY);
   const refunded = doneRefunds(payment.refunds);
   const status = statusOf(payment, requireString(payment, 'status', GATEWAY), amount, refunded);
   return {
@@ -79,7 +84,7 @@ export function mapAsaasPayment(json: unknown): ChargeState {
     status,
     amount,
     // REFUNDED without a DONE entry (older payloads list no refunds) returned the whole value.
-    amountRefunded: status === 'refunded' && refunded === 0 ? (amount ?? 0) : refunded,
+    amountRefunded: status === 'refunded' && refunded === 0 ? amount : refunded,
     currency: 'BRL',
   };
 }

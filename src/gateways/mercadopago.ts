@@ -1,5 +1,4 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { decimalToMinorUnits } from '../providers/amounts.ts';
 import {
   type ChargeState,
   type GatewayApi,
@@ -7,6 +6,7 @@ import {
   asRecord,
   pathSegment,
   refundStatus,
+  requireDecimalMinorUnits,
   requireString,
   upperCurrency,
 } from './types.ts';
@@ -17,7 +17,8 @@ import {
  * access tokens reach the same host in test mode.
  *
  * Fields (sdk-nodejs `PaymentResponse`): `id` is a number; `transaction_amount` and
- * `transaction_amount_refunded` are decimals in the currency unit; `currency_id` (BRL, ARS, …);
+ * `transaction_amount_refunded` are decimals in the currency unit, both on every payment (0
+ * refunded until a refund), so an answer without them is a shape error; `currency_id` (BRL, ARS, …);
  * `status` pending | approved | authorized | in_process | in_mediation | rejected | cancelled |
  * refunded | charged_back.
  *
@@ -32,7 +33,7 @@ import {
 
 const GATEWAY = 'mercadopago';
 
-function statusOf(mpStatus: string, amount: number | undefined, refunded: number): PaymentStatus {
+function statusOf(mpStatus: string, amount: number, refunded: number): PaymentStatus {
   switch (mpStatus) {
     case 'pending':
     case 'in_process':
@@ -58,14 +59,17 @@ function statusOf(mpStatus: string, amount: number | undefined, refunded: number
 
 export function mapMercadoPagoPayment(json: unknown): ChargeState {
   const payment = asRecord(json, GATEWAY, 'the payment');
-  const amount = decimalToMinorUnits(payment.transaction_amount);
-  const refunded = decimalToMinorUnits(payment.transaction_amount_refunded) ?? 0;
+  // Every payment carries both (0 refunded until a refund): read as 0, a missing refunded amount
+  // turned a partially refunded payment's snapshot into paid, and a missing amount made any refund
+  // the whole of it. A snapshot resets the payment, so an answer without them is not applied.
+  const amount = requireDecimalMinorUnits(payment, 'transaction_amount', GATEWAY);
+  const refunded = requireDecimalMinorUnits(payment, 'transaction_amount_refunded', GATEWAY);
   const status = statusOf(requireString(payment, 'status', GATEWAY), amount, refunded);
   return {
     chargeId: requireString(payment, 'id', GATEWAY),
     status,
     amount,
-    amountRefunded: status === 'refunded' && refunded === 0 ? (amount ?? 0) : refunded,
+    amountRefunded: status === 'refunded' && refunded === 0 ? amount : refunded,
     currency: upperCurrency(payment.currency_id),
   };
 }

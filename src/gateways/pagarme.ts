@@ -8,6 +8,7 @@ import {
   basicAuthorization,
   pathSegment,
   refundStatus,
+  requireMinorUnits,
   requireString,
   upperCurrency,
 } from './types.ts';
@@ -18,7 +19,8 @@ import {
  * the host https://api.pagar.me: the key decides (docs.pagar.me "Autenticação").
  *
  * Fields (pagarme-nodejs-sdk GetChargeResponse): `amount`, `paid_amount` and `canceled_amount`
- * are integer cents; `status` is pending | processing | paid | overpaid | underpaid | canceled |
+ * are integer cents, the amount on every charge (a shape error without it), the other two absent
+ * or null until paid / canceled; `status` is pending | processing | paid | overpaid | underpaid | canceled |
  * failed | chargedback (the last one only for PSP accounts, since 2022-09-12).
  *
  * Mapping: pending/processing → pending, or authorized when the last transaction is
@@ -32,11 +34,17 @@ import {
 
 const GATEWAY = 'pagarme';
 
-function cents(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+/**
+ * paid_amount and canceled_amount are optional and nullable in the v5 charge (pagarme-nodejs-sdk
+ * GetChargeResponse; absent until the charge is paid / canceled), so absent or null is 0. A value
+ * that is there but not integer cents is no answer this mapping knows: read as 0, a partially
+ * canceled charge said paid and a paid-then-canceled one said canceled.
+ */
+function optionalCents(charge: Record<string, unknown>, key: string): number {
+  return charge[key] === undefined || charge[key] === null ? 0 : requireMinorUnits(charge, key, GATEWAY);
 }
 
-function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount: number | undefined, paid: number, canceled: number): PaymentStatus {
+function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount: number, paid: number, canceled: number): PaymentStatus {
   switch (pagarmeStatus) {
     case 'pending':
     case 'processing':
@@ -58,9 +66,11 @@ function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount
 
 export function mapPagarmeCharge(json: unknown): ChargeState {
   const charge = asRecord(json, GATEWAY, 'the charge');
-  const amount = typeof charge.amount === 'number' ? charge.amount : undefined;
-  const paid = cents(charge.paid_amount);
-  const canceled = cents(charge.canceled_amount);
+  // Every charge has its amount (integer cents): without it, any cancellation of a charge with no
+  // paid_amount would read as all of it.
+  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
+  const paid = optionalCents(charge, 'paid_amount');
+  const canceled = optionalCents(charge, 'canceled_amount');
   const status = statusOf(charge, requireString(charge, 'status', GATEWAY), amount, paid, canceled);
   // A canceled charge that was never paid returned nothing to anyone.
   const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : paid) : 0;

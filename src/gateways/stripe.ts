@@ -43,10 +43,6 @@ function wonOrNeverCharged(disputeStatus: string): boolean {
   return disputeStatus === 'won' || disputeStatus === 'warning_closed' || disputeStatus === 'prevented';
 }
 
-function numberOr(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
 function capturedStatus(charge: Record<string, unknown>, dispute: Record<string, unknown> | undefined): PaymentStatus {
   if (dispute) {
     const disputeStatus = requireString(dispute, 'status', GATEWAY);
@@ -97,7 +93,10 @@ export function mapStripePaymentIntent(intentJson: unknown, disputeJson?: unknow
   const charge = intent.latest_charge;
   if (typeof charge === 'string') throw new GatewayResponseShapeError(GATEWAY, 'latest_charge was not expanded');
   if (charge === null || charge === undefined) {
-    return { chargeId, status: intentOnlyStatus(intentStatus), amount: numberOr(intent.amount, 0), amountRefunded: 0, currency: upperCurrency(intent.currency) };
+    // Every PaymentIntent carries its integer amount (stripe-node: `amount: number`, not optional):
+    // without one this is not an intent, and 0 would overwrite the payment's amount.
+    const amount = requireMinorUnits(intent, 'amount', GATEWAY);
+    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency: upperCurrency(intent.currency) };
   }
   const state = mapStripeCharge(charge, disputeJson);
   const lapsed = intentStatus === 'canceled' && (state.status === 'pending' || state.status === 'authorized');

@@ -1,4 +1,5 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
+import { decimalToMinorUnits } from '../providers/amounts.ts';
 
 /**
  * A charge as the gateway's API says it is right now, in canonical terms. It is the gateway's
@@ -102,6 +103,20 @@ export function requireMinorUnits(record: Record<string, unknown>, key: string, 
     throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : 'not an amount in minor units'}`);
   }
   return value;
+}
+
+/**
+ * The same for a gateway that sends decimals in the currency unit (150.5, "29.90"): converted to
+ * minor units with string arithmetic (src/providers/amounts.ts); missing, not a plain decimal,
+ * finer than the minor unit or negative is a shape error.
+ */
+export function requireDecimalMinorUnits(record: Record<string, unknown>, key: string, gateway: string): number {
+  const value = record[key];
+  const minor = decimalToMinorUnits(value);
+  if (minor === undefined || minor < 0) {
+    throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : 'not a decimal amount'}`);
+  }
+  return minor;
 }
 
 export function upperCurrency(value: unknown): string | undefined {

@@ -1,5 +1,4 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { decimalToMinorUnits } from '../providers/amounts.ts';
 import {
   type ChargeState,
   type GatewayApi,
@@ -8,6 +7,7 @@ import {
   basicAuthorization,
   pathSegment,
   refundStatus,
+  requireDecimalMinorUnits,
   requireString,
   upperCurrency,
 } from './types.ts';
@@ -17,7 +17,8 @@ import {
  * Basic with the API key as user name and an empty password (imobanco/zoop-wrapper
  * `BaseZoopWrapper`, the only public client found; Zoop's own reference was not readable here).
  *
- * Fields (wrapper fixtures): `amount` and `original_amount` are decimal strings ("29.90");
+ * Fields (wrapper fixtures): `amount` and `original_amount` are decimal strings ("29.90"), on
+ * every transaction (a shape error without them);
  * `currency` "BRL"; booleans `captured`, `voided`, `refunded`; `status` seen as succeeded,
  * failed, canceled, pending, pre_authorized, and by the event names also reversed, charged_back
  * and dispute(d).
@@ -32,7 +33,7 @@ import {
 
 const GATEWAY = 'zoop';
 
-function statusOf(transaction: Record<string, unknown>, original: number | undefined, remaining: number | undefined): PaymentStatus {
+function statusOf(transaction: Record<string, unknown>, original: number, remaining: number): PaymentStatus {
   const zoopStatus = requireString(transaction, 'status', GATEWAY);
   switch (zoopStatus) {
     case 'new':
@@ -41,7 +42,7 @@ function statusOf(transaction: Record<string, unknown>, original: number | undef
     case 'pre_authorized':
       return 'authorized';
     case 'succeeded':
-      return refundStatus(original, original !== undefined && remaining !== undefined ? original - remaining : 0);
+      return refundStatus(original, original - remaining);
     case 'canceled': {
       const returned = transaction.voided === true || transaction.refunded === true;
       return returned && transaction.captured === true ? 'refunded' : 'canceled';
@@ -63,12 +64,15 @@ function statusOf(transaction: Record<string, unknown>, original: number | undef
 
 export function mapZoopTransaction(json: unknown): ChargeState {
   const transaction = asRecord(json, GATEWAY, 'the transaction');
-  const remaining = decimalToMinorUnits(transaction.amount);
-  const original = decimalToMinorUnits(transaction.original_amount) ?? remaining;
+  // Every recorded transaction answer carries both (imobanco/zoop-wrapper examples/data: retrieve,
+  // list, add, cancel and the event payloads): what was refunded is their difference, so without
+  // either one a partially refunded transaction would read as paid (a snapshot would reset it).
+  const remaining = requireDecimalMinorUnits(transaction, 'amount', GATEWAY);
+  const original = requireDecimalMinorUnits(transaction, 'original_amount', GATEWAY);
   const status = statusOf(transaction, original, remaining);
   let amountRefunded = 0;
-  if (status === 'refunded') amountRefunded = original ?? 0;
-  else if (status === 'partially_refunded' && original !== undefined && remaining !== undefined) amountRefunded = original - remaining;
+  if (status === 'refunded') amountRefunded = original;
+  else if (status === 'partially_refunded') amountRefunded = original - remaining;
   return {
     chargeId: requireString(transaction, 'id', GATEWAY),
     status,

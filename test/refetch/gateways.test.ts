@@ -137,6 +137,15 @@ describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/paym
     assert.throws(() => mapStripePaymentIntent(stripeIntent('succeeded', 'ch_not_expanded')), GatewayResponseShapeError);
   });
 
+  test('an intent without a charge yet must carry its amount as an integer: never read as 0', () => {
+    // The snapshot's amount overwrites the payment's: a missing or malformed one is not an intent this mapping knows.
+    const { amount: _, ...withoutAmount } = stripeIntent('requires_capture', null);
+    assert.throws(() => mapStripePaymentIntent(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapStripePaymentIntent(stripeIntent('requires_payment_method', null, { amount: '2000' })), GatewayResponseShapeError);
+    assert.throws(() => mapStripePaymentIntent(stripeIntent('canceled', null, { amount: 20.5 })), GatewayResponseShapeError);
+    assert.deepEqual(mapStripePaymentIntent(stripeIntent('requires_capture', null)), { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'authorized', amount: 2000, amountRefunded: 0, currency: 'BRL' });
+  });
+
   test('a disputed latest charge costs the dispute list call, by the charge id', async () => {
     const paths: string[] = [];
     const get = async (path: string) => {
@@ -192,6 +201,23 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'chargedback' })).status, 'charged_back');
   });
 
+  test('a charge without an integer amount, or with paid_amount / canceled_amount not integer cents, is a shape error, never read as nothing canceled', () => {
+    // Read as 0 canceled, a partially canceled (refunded) charge's snapshot said paid.
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: '5000' })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: 50.5 })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ canceled_amount: -5000 })), GatewayResponseShapeError);
+    // Read as 0 paid, a canceled charge that had been paid (refunded) said canceled, nothing returned.
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ status: 'canceled', paid_amount: '15000', canceled_amount: 15000 })), GatewayResponseShapeError);
+    const { amount: _, ...withoutAmount } = pagarmeCharge();
+    assert.throws(() => mapPagarmeCharge(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ amount: '15000' })), GatewayResponseShapeError);
+    assert.throws(() => mapPagarmeCharge(pagarmeCharge({ amount: 150.5 })), GatewayResponseShapeError);
+    // Optional (and nullable) in the v5 charge: absent or null until the charge is paid or canceled.
+    assert.equal(mapPagarmeCharge(pagarmeCharge({ canceled_amount: null })).status, 'paid');
+    const { paid_amount: __, ...unpaid } = pagarmeCharge({ status: 'pending', paid_at: null });
+    assert.equal(mapPagarmeCharge(unpaid).status, 'pending');
+  });
+
   test('an auth-only card charge: pending with its last transaction authorized_pending_capture → authorized', () => {
     const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture', success: true } };
     assert.equal(mapPagarmeCharge(pagarmeCharge(held)).status, 'authorized');
@@ -236,6 +262,26 @@ describe('asaas: GET /v3/payments/{id} → canonical state', () => {
     const refunded = mapAsaasPayment(asaasPayment({ status: 'REFUNDED' }));
     assert.equal(refunded.status, 'refunded');
     assert.equal(refunded.amountRefunded, 10000);
+  });
+
+  test('a payment without its value, or with a refund it cannot read, is a shape error, never read as nothing refunded', () => {
+    const done = { dateCreated: '2024-06-13 10:28:40', status: 'DONE', value: 2.0, description: 'Overpayment' };
+    // A DONE refund whose value was unreadable counted as 0: a partially refunded payment's snapshot said paid.
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: undefined }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: 'dois' }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, value: -2 }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: [{ ...done, status: undefined }] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: ['DONE'] })), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ refunds: { ...done } })), GatewayResponseShapeError);
+    // Without the value, any DONE refund was read as the whole of it (refunded).
+    const { value: _, ...withoutValue } = asaasPayment({ refunds: [done] });
+    assert.throws(() => mapAsaasPayment(withoutValue), GatewayResponseShapeError);
+    assert.throws(() => mapAsaasPayment(asaasPayment({ value: '100,00' })), GatewayResponseShapeError);
+    // Documented as present only once a payment has refunds: null or absent is nothing refunded.
+    const { refunds: __, ...withoutRefunds } = asaasPayment();
+    assert.equal(mapAsaasPayment(withoutRefunds).status, 'paid');
+    // A refund not yet DONE has returned nothing, whatever its value says.
+    assert.equal(mapAsaasPayment(asaasPayment({ refunds: [{ ...done, status: 'PENDING', value: null }] })).status, 'paid');
   });
 
   test('chargebacks: requested/in dispute → disputed; AWAITING_CHARGEBACK_REVERSAL (dispute won) → paid', () => {
@@ -292,6 +338,20 @@ describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state
     assert.equal(mapZoopTransaction({ ...zoopVoided, status: 'charged_back', voided: false }).status, 'charged_back');
   });
 
+  test('a transaction without amount and original_amount as decimals is a shape error, never read as nothing refunded', () => {
+    const succeeded = { ...zoopVoided, status: 'succeeded', voided: false };
+    // Without original_amount, the remaining amount stood for it: a partially refunded transaction said paid.
+    const { original_amount: _, ...withoutOriginal } = { ...succeeded, amount: '3.00' };
+    assert.throws(() => mapZoopTransaction(withoutOriginal), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3.00', original_amount: null }), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3.00', original_amount: 'cinco' }), GatewayResponseShapeError);
+    // Without amount, nothing counted as refunded.
+    const { amount: __, ...withoutAmount } = succeeded;
+    assert.throws(() => mapZoopTransaction(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '3,00' }), GatewayResponseShapeError);
+    assert.throws(() => mapZoopTransaction({ ...succeeded, amount: '-3.00' }), GatewayResponseShapeError);
+  });
+
   test('the path carries the marketplace id; Basic auth with the key as user name', async () => {
     const paths: string[] = [];
     await zoopGateway.readCharge('e747', async (path) => (paths.push(path), zoopVoided), { marketplaceId: 'd77c2258b51d49269191502695f939f4' });
@@ -331,6 +391,21 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     const refunded = mapMercadoPagoPayment(mpPayment({ status: 'refunded', status_detail: 'refunded', transaction_amount_refunded: 150.5 }));
     assert.equal(refunded.status, 'refunded');
     assert.equal(refunded.amountRefunded, 15050);
+  });
+
+  test('a payment without transaction_amount / transaction_amount_refunded as decimals is a shape error, never read as nothing refunded', () => {
+    // Read as 0 refunded, a partially refunded payment's snapshot said paid (a snapshot is the truth).
+    const { transaction_amount_refunded: _, ...withoutRefunded } = mpPayment({ status_detail: 'partially_refunded', transaction_amount_refunded: 50.25 });
+    assert.throws(() => mapMercadoPagoPayment(withoutRefunded), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: null })), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: 'abc' })), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount_refunded: -5 })), GatewayResponseShapeError);
+    // Without the amount, any refund was read as the whole of it (refunded).
+    const { transaction_amount: __, ...withoutAmount } = mpPayment({ transaction_amount_refunded: 50.25 });
+    assert.throws(() => mapMercadoPagoPayment(withoutAmount), GatewayResponseShapeError);
+    assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount: 150.505 })), GatewayResponseShapeError);
+    // Whole-unit amounts (CLP, COP) are well formed.
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 350000);
   });
 
   test('pending/in_process → pending, authorized (capture=false) → authorized, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {
