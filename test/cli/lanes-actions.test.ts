@@ -121,6 +121,17 @@ describe('inboxctl lanes retry | skip, for real', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.out, 'orders stripe:ch_3: not parked, attempts from zero, a run is queued now (caught up, 2/2 delivered: nothing to send).\n');
   });
+
+  // Found by a probe: --json printed nothing on stdout for a lane that does not exist, where
+  // `show --json` prints null for an event that does not.
+  test('--json for a lane that does not exist prints null, exit 1 with the reason on stderr', async () => {
+    for (const args of [['lanes', 'retry', 'orders', 'stripe:ch_none', '--json'], ['lanes', 'skip', 'orders', 'stripe:ch_none', '--reason', 'x', '--json']]) {
+      const run = await runInboxctl(args, env);
+      assert.equal(run.code, 1, args.join(' '));
+      assert.equal(run.json(), null, args.join(' '));
+      assert.match(run.stderr, /ch_none/, args.join(' '));
+    }
+  });
 });
 
 describe('inboxctl lanes skip | enable, for real', () => {

@@ -61,7 +61,11 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
       };
     });
   } catch (error) {
-    if (error instanceof operations.LaneNotFoundError) throw new CliError(exitCodes.attention, error.message);
+    if (error instanceof operations.LaneNotFoundError) {
+      // --json output is always JSON: no such lane is null (as `show --json` prints for no such event), the reason on stderr.
+      if (flags.json) context.runtime.stdout.write(toJson(null));
+      throw new CliError(exitCodes.attention, error.message);
+    }
     if (error instanceof operations.LaneNotParkedError) throw usageError(`refused, nothing changed: ${error.message}`);
     throw error;
   }
