@@ -91,6 +91,17 @@ describe('inboxctl lanes, listing', () => {
     assert.equal(json.code, 1, json.stderr);
     assert.ok((json.json().lanes as { chargeId: string }[]).some((lane) => lane.chargeId === 'ch_1'));
   });
+
+  // Found by a probe: "(first 2; --limit shows more)" under exactly two lanes, with nothing more to show.
+  test('says --limit shows more only when there are more lanes than listed', async () => {
+    const all = await runInboxctl(['lanes', '--limit', '2'], env);
+    assert.match(all.out, /^PARKED +orders +stripe:ch_1 /m);
+    assert.match(all.out, / orders +stripe:ch_2 /m);
+    assert.doesNotMatch(all.out, /--limit shows more/);
+    const cut = await runInboxctl(['lanes', '--limit', '1'], env);
+    assert.match(cut.out, /^\(first 1; --limit shows more\)$/m);
+    assert.doesNotMatch(cut.out, /stripe:ch_2/);
+  });
 });
 
 describe('inboxctl lanes retry | skip | enable without their arguments', () => {

@@ -36,10 +36,13 @@ function laneRow(lane: LaneView, now: Date): string[] {
 async function listLanesCommand(context: CommandContext, flags: LanesFlags): Promise<number> {
   const limit = flags.limit === undefined ? 100 : parseCount(flags.limit, '--limit', MAX_BATCH_SIZE);
   const { describeDestinations, listLanes } = await import('../../delivery/lane-operations.ts');
-  const { destinations, lanes } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
+  // One lane past the limit tells whether there are more than are listed (exactly `limit` lanes are not "more").
+  const { destinations, listed } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
     destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
-    lanes: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit }),
+    listed: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit: limit + 1 }),
   }));
+  const lanes = listed.slice(0, limit);
+  const moreLanes = listed.length > limit;
   // The lanes listed count too: a parked lane of a destination not configured here (removed, or a
   // shell without its variables) is in no destination's count. Parked lanes are listed first.
   const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0) || lanes.some((lane) => lane.parkedAt !== null);
@@ -53,7 +56,7 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   else {
     context.print('');
     context.print(table(['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'], lanes.map((lane) => laneRow(lane, context.now))));
-    if (lanes.length === limit) context.print(`(first ${limit}; --limit shows more)`);
+    if (moreLanes) context.print(`(first ${limit}; --limit shows more)`);
   }
   return attention ? exitCodes.attention : exitCodes.ok;
 }
