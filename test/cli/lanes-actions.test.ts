@@ -102,6 +102,14 @@ describe('inboxctl lanes, listing', () => {
     assert.match(cut.out, /^\(first 1; --limit shows more\)$/m);
     assert.doesNotMatch(cut.out, /stripe:ch_2/);
   });
+
+  // Found by a probe: the lane behind of the disabled destination was listed as "sending"; nothing
+  // is sent to a disabled destination until `lanes enable`.
+  test('a lane of a disabled destination is held, not sending', async () => {
+    const run = await runInboxctl(['lanes'], env);
+    assert.match(run.out, /^held +orders +stripe:ch_2 +0\/2 +0 +until `lanes enable` /m);
+    assert.doesNotMatch(run.out, /^sending/m);
+  });
 });
 
 describe('inboxctl lanes retry | skip | enable without their arguments', () => {
