@@ -142,24 +142,24 @@ export interface LaneChangeOptions {
 }
 
 /** The lane's row, locked for the operator's change; the lane must exist. */
-async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ paymentId: number; parked: boolean; deliveredSequence: number }> {
-  const [found] = await tx.execute<{ payment_id: string; parked: boolean; delivered_sequence: number }>(sql`
-    select l.payment_id, l.parked_at is not null as parked, l.delivered_sequence from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
+async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ paymentId: number; parked: boolean; deliveredSequence: number; lastSequence: number }> {
+  const [found] = await tx.execute<{ payment_id: string; parked: boolean; delivered_sequence: number; event_sequence: number }>(sql`
+    select l.payment_id, l.parked_at is not null as parked, l.delivered_sequence, p.event_sequence from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
     where p.provider = ${lane.provider} and p.gateway_charge_id = ${lane.chargeId} and l.destination = ${lane.destination}
     for update of l`);
   if (!found) throw new LaneNotFoundError(lane.destination, lane.provider, lane.chargeId);
-  return { paymentId: Number(found.payment_id), parked: found.parked, deliveredSequence: found.delivered_sequence };
+  return { paymentId: Number(found.payment_id), parked: found.parked, deliveredSequence: found.delivered_sequence, lastSequence: found.event_sequence };
 }
 
 /** Unparks the lane (attempts from zero) and queues a run now; a waiting retry is pulled forward too. */
-export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChangeOptions = {}): Promise<{ wasParked: boolean; deliveredSequence: number }> {
+export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChangeOptions = {}): Promise<{ wasParked: boolean; deliveredSequence: number; lastSequence: number }> {
   return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     await tx.execute(sql`
       update ${deliveryLanes} set parked_at = null, parked_reason = null, attempts = 0, next_attempt_at = null, updated_at = now()
       where destination = ${lane.destination} and payment_id = ${found.paymentId}`);
     await enqueueLaneJobs(deps.boss, tx, [{ destination: lane.destination, paymentId: found.paymentId }]);
-    return { wasParked: found.parked, deliveredSequence: found.deliveredSequence };
+    return { wasParked: found.parked, deliveredSequence: found.deliveredSequence, lastSequence: found.lastSequence };
   });
 }
 

@@ -1,7 +1,8 @@
 import type { PgBoss } from 'pg-boss';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
-import { type ReplayFilter as CandidateFilter, findReplayCandidates } from '../inbox/sql/pending-events.ts';
+import type { InboxStatus } from '../db/schema.ts';
+import { type ReplayFilter as CandidateFilter, findEventStatuses, findReplayCandidates } from '../inbox/sql/pending-events.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { OperationIncompleteError } from './errors.ts';
 import type { ReplayableStatus } from './statuses.ts';
@@ -39,6 +40,11 @@ export interface ReplayResult {
   byStatus: Partial<Record<ReplayableStatus, number>>;
   /** The first matching event ids, oldest first. */
   sampleEventIds: string[];
+  /**
+   * With `eventIds`: each named id the filter did not match, with its status (`null`: no event of
+   * this provider has the id), so a processed event is not mistaken for a wrong id.
+   */
+  notMatched?: Array<{ eventId: string; status: InboxStatus | null }>;
 }
 
 /**
@@ -65,6 +71,12 @@ export async function replayEvents(deps: ReplayDeps, filter: ReplayFilter, optio
     byStatus,
     sampleEventIds: candidates.slice(0, options.sampleSize ?? 20).map((c) => c.eventId),
   };
+  if (filter.eventIds) {
+    const matchedIds = new Set(candidates.map((c) => c.eventId));
+    const unmatchedIds = [...new Set(filter.eventIds)].filter((id) => !matchedIds.has(id));
+    const statusOf = new Map((await findEventStatuses(drizzleExecutor(deps.db), filter.provider, unmatchedIds)).map((e) => [e.eventId, e.status]));
+    result.notMatched = unmatchedIds.map((eventId) => ({ eventId, status: statusOf.get(eventId) ?? null }));
+  }
   if (result.dryRun) return result;
   for (let start = 0; start < candidates.length; start += batchSize) {
     const ids = candidates.slice(start, start + batchSize).map((c) => c.id);

@@ -9,8 +9,9 @@ import { newDestinationSecret } from '../delivery/support/lanes.ts';
 import { runInboxctl } from './run-inboxctl.ts';
 
 // `inboxctl lanes retry | skip | enable` on lanes written straight into the tables: a disabled
-// destination `orders` with one parked lane (stripe:ch_1, two events, none delivered) and one
-// lane behind (stripe:ch_2). No service runs, so nothing but inboxctl changes them.
+// destination `orders` with one parked lane (stripe:ch_1, two events, none delivered), one
+// lane behind (stripe:ch_2) and one caught up (stripe:ch_3, both events delivered). No service
+// runs, so nothing but inboxctl changes them.
 
 const database = useTestDatabase();
 let env: Record<string, string>;
@@ -28,14 +29,14 @@ setup(async () => {
   await ensureDeliveriesQueue(boss, testWorkerConfig);
   await boss.stop({ graceful: false, close: true });
   const sql = database.sql;
-  for (const [chargeId, parked] of [['ch_1', true], ['ch_2', false]] as const) {
+  for (const [chargeId, parked, delivered] of [['ch_1', true, 0], ['ch_2', false, 0], ['ch_3', false, 2]] as const) {
     const [payment] = await sql`insert into payments (provider, gateway_charge_id, status, event_sequence) values ('stripe', ${chargeId}, 'paid', 2) returning id`;
     for (const sequence of [1, 2]) {
       await sql`insert into payment_events (payment_id, sequence, provider, gateway_charge_id, status, amount_refunded, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
         values (${payment!.id}, ${sequence}, 'stripe', ${chargeId}, 'paid', 0, now(), ${sequence}, ${`evt_${chargeId}_${sequence}`}, 'charge.succeeded')`;
     }
     await sql`insert into delivery_lanes (destination, payment_id, delivered_sequence, attempts, parked_at, parked_reason, last_error)
-      values ('orders', ${payment!.id}, 0, ${parked ? 8 : 0}, ${parked ? sql`now()` : null}, ${parked ? 'max attempts' : null}, ${parked ? 'HTTP 500: consumer says no' : null})`;
+      values ('orders', ${payment!.id}, ${delivered}, ${parked ? 8 : 0}, ${parked ? sql`now()` : null}, ${parked ? 'max attempts' : null}, ${parked ? 'HTTP 500: consumer says no' : null})`;
   }
   await sql`insert into delivery_destinations (name, disabled_at, disabled_reason) values ('orders', now(), 'HTTP 410 Gone')`;
 });
@@ -90,6 +91,25 @@ describe('inboxctl lanes, listing', () => {
     assert.equal(json.code, 1, json.stderr);
     assert.ok((json.json().lanes as { chargeId: string }[]).some((lane) => lane.chargeId === 'ch_1'));
   });
+
+  // Found by a probe: "(first 2; --limit shows more)" under exactly two lanes, with nothing more to show.
+  test('says --limit shows more only when there are more lanes than listed', async () => {
+    const all = await runInboxctl(['lanes', '--limit', '2'], env);
+    assert.match(all.out, /^PARKED +orders +stripe:ch_1 /m);
+    assert.match(all.out, / orders +stripe:ch_2 /m);
+    assert.doesNotMatch(all.out, /--limit shows more/);
+    const cut = await runInboxctl(['lanes', '--limit', '1'], env);
+    assert.match(cut.out, /^\(first 1; --limit shows more\)$/m);
+    assert.doesNotMatch(cut.out, /stripe:ch_2/);
+  });
+
+  // Found by a probe: the lane behind of the disabled destination was listed as "sending"; nothing
+  // is sent to a disabled destination until `lanes enable`.
+  test('a lane of a disabled destination is held, not sending', async () => {
+    const run = await runInboxctl(['lanes'], env);
+    assert.match(run.out, /^held +orders +stripe:ch_2 +0\/2 +0 +until `lanes enable` /m);
+    assert.doesNotMatch(run.out, /^sending/m);
+  });
 });
 
 describe('inboxctl lanes retry | skip | enable without their arguments', () => {
@@ -110,6 +130,26 @@ describe('inboxctl lanes retry | skip | enable without their arguments', () => {
     const run = await runInboxctl(['lanes', 'retry', '', 'stripe:ch_1'], env);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /the destination is empty/);
+  });
+});
+
+describe('inboxctl lanes retry | skip, for real', () => {
+  // Found by a probe: "(from event 3)" for a payment of two events, both delivered.
+  test('retry of a lane that is caught up says so, not "from event 3" of two', async () => {
+    const run = await runInboxctl(['lanes', 'retry', 'orders', 'stripe:ch_3'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.out, 'orders stripe:ch_3: not parked, attempts from zero, a run is queued now (caught up, 2/2 delivered: nothing to send).\n');
+  });
+
+  // Found by a probe: --json printed nothing on stdout for a lane that does not exist, where
+  // `show --json` prints null for an event that does not.
+  test('--json for a lane that does not exist prints null, exit 1 with the reason on stderr', async () => {
+    for (const args of [['lanes', 'retry', 'orders', 'stripe:ch_none', '--json'], ['lanes', 'skip', 'orders', 'stripe:ch_none', '--reason', 'x', '--json']]) {
+      const run = await runInboxctl(args, env);
+      assert.equal(run.code, 1, args.join(' '));
+      assert.equal(run.json(), null, args.join(' '));
+      assert.match(run.stderr, /ch_none/, args.join(' '));
+    }
   });
 });
 

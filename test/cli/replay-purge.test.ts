@@ -61,6 +61,36 @@ describe('inboxctl replay', () => {
     assert.deepEqual(run.json().sampleEventIds, ['evt_one']);
     assert.deepEqual((await jobsFor(database.sql, ids)).map((j) => j.inboxId), [ids[0]]);
   });
+
+  // Found by a probe: `--event-id` of a processed event said only "0 events matched (status
+  // failed)", so the operator took the id for wrong. Each named event no replay takes is named,
+  // with its status and what would replay it; nothing matched is still exit 0 (a second replay of
+  // the same event is harmless and finds it no longer failed).
+  test('--event-id of an event that exists but is not replayed says its status and what would replay it', async () => {
+    const ids = await insertInboxRows(database.sql, [
+      { eventId: 'evt_done', status: 'processed', receivedAt: minutesAgo(5) },
+      { eventId: 'evt_skipped', status: 'ignored', receivedAt: minutesAgo(5) },
+    ]);
+    const run = await runInboxctl(['replay', 'stripe', '--event-id', 'evt_done', '--event-id', 'evt_skipped', '--event-id', 'evt_typo'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.out,
+      [
+        'stripe: 0 events matched (status failed).',
+        '  evt_done: exists, status processed; a replay takes failed or ignored events only.',
+        '  evt_skipped: exists, status ignored; `--status ignored` replays it.',
+        '  evt_typo: no stripe event has this id.',
+        '',
+      ].join('\n'),
+    );
+    const json = await runInboxctl(['replay', 'stripe', '--event-id', 'evt_done', '--event-id', 'evt_typo', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(json.json().notMatched, [
+      { eventId: 'evt_done', status: 'processed' },
+      { eventId: 'evt_typo', status: null },
+    ]);
+    assert.equal((await jobsFor(database.sql, ids)).length, 0, 'nothing replayed');
+  });
 });
 
 describe('inboxctl sweep', () => {

@@ -42,7 +42,12 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
       if (action === 'retry') {
         const result = await operations.retryLane(deps, lane, { dryRun });
         const unparked = result.wasParked ? (dryRun ? 'would be unparked' : 'unparked') : 'not parked';
-        return { lane, ...result, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (from event ${result.deliveredSequence + 1}).` };
+        // A caught-up lane has no next event: "from event 3" of a payment of two would name one that does not exist.
+        const from =
+          result.deliveredSequence < result.lastSequence
+            ? `from event ${result.deliveredSequence + 1}`
+            : `caught up, ${result.deliveredSequence}/${result.lastSequence} delivered: nothing to send`;
+        return { lane, ...result, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (${from}).` };
       }
       const result = await operations.skipLaneEvent(deps, lane, reason!, { dryRun });
       const skipped = `event ${result.skippedSequence} (${result.eventId})`;
@@ -56,7 +61,11 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
       };
     });
   } catch (error) {
-    if (error instanceof operations.LaneNotFoundError) throw new CliError(exitCodes.attention, error.message);
+    if (error instanceof operations.LaneNotFoundError) {
+      // --json output is always JSON: no such lane is null (as `show --json` prints for no such event), the reason on stderr.
+      if (flags.json) context.runtime.stdout.write(toJson(null));
+      throw new CliError(exitCodes.attention, error.message);
+    }
     if (error instanceof operations.LaneNotParkedError) throw usageError(`refused, nothing changed: ${error.message}`);
     throw error;
   }

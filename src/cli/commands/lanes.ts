@@ -23,23 +23,34 @@ function destinationLine(d: DestinationView, now: Date): string {
   return `${d.name}: ${state}; ${plural(d.behindLanes, 'lane')} behind, ${plural(d.parkedLanes, 'parked lane')}`;
 }
 
-function laneRow(lane: LaneView, now: Date): string[] {
-  const state = lane.parkedAt ? 'PARKED' : lane.attempts > 0 ? 'retrying' : 'sending';
+/**
+ * A lane's state and when it moves next. Nothing is sent to a disabled (410) destination, so its
+ * lanes not parked are held until `lanes enable`, whatever their attempts say; a parked one still
+ * needs its own retry or skip as well.
+ */
+function laneRow(lane: LaneView, disabledDestinations: ReadonlySet<string>, now: Date): string[] {
+  const held = !lane.parkedAt && disabledDestinations.has(lane.destination);
+  const state = lane.parkedAt ? 'PARKED' : held ? 'held' : lane.attempts > 0 ? 'retrying' : 'sending';
   const when = lane.parkedAt
     ? `${formatDuration((now.getTime() - lane.parkedAt.getTime()) / 1000)} ago`
-    : lane.nextAttemptAt
-      ? `next in ${formatDuration((lane.nextAttemptAt.getTime() - now.getTime()) / 1000)}`
-      : '-';
+    : held
+      ? 'until `lanes enable`'
+      : lane.nextAttemptAt
+        ? `next in ${formatDuration((lane.nextAttemptAt.getTime() - now.getTime()) / 1000)}`
+        : '-';
   return [state, lane.destination, `${lane.provider}:${lane.chargeId}`, `${lane.deliveredSequence}/${lane.lastSequence}`, String(lane.attempts), when, lane.lastError ?? '-'];
 }
 
 async function listLanesCommand(context: CommandContext, flags: LanesFlags): Promise<number> {
   const limit = flags.limit === undefined ? 100 : parseCount(flags.limit, '--limit', MAX_BATCH_SIZE);
   const { describeDestinations, listLanes } = await import('../../delivery/lane-operations.ts');
-  const { destinations, lanes } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
+  // One lane past the limit tells whether there are more than are listed (exactly `limit` lanes are not "more").
+  const { destinations, listed } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
     destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
-    lanes: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit }),
+    listed: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit: limit + 1 }),
   }));
+  const lanes = listed.slice(0, limit);
+  const moreLanes = listed.length > limit;
   // The lanes listed count too: a parked lane of a destination not configured here (removed, or a
   // shell without its variables) is in no destination's count. Parked lanes are listed first.
   const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0) || lanes.some((lane) => lane.parkedAt !== null);
@@ -51,9 +62,10 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   for (const destination of destinations) context.print(destinationLine(destination, context.now));
   if (lanes.length === 0) context.print(flags.parked ? 'No parked lane.' : 'Every lane is caught up.');
   else {
+    const disabledDestinations = new Set(destinations.filter((d) => d.disabledAt !== null).map((d) => d.name));
     context.print('');
-    context.print(table(['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'], lanes.map((lane) => laneRow(lane, context.now))));
-    if (lanes.length === limit) context.print(`(first ${limit}; --limit shows more)`);
+    context.print(table(['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'], lanes.map((lane) => laneRow(lane, disabledDestinations, context.now))));
+    if (moreLanes) context.print(`(first ${limit}; --limit shows more)`);
   }
   return attention ? exitCodes.attention : exitCodes.ok;
 }
