@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -48,6 +48,7 @@ setup(async () => {
 
 after(async () => {
   await jwks?.close();
+  if (configFile) rmSync(path.dirname(configFile), { recursive: true, force: true });
 });
 
 /** The CLI's environment: the same variables as the service's, with the secrets of the moment. */

@@ -3,7 +3,7 @@
  * event is passed over, so the lane moves on (README, Push: destinations).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -28,6 +28,7 @@ writeFileSync(configPath, files[configPath]!);
 
 setup(async () => {
   database.onTeardown(() => consumer?.close());
+  database.onTeardown(() => rmSync(path.dirname(configPath), { recursive: true, force: true }));
   const secret = newDestinationSecret();
   consumer = await startConsumer(secret);
   env = { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_CONFIG: configPath, DESTINATION_URL_PAID: consumer.url, DESTINATION_SECRET_PAID: secret };
