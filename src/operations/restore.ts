@@ -35,7 +35,20 @@ export async function restoreArchive(database: Database, file: string, options: 
     result.skipped += existing;
     batch = [];
   };
-  for await (const event of readArchive(file)) {
+  const events = readArchive(file);
+  let unreadable: unknown;
+  for (;;) {
+    let next: IteratorResult<ArchivedEvent>;
+    try {
+      next = await events.next();
+    } catch (error) {
+      // A file torn by a crash (set aside as `.damaged-…`) is readable up to the tear, and the rows
+      // before it may be in no other place: they are restored before the tear is reported.
+      unreadable = error;
+      break;
+    }
+    if (next.done) break;
+    const event = next.value;
     result.read += 1;
     // One provider per batch keeps the existence check on the (provider, event_id) index.
     if (batch.length >= batchSize || (batch.length > 0 && batch[0]!.provider !== event.provider)) await flush();
@@ -43,5 +56,6 @@ export async function restoreArchive(database: Database, file: string, options: 
   }
   if (batch.length > 0) await flush();
   if (!result.dryRun && result.inserted > 0) await advanceIdSequencePast(db);
+  if (unreadable !== undefined) throw unreadable;
   return result;
 }
