@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { Writable, pipeline as pipelineWithCallback } from 'node:stream';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { type Gunzip, createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { eventDecisions, eventSources } from '../db/schema.ts';
 import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
@@ -106,7 +106,11 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
     if (checked.has(file)) return;
     checked.add(file);
     try {
-      await pipeline(createReadStream(file), createGunzip(), discard());
+      const source = createReadStream(file);
+      const gunzip = createGunzip();
+      await pipeline(source, gunzip, discard());
+      const tail = unreadTail(source.bytesRead, gunzip);
+      if (tail !== undefined) throw new Error(tail);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
       const aside = `${file}.damaged-${options.clock().toISOString().replaceAll(':', '')}`;
@@ -148,6 +152,16 @@ async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+/**
+ * gunzip stops without an error at zero bytes after a member (it takes them for padding), so a
+ * file a crash grew without writing its data reads as whole. It is not: what follows the zeros is
+ * never read. `bytesWritten` is what gunzip consumed; less than the file means such a tail.
+ */
+function unreadTail(fileBytes: number, gunzip: Gunzip): string | undefined {
+  if (gunzip.bytesWritten >= fileBytes) return undefined;
+  return `${fileBytes - gunzip.bytesWritten} bytes after the last whole gzip member (at byte ${gunzip.bytesWritten}) cannot be read`;
+}
+
 function discard(): Writable {
   return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
@@ -158,7 +172,8 @@ export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> 
   // pipeline, not .pipe(): a file that cannot be read (missing, a directory) must fail the
   // iteration below, not emit an 'error' nobody listens to (which ended the process).
   const gunzip = createGunzip();
-  pipelineWithCallback(createReadStream(file), gunzip, () => {});
+  const source = createReadStream(file);
+  pipelineWithCallback(source, gunzip, () => {});
   const lines = createInterface({ input: gunzip, crlfDelay: Number.POSITIVE_INFINITY });
   let number = 0;
   try {
@@ -175,6 +190,8 @@ export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> 
       if (!event.success) throw new ArchiveFormatError(file, number, event.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       yield event.data;
     }
+    const tail = unreadTail(source.bytesRead, gunzip);
+    if (tail !== undefined) throw new ArchiveFormatError(file, number + 1, tail);
   } catch (error) {
     if (error instanceof ArchiveFormatError || (error as NodeJS.ErrnoException).syscall !== undefined) throw error;
     throw new ArchiveFormatError(file, number + 1, `cannot decompress (${error instanceof Error ? error.message : String(error)})`);

@@ -14,8 +14,8 @@ export interface PartitionRetentionRequest {
 }
 
 export interface PartitionRetentionResult {
-  /** Months archived whole, then detached and dropped, with their row counts. */
-  dropped: Array<{ partition: string; rows: number }>;
+  /** Months archived whole, then detached and dropped, with their row counts (in all, and per provider). */
+  dropped: Array<{ partition: string; rows: number; byProvider: Record<string, number> }>;
   /** Months past every window that still hold a pending or failed row, or a row of an unconfigured provider: left to row-by-row retention. */
   kept: Array<{ partition: string; blocking: number }>;
 }
@@ -39,18 +39,20 @@ export async function dropExpiredPartitions(deps: { db: Database; archive: Archi
     if (partition.to.getTime() > cutoff.getTime()) break;
     const outcome = await deps.db.transaction(async (transaction) => archiveAndDrop(drizzleExecutor(transaction), deps.archive, partition, names, request.archiveDir));
     if (outcome.blocking > 0) result.kept.push({ partition: partition.name, blocking: outcome.blocking });
-    else result.dropped.push({ partition: partition.name, rows: outcome.rows });
+    else result.dropped.push({ partition: partition.name, rows: outcome.rows, byProvider: outcome.byProvider });
   }
   return result;
 }
 
-async function archiveAndDrop(tx: SqlExecutor, archive: ArchiveWriter, partition: MonthPartition, providers: string[], archiveDir: string): Promise<{ rows: number; blocking: number }> {
+async function archiveAndDrop(tx: SqlExecutor, archive: ArchiveWriter, partition: MonthPartition, providers: string[], archiveDir: string): Promise<{ rows: number; blocking: number; byProvider: Record<string, number> }> {
+  const byProvider: Record<string, number> = {};
   const { rows, blocking } = await lockSettledPartition(tx, partition.name, providers);
-  if (blocking > 0) return { rows, blocking };
+  if (blocking > 0) return { rows, blocking, byProvider };
   for (let after = 0; ; ) {
     const batch = await selectPartitionRows(tx, partition.name, after, ARCHIVE_BATCH_ROWS);
     const byFile = new Map<string, ArchivedEvent[]>();
     for (const row of batch) {
+      byProvider[row.provider] = (byProvider[row.provider] ?? 0) + 1;
       const file = archiveFilePath(archiveDir, row.provider, row.received_at);
       const events = byFile.get(file) ?? [];
       events.push(toArchived(row));
@@ -62,5 +64,5 @@ async function archiveAndDrop(tx: SqlExecutor, archive: ArchiveWriter, partition
   }
   await deleteConflictsOfPartition(tx, partition.from, partition.to);
   await dropMonthPartition(tx, partition);
-  return { rows, blocking: 0 };
+  return { rows, blocking: 0, byProvider };
 }

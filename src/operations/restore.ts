@@ -22,7 +22,8 @@ export interface RestoreResult {
 
 /**
  * Reads an archive back into the inbox with its original ids, statuses and exact bytes. Rows that
- * exist are skipped, so restoring a file twice, or a file whose rows were never deleted, is safe.
+ * exist are skipped, so restoring a file twice, or a file whose rows were never deleted, is safe;
+ * so is a row the file holds twice (its first copy is restored).
  */
 export async function restoreArchive(database: Database, file: string, options: RestoreOptions = {}): Promise<RestoreResult> {
   const db = drizzleExecutor(database);
@@ -35,13 +36,39 @@ export async function restoreArchive(database: Database, file: string, options: 
     result.skipped += existing;
     batch = [];
   };
-  for await (const event of readArchive(file)) {
+  const events = readArchive(file);
+  const seenIds = new Set<number>();
+  const seenEvents = new Set<string>();
+  let unreadable: unknown;
+  for (;;) {
+    let next: IteratorResult<ArchivedEvent>;
+    try {
+      next = await events.next();
+    } catch (error) {
+      // A file torn by a crash (set aside as `.damaged-…`) is readable up to the tear, and the rows
+      // before it may be in no other place: they are restored before the tear is reported.
+      unreadable = error;
+      break;
+    }
+    if (next.done) break;
+    const event = next.value;
     result.read += 1;
+    // A file can hold a row twice (a crash after its member's fsync, before the DELETE committed,
+    // and the next run archived it again): the first copy is restored, a repeat is skipped like a
+    // row that exists. One INSERT would otherwise carry both and break the primary key.
+    const eventKey = `${event.provider}\u0000${event.event_id}`;
+    if (seenIds.has(event.id) || seenEvents.has(eventKey)) {
+      result.skipped += 1;
+      continue;
+    }
+    seenIds.add(event.id);
+    seenEvents.add(eventKey);
     // One provider per batch keeps the existence check on the (provider, event_id) index.
     if (batch.length >= batchSize || (batch.length > 0 && batch[0]!.provider !== event.provider)) await flush();
     batch.push(event);
   }
   if (batch.length > 0) await flush();
   if (!result.dryRun && result.inserted > 0) await advanceIdSequencePast(db);
+  if (unreadable !== undefined) throw unreadable;
   return result;
 }

@@ -4,6 +4,7 @@ import type { AppConfig } from '../../src/runtime/load-config.ts';
 import type { DatabaseHandle } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startOperationsCron } from '../../src/operations/cron.ts';
+import type { OperationsMetrics } from '../../src/observability/metrics.ts';
 import { type TestDatabase, useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -33,7 +34,7 @@ export function useOperationsHarness(): OperationsHarness {
  * A pg-boss that schedules (its cron passes every second) with the operations cron on it, as a
  * service instance runs it; stopped at teardown. `operations` overrides the config's schedules.
  */
-export async function startCronInstance(h: OperationsHarness, config: AppConfig, operations: Partial<AppConfig['operations']>): Promise<PgBoss> {
+export async function startCronInstance(h: OperationsHarness, config: AppConfig, operations: Partial<AppConfig['operations']>, metrics?: OperationsMetrics): Promise<PgBoss> {
   const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
   h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   boss.on('error', () => {});
@@ -45,6 +46,7 @@ export async function startCronInstance(h: OperationsHarness, config: AppConfig,
     logger: createLogger('silent'),
     providers: config.providers,
     operations: { ...config.operations, ...operations },
+    metrics,
   });
   return boss;
 }

@@ -51,7 +51,7 @@ describe('retention by partition (issue 15)', () => {
       { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir, onPartitions: (result) => (told = result) },
     );
 
-    assert.deepEqual(told, { dropped: [{ partition: 'webhook_inbox_p2025_01', rows: 3 }], kept: [{ partition: 'webhook_inbox_p2025_02', blocking: 2 }] });
+    assert.deepEqual(told, { dropped: [{ partition: 'webhook_inbox_p2025_01', rows: 3, byProvider: { stripe: 2, asaas: 1 } }], kept: [{ partition: 'webhook_inbox_p2025_02', blocking: 2 }] });
     assert.ok(!(await partitions()).includes('webhook_inbox_p2025_01'), 'January is gone: detached and dropped');
     assert.ok((await partitions()).includes('webhook_inbox_p2025_02'));
     const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;

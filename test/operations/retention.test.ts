@@ -145,6 +145,49 @@ describe('purge (archive, then delete)', () => {
     assert.deepEqual(torn, ['t1']);
   });
 
+  test('a tail of zero bytes (a crash that grew the file but wrote no data) is a tear too: set aside, never appended after', async () => {
+    const provider = 'zeros';
+    await insertInboxRows(h.database.sql, [{ provider, eventId: 'z1', status: 'processed', receivedAt: new Date('2024-09-01T00:00:00Z') }]);
+    const first = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
+    const file = first.files[0]!.file;
+    await appendFile(file, Buffer.alloc(4096)); // gunzip takes zeros after a member for padding and stops reading there
+    await insertInboxRows(h.database.sql, [{ provider, eventId: 'z2', status: 'processed', receivedAt: new Date('2024-09-01T01:00:00Z') }]);
+    await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
+    const names = (await readdir(path.dirname(file))).sort();
+    assert.equal(names.length, 2, `set aside and a fresh file started: ${names.join(', ')}`);
+    assert.match(names[1]!, /^zeros-2024-09-01\.jsonl\.gz\.damaged-/);
+    const fresh = [];
+    for await (const event of readArchive(file)) fresh.push(event.event_id);
+    assert.deepEqual(fresh, ['z2'], 'z2, deleted from the inbox, is readable');
+    const torn: string[] = [];
+    await assert.rejects(async () => {
+      for await (const event of readArchive(path.join(path.dirname(file), names[1]!))) torn.push(event.event_id);
+    }, /after the last whole gzip member/, 'reading the damaged file says where it stops');
+    assert.deepEqual(torn, ['z1']);
+  });
+
+  test('a row archived twice (a crash after the fsync, before the DELETE committed) is restored once', async () => {
+    const provider = 'twice';
+    await insertInboxRows(h.database.sql, [
+      { provider, eventId: 'w1', status: 'processed', receivedAt: new Date('2024-08-01T00:00:00Z') },
+      { provider, eventId: 'w2', status: 'ignored', receivedAt: new Date('2024-08-01T01:00:00Z') },
+    ]);
+    const before = await rowsOf(provider);
+    const archive = createArchiveWriter({ clock: () => new Date() });
+    const crashAfterFsync = { append: async (file: string, events: Parameters<typeof archive.append>[1]) => { await archive.append(file, events); throw new Error('crash before COMMIT'); } };
+    await assert.rejects(purgeEvents({ db: h.handle.db, archive: crashAfterFsync }, { provider, cutoff: daysAgo(30, now), archiveDir }));
+    assert.equal((await rowsOf(provider)).length, 2, 'in the database and in the archive: both');
+    const result = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
+    const file = result.files[0]!.file;
+    const lines = [];
+    for await (const event of readArchive(file)) lines.push(event.event_id);
+    assert.deepEqual(lines, ['w1', 'w1', 'w2'], 'the next run archived w1 again (the processed batch crashed; the ignored one never ran)');
+
+    assert.deepEqual(await restoreArchive(h.handle.db, file, { dryRun: true }), { file, dryRun: true, read: 3, inserted: 2, skipped: 1 });
+    assert.deepEqual(await restoreArchive(h.handle.db, file), { file, dryRun: false, read: 3, inserted: 2, skipped: 1 });
+    assert.deepEqual(await rowsOf(provider), before);
+  });
+
   test('an aborted signal stops between batches; what was done stays done', async () => {
     const provider = 'stop';
     await insertInboxRows(h.database.sql, Array.from({ length: 4 }, (_, i) => ({ provider, eventId: `s${i}`, status: 'processed' as const, receivedAt: new Date(Date.UTC(2024, 6, 1, i)) })));
