@@ -1,6 +1,3 @@
-import { SigningKeysUnavailableError } from '../providers/signing-keys-error.ts';
-import { RefetchError } from '../refetch/errors.ts';
-import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
 
 /**
  * What an inboxctl exit code means, the same for every command, so scripts and alerts can act on
@@ -32,14 +29,3 @@ export class CliError extends Error {
 }
 
 export const usageError = (message: string) => new CliError(exitCodes.usage, message);
-
-/**
- * Errors about a remote other than the database: a gateway's API (backfill), a gateway's signing
- * keys (verify). Their causes carry the same network codes as the database's (ENOTFOUND,
- * ECONNREFUSED…), so the walk stops at them: a gateway that cannot be reached is not a database
- * that cannot be reached.
- */
-const isAnotherRemote = (error: Error) => error instanceof RefetchError || error instanceof SigningKeysUnavailableError;
-
-/** Whether inboxctl's failure is the database's (exit 3): unreachable, and not through a gateway's error. */
-export const blamesTheDatabase = (error: unknown): boolean => isDatabaseUnreachable(error, isAnotherRemote);

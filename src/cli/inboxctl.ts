@@ -15,7 +15,8 @@ import { registerSweep } from './commands/sweep.ts';
 import { registerVerify } from './commands/verify.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
-import { CliError, type ExitCode, blamesTheDatabase, exitCodes } from './exit-codes.ts';
+import { blamesTheDatabase } from '../refetch/database-blame.ts';
+import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
 
 /** Turns whatever a command threw into one line on stderr and the documented exit code; never the SQL of a failed statement. */
 function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {

@@ -1,17 +1,12 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import { classifyDatabaseError } from '../db/database-errors.ts';
-import { isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { withoutQueryText } from '../db/query-error.ts';
 import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
-import { SigningKeysUnavailableError } from '../providers/signing-keys-error.ts';
-import { RefetchError } from '../refetch/errors.ts';
+import { blamesTheDatabase } from '../refetch/database-blame.ts';
 import type { AppEnv } from './env.ts';
 
 const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-/** A gateway's API or signing keys out of reach carry the same network codes: not the database's outage (as inboxctl's blamesTheDatabase). */
-const isAnotherRemote = (error: Error) => error instanceof RefetchError || error instanceof SigningKeysUnavailableError;
 
 /**
  * One error body for every failure: `{ "error": { "code", "message" } }` with the error's own
@@ -50,12 +45,11 @@ export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger
   return c.json({ error: { code: 'internal_error', message } }, 500);
 }
 
-/** Unreachable (the socket's codes) or refusing everything for now (SQLSTATE 08, 57P01 while it shuts down, …), and not a gateway's API or keys. */
+/**
+ * Unreachable (the socket's codes, not through a gateway's error) or refusing everything for now
+ * (SQLSTATE 08, 57P01 while it shuts down, …). A gateway's own errors carry codes of their own
+ * (gateway_unavailable, …), which classifyDatabaseError never takes for the database's.
+ */
 function isDatabaseOutage(error: unknown): boolean {
-  return isDatabaseUnreachable(error, isAnotherRemote) || (!anotherRemoteIn(error) && classifyDatabaseError(withoutQueryText(error)) === 'availability');
-}
-
-function anotherRemoteIn(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) if (isAnotherRemote(e)) return true;
-  return false;
+  return blamesTheDatabase(error) || classifyDatabaseError(withoutQueryText(error)) === 'availability';
 }

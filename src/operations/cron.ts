@@ -79,7 +79,8 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
       if (partitions.created.length > 0) logger.info(partitions, 'inbox partitions created ahead');
       if (partitions.leftToDefault.length > 0) logger.warn(partitions, 'months already holding rows in the default partition get no partition of their own');
       // Rows deleted with a month dropped whole count too: the metric is every row the run archived and deleted.
-      const droppedWhole = new Map<string, number>();
+      const deleted = new Map<string, number>();
+      const count = (provider: string, rows: number) => deleted.set(provider, (deleted.get(provider) ?? 0) + rows);
       const results = await applyRetention(
         { db: deps.db, archive },
         {
@@ -89,14 +90,13 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
           batchSize: operations.retentionBatchSize,
           signal: job?.signal,
           onPartitions: (result) => {
-            for (const { byProvider } of result.dropped) for (const [provider, rows] of Object.entries(byProvider)) droppedWhole.set(provider, (droppedWhole.get(provider) ?? 0) + rows);
+            for (const { byProvider } of result.dropped) for (const [provider, rows] of Object.entries(byProvider)) count(provider, rows);
             logger.info(result, 'retention: months archived whole and dropped, months kept for unsettled rows');
           },
         },
       );
-      const counts = new Map(droppedWhole);
-      for (const { provider, deleted } of results) counts.set(provider, (counts.get(provider) ?? 0) + deleted);
-      deps.metrics?.retentionRun('ok', [...counts].map(([provider, deleted]) => ({ provider, deleted })));
+      for (const result of results) count(result.provider, result.deleted);
+      deps.metrics?.retentionRun('ok', [...deleted].map(([provider, rows]) => ({ provider, deleted: rows })));
       for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');
     } catch (error) {
       deps.metrics?.retentionRun('error', []);
