@@ -144,7 +144,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   gaugeRefresher.start();
   let accepting = true;
   const ingestPressure = ingestPressureOf(config, clock);
-  if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.underPressure());
+  if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.level());
   const groupCommit = createGroupCommitIngestor({
     sql: ingestPool ?? database.sql,
     jobs: await webhookJobInsert(boss),

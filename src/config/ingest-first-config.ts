@@ -8,13 +8,13 @@ import { z } from 'zod';
 export interface IngestFirstConfig {
   /** INGEST_FIRST=off: the workers never yield, whatever the receiver's state. */
   enabled: boolean;
-  /** A batch of deliveries that waited longer than this for its COMMIT is a sign of pressure. 0: every commit is. */
+  /** A batch of deliveries that waited longer than this for its COMMIT is a sign of slow acks. 0: every commit is. */
   ackLatencyMs: number;
-  /** More deliveries than this waiting for a transaction slot is a sign of pressure. 0: any waiting delivery is. */
+  /** On average more deliveries than this waiting for a transaction slot is saturation. 0: any waiting delivery is. */
   queueDepth: number;
-  /** Pressure lasts this long after its last sign: the workers take the CPU back only after it. */
+  /** A sign lasts this long after it was seen: the workers take the CPU back only after it. */
   quietMs: number;
-  /** Most events a yielding worker applies in one transaction (a fetched batch is applied in slices of this). */
+  /** Most events a yielding worker applies in one transaction, on top of what it owes the receiver's pace while acks are only slow. */
   yieldBatchSize: number;
   /** How long a yielding worker waits before each slice, and how often it looks at the pressure again. */
   yieldPauseMs: number;

@@ -91,7 +91,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
     const inserted = await storeNewEvents(pool, options.jobs, [...firstByKey.values()].map((w) => w.row));
-    options.pressure?.batchCommitted(performance.now() - batch[0]!.queuedAt);
+    options.pressure?.batchCommitted(performance.now() - batch[0]!.queuedAt, inserted.length);
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     const duplicates: Waiter[] = [];
     for (const waiter of batch) {

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SettledStatus } from '../db/schema.ts';
 import { moneyMovingKinds } from '../domain/payments/event-decision.ts';
+import type { IngestPressureLevel } from '../inbox/ingest-pressure.ts';
 
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
@@ -30,13 +31,17 @@ export interface ProcessingMetrics {
 
 /** How the workers of an `all` process give way to its receiver (src/processing/ingest-first.ts). */
 export interface IngestFirstMetrics {
-  /** One transaction's worth of events applied, `yielding` while the receiver was under pressure. */
-  applied(mode: 'full' | 'yielding', events: number): void;
+  /** One transaction's worth of events applied: whole, `keeping_pace` while acks were slow, `yielding` while the receiver was saturated. */
+  applied(mode: IngestFirstApplyMode, events: number): void;
   /** A worker waited `seconds` for the receiver before applying a slice. */
   paused(seconds: number): void;
   /** The pressure gauge reads this at each scrape (the receiver's meter; none: always 0). */
-  readPressureFrom(read: () => boolean): void;
+  readPressureFrom(read: () => IngestPressureLevel): void;
 }
+
+export type IngestFirstApplyMode = 'full' | 'keeping_pace' | 'yielding';
+
+const PRESSURE_VALUE: Record<IngestPressureLevel, number> = { quiet: 0, slow: 1, saturated: 2 };
 
 export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
 export type BreakerState = 'closed' | 'half_open' | 'open';
@@ -175,13 +180,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const yieldPauses = new Counter({ name: 'inbox_worker_yield_pauses_total', help: 'Pauses workers took for the receiver of their process (ingest first).', registers });
   const yieldSeconds = new Counter({ name: 'inbox_worker_yield_seconds_total', help: 'Time workers spent paused for the receiver of their process.', registers });
-  let readPressure: () => boolean = () => false;
+  let readPressure: () => IngestPressureLevel = () => 'quiet';
   new Gauge({
     name: 'inbox_ingest_pressure',
-    help: '1 while the receiver of this process is under pressure (its workers yield), else 0.',
+    help: 'The receiver of this process: 0 quiet, 1 acks slow (its workers keep pace with arrivals), 2 saturated (its workers yield).',
     registers,
     collect() {
-      this.set(readPressure() ? 1 : 0);
+      this.set(PRESSURE_VALUE[readPressure()]);
     },
   });
   const refetchCalls = new Counter({

@@ -31,18 +31,19 @@ const pressureEnv = {
 interface WorkerBatches {
   full: { batches: number; events: number; largerThanSlice: number };
   yielding: { batches: number; events: number; largerThanSlice: number };
+  keepingPace: { batches: number; events: number; largerThanSlice: number };
   pauses: number;
   pressure: number | undefined;
 }
 
 async function workerBatches(baseUrl: string): Promise<WorkerBatches> {
   const text = await scrape(baseUrl);
-  const mode = (name: 'full' | 'yielding') => {
+  const mode = (name: 'full' | 'yielding' | 'keeping_pace') => {
     const batches = sampleValue(text, 'inbox_worker_batch_events_count', { mode: name }) ?? 0;
     const upToSlice = sampleValue(text, 'inbox_worker_batch_events_bucket', { mode: name, le: String(SLICE) }) ?? 0;
     return { batches, events: sampleValue(text, 'inbox_worker_batch_events_sum', { mode: name }) ?? 0, largerThanSlice: batches - upToSlice };
   };
-  return { full: mode('full'), yielding: mode('yielding'), pauses: sampleValue(text, 'inbox_worker_yield_pauses_total') ?? 0, pressure: sampleValue(text, 'inbox_ingest_pressure') };
+  return { full: mode('full'), yielding: mode('yielding'), keepingPace: mode('keeping_pace'), pauses: sampleValue(text, 'inbox_worker_yield_pauses_total') ?? 0, pressure: sampleValue(text, 'inbox_ingest_pressure') };
 }
 
 function deliveries(prefix: string, count: number) {
@@ -83,7 +84,7 @@ test('under sustained ingest pressure the workers apply in yielding slices, and 
     const settled = await waitUntilSettled(database.sql, burst.map((e) => e.id), 60_000);
     assert.deepEqual(settled.filter((r) => r.status !== 'processed'), []);
     const pressed = await workerBatches(service.baseUrl);
-    assert.equal(pressed.pressure, 1, 'the receiver is under pressure');
+    assert.equal(pressed.pressure, 2, 'the receiver is saturated: deliveries queue up');
     assert.equal(pressed.full.batches, 0, 'no whole batch applied while ingest is under pressure');
     assert.equal(pressed.yielding.events, burst.length, 'every event applied, in yielding slices');
     assert.equal(pressed.yielding.largerThanSlice, 0, `no slice larger than WORKER_YIELD_BATCH_SIZE (${SLICE})`);
@@ -99,6 +100,25 @@ test('under sustained ingest pressure the workers apply in yielding slices, and 
     assert.equal(quiet.full.events, backlog.length);
     // The first fetch sees all 50 jobs (one insert): it gets a whole batch of 20.
     assert.ok(quiet.full.largerThanSlice > 0, `a batch larger than a yielding slice: ${JSON.stringify(quiet.full)}`);
+  } finally {
+    await service.stop();
+  }
+});
+
+test('acks only slow, deliveries not queueing up: the workers keep pace with what arrives (slices carry the new arrivals) instead of falling behind it', async () => {
+  // Every commit is a sign of slow acks; no queue is ever deep enough to be saturation.
+  const service = await startTestService({ database, env: { ...pressureEnv, INGEST_PRESSURE_ACK_MS: '0', INGEST_PRESSURE_QUEUE_DEPTH: '100000' } });
+  try {
+    const burst = deliveries('slow', 60);
+    await postAll(service.baseUrl, burst);
+    const settled = await waitUntilSettled(database.sql, burst.map((e) => e.id), 60_000);
+    assert.deepEqual(settled.filter((r) => r.status !== 'processed'), []);
+    const seen = await workerBatches(service.baseUrl);
+    assert.equal(seen.pressure, 1, 'the gauge says: acks slow, the receiver keeping up');
+    assert.deepEqual([seen.full.batches, seen.yielding.batches], [0, 0], 'neither whole batches nor bare yielding slices');
+    assert.equal(seen.keepingPace.events, burst.length, 'every event applied keeping pace');
+    assert.ok(seen.keepingPace.largerThanSlice > 0, `slices grow past WORKER_YIELD_BATCH_SIZE (${SLICE}) with what arrived: ${JSON.stringify(seen.keepingPace)}`);
+    assert.ok(seen.pauses > 0, 'still a pause before each slice');
   } finally {
     await service.stop();
   }
