@@ -150,6 +150,10 @@ describe('inboxctl backfill stripe', () => {
     const noSince = await runInboxctl(['backfill', 'stripe'], backfill.env);
     assert.equal(noSince.code, 2);
     assert.match(noSince.stderr, /--since is required/);
+    // A year mistyped ahead can list nothing; exit 0 would tell a cron nothing was missing.
+    const future = await runInboxctl(['backfill', 'stripe', '--since', '2999-01-01T00:00:00Z'], backfill.env);
+    assert.equal(future.code, 2, future.out);
+    assert.match(future.stderr, /--since: 2999-01-01T00:00:00\.000Z is in the future/);
   });
 
   test('a 429 asking to wait longer than a backfill waits stops the run (exit 4), saying how long and from when to run it again', async () => {
