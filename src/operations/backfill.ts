@@ -125,13 +125,22 @@ async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[]): P
 /** Every page of the window (newest first, as the APIs list), keeping only the events the inbox lacks. */
 async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResult): Promise<IncomingEvent[]> {
   const missing: IncomingEvent[] = [];
+  // An offset-paged list (Mercado Pago, Asaas) moves on by one for each payment that changes
+  // during the run, so the next page starts with one already read: listed and counted once.
+  const seen = new Set<string>();
   let cursor: string | undefined;
   do {
     const pagePath = deps.list.pagePath(since, cursor);
     const page = deps.list.readPage(await fetchPage(deps, pagePath, result));
     result.pages += 1;
     const now = deps.clock();
-    const events = page.events.map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now));
+    const events = page.events
+      .map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now))
+      .filter((e) => {
+        if (seen.has(e.event.eventId)) return false;
+        seen.add(e.event.eventId);
+        return true;
+      });
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     missing.push(...events.filter((e) => !present.has(e.event.eventId)));
