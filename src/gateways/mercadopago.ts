@@ -8,8 +8,8 @@ import {
   refundStatus,
   requireDecimalMinorUnits,
   requireString,
-  upperCurrency,
 } from './types.ts';
+import { upperCurrency } from '../providers/payment-facts.ts';
 
 /**
  * Mercado Pago: `GET /v1/payments/{id}` on https://api.mercadopago.com with

@@ -10,8 +10,8 @@ import {
   refundStatus,
   requireMinorUnits,
   requireString,
-  upperCurrency,
 } from './types.ts';
+import { upperCurrency } from '../providers/payment-facts.ts';
 
 /**
  * Pagar.me Core API v5: `GET /core/v5/charges/{id}` with HTTP Basic auth, the secret key (sk_…,

@@ -9,8 +9,8 @@ import {
   refundStatus,
   requireMinorUnits,
   requireString,
-  upperCurrency,
 } from './types.ts';
+import { upperCurrency } from '../providers/payment-facts.ts';
 
 /**
  * Stripe: a payment keyed by a PaymentIntent (pi_…, see src/providers/stripe.ts) is read

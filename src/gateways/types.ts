@@ -119,6 +119,3 @@ export function requireDecimalMinorUnits(record: Record<string, unknown>, key: s
   return minor;
 }
 
-export function upperCurrency(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toUpperCase() : undefined;
-}

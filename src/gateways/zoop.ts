@@ -9,8 +9,8 @@ import {
   refundStatus,
   requireDecimalMinorUnits,
   requireString,
-  upperCurrency,
 } from './types.ts';
+import { upperCurrency } from '../providers/payment-facts.ts';
 
 /**
  * Zoop: `GET /v1/marketplaces/{marketplace_id}/transactions/{id}` on https://api.zoop.ws, HTTP

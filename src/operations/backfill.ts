@@ -76,6 +76,16 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   };
 }
 
+/**
+ * The gateway's own answer says nothing of the wait, and "run it again" at once only meets the
+ * same 429: the operator is told how long the gateway asked for, and from when a run can pass.
+ */
+function tooLongToWait(deps: BackfillDeps, error: GatewayUnavailableError, seconds: number): GatewayUnavailableError {
+  const notBefore = new Date(deps.clock().getTime() + seconds * 1000).toISOString();
+  const message = `${error.message.replace(/\.$/, '')}; it asks to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore}`;
+  return new GatewayUnavailableError(deps.provider, message, { status: error.status, retryAfterSeconds: seconds, cause: error });
+}
+
 /** One page, waiting out each 429's Retry-After (the breaker counts them too). */
 async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimitedWaits: number }): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
@@ -84,7 +94,7 @@ async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimit
     } catch (error) {
       if (!(error instanceof GatewayUnavailableError) || error.status !== 429 || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
       const seconds = error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
-      if (seconds > MAX_RETRY_AFTER_SECONDS) throw error;
+      if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
       progress.rateLimitedWaits += 1;
       deps.notice(`${deps.provider}: the API answered 429; waiting ${seconds} s (Retry-After) before asking again`);
       await deps.sleep(seconds * 1000);
@@ -115,13 +125,22 @@ async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[]): P
 /** Every page of the window (newest first, as the APIs list), keeping only the events the inbox lacks. */
 async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResult): Promise<IncomingEvent[]> {
   const missing: IncomingEvent[] = [];
+  // An offset-paged list (Mercado Pago, Asaas) moves on by one for each payment that changes
+  // during the run, so the next page starts with one already read: listed and counted once.
+  const seen = new Set<string>();
   let cursor: string | undefined;
   do {
     const pagePath = deps.list.pagePath(since, cursor);
     const page = deps.list.readPage(await fetchPage(deps, pagePath, result));
     result.pages += 1;
     const now = deps.clock();
-    const events = page.events.map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now));
+    const events = page.events
+      .map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now))
+      .filter((e) => {
+        if (seen.has(e.event.eventId)) return false;
+        seen.add(e.event.eventId);
+        return true;
+      });
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     missing.push(...events.filter((e) => !present.has(e.event.eventId)));

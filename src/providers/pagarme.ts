@@ -7,7 +7,7 @@ import { integerMinorUnits } from './amounts.ts';
 import { parseDriverOptions } from './driver-options.ts';
 import { parseJsonBody } from './json-body.ts';
 import { type VerificationKeyFor, remoteVerificationKeys } from './jwks-keys.ts';
-import { chargeFact } from './payment-facts.ts';
+import { chargeFact, upperCurrency } from './payment-facts.ts';
 import { type PagarmeProof, type Reverification, type StoredDelivery, secretMatch } from './proof.ts';
 import { reverifyByFingerprint, reverifySignature } from './reverify.ts';
 import { secretFingerprints } from './secret-fingerprint.ts';
@@ -174,7 +174,7 @@ export function toPagarmePaymentFact(event: StoredEvent): PaymentFact | null {
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount: integerMinorUnits(charge.amount),
     amountRefunded: status === 'refunded' || status === 'partially_refunded' ? integerMinorUnits(charge.canceled_amount) : undefined,
-    currency: typeof charge.currency === 'string' ? charge.currency.toUpperCase() : undefined,
+    currency: upperCurrency(charge.currency),
   });
 }
 

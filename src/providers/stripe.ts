@@ -3,7 +3,7 @@ import { SignatureError } from '../errors.ts';
 import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from './types.ts';
 import { parseJsonBody } from './json-body.ts';
-import { chargeFact } from './payment-facts.ts';
+import { chargeFact, upperCurrency } from './payment-facts.ts';
 import { type SecretSignatureProof, secretMatch } from './proof.ts';
 import { reverifySignature } from './reverify.ts';
 import { secretFingerprints } from './secret-fingerprint.ts';
@@ -198,7 +198,7 @@ export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
   const fact = chargeFact(keys.key, meaning.status, event.occurredAt, {
     amount: meaning.amount,
     amountRefunded: meaning.amountRefunded,
-    currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
+    currency: upperCurrency(object.currency),
   });
   return keys.legacyChargeId === undefined ? fact : { ...fact, legacyChargeId: keys.legacyChargeId };
 }

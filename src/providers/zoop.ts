@@ -5,7 +5,7 @@ import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSetting
 import { decimalToMinorUnits } from './amounts.ts';
 import { derivedEventKey } from './derived-key.ts';
 import { parseJsonBody, readIdentifier } from './json-body.ts';
-import { chargeFact } from './payment-facts.ts';
+import { chargeFact, upperCurrency } from './payment-facts.ts';
 import { parseLenientTimestamp } from './timestamps.ts';
 import { reverifyByFingerprint } from './reverify.ts';
 import { tokenVerification } from './token.ts';
@@ -81,7 +81,7 @@ export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : undefined,
-    currency: typeof object.currency === 'string' ? object.currency.toUpperCase() : undefined,
+    currency: upperCurrency(object.currency),
   });
 }
 

@@ -147,4 +147,26 @@ describe('inboxctl backfill mercadopago', () => {
     assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
     assert.deepEqual((await backfillRows()).map((r) => r.source), ['webhook', ...Array(7).fill('backfill')]);
   });
+
+  test('a payment changed while the run pages moves the offset list on by one: the payment seen on two pages is listed and counted once', async () => {
+    account.set(9008, payment(9008, 'approved', 0.3));
+    account.set(9009, payment(9009, 'approved', 0.2));
+    // Between the first page and the second, payment 9010 changes: the list grows at its head, so
+    // the second page starts with the first page's last payment again.
+    const shift = (request: RecordedRequest) => {
+      if (request.pathname === '/v1/payments/search' && new URL(request.path, 'http://x').searchParams.get('offset') === String(PAGE_SIZE)) account.set(9010, payment(9010, 'approved', 0.1));
+      return undefined;
+    };
+    backfill.gateway.rules.unshift(shift);
+    try {
+      const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], backfill.env);
+      assert.equal(dry.code, 1, dry.stderr);
+      assert.deepEqual(
+        { listed: dry.json().listed, alreadyPresent: dry.json().alreadyPresent, stored: dry.json().stored, ids: dry.json().storedEventIds },
+        { listed: 8, alreadyPresent: 6, stored: 2, ids: [noticeId(account.get(9008)!), noticeId(account.get(9009)!)] },
+      );
+    } finally {
+      backfill.gateway.rules.splice(backfill.gateway.rules.indexOf(shift), 1);
+    }
+  });
 });

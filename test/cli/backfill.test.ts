@@ -150,6 +150,29 @@ describe('inboxctl backfill stripe', () => {
     const noSince = await runInboxctl(['backfill', 'stripe'], backfill.env);
     assert.equal(noSince.code, 2);
     assert.match(noSince.stderr, /--since is required/);
+    // A year mistyped ahead can list nothing; exit 0 would tell a cron nothing was missing.
+    const future = await runInboxctl(['backfill', 'stripe', '--since', '2999-01-01T00:00:00Z'], backfill.env);
+    assert.equal(future.code, 2, future.out);
+    assert.match(future.stderr, /--since: 2999-01-01T00:00:00\.000Z is in the future/);
+  });
+
+  test('a 429 asking to wait longer than a backfill waits stops the run (exit 4), saying how long and from when to run it again', async () => {
+    const asked = backfill.gateway.requests.length;
+    const rateLimited = (request: RecordedRequest) =>
+      request.pathname === '/v1/events' ? { status: 429, headers: { 'retry-after': '3600' }, json: { error: { type: 'rate_limit_error' } } } : undefined;
+    backfill.gateway.rules.unshift(rateLimited);
+    try {
+      const startedAt = Date.now();
+      const run = await runInboxctl(['backfill', 'stripe', '--since', '1h', '--dry-run'], backfill.env);
+      assert.equal(run.code, 4, run.stderr);
+      assert.match(run.stderr, /3600 s \(Retry-After\)/);
+      const when = /not before (\S+Z)/.exec(run.stderr)?.[1];
+      assert.ok(when, run.stderr);
+      assert.ok(Math.abs(Date.parse(when) - (startedAt + 3_600_000)) < 60_000, `${when} is about an hour from now`);
+      assert.equal(backfill.gateway.requests.length - asked, 1, 'asked once, not again at once');
+    } finally {
+      backfill.gateway.rules.splice(backfill.gateway.rules.indexOf(rateLimited), 1);
+    }
   });
 
   test('a rejected key stops the run with exit 4 and stores nothing', async () => {

@@ -93,6 +93,9 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const provider = requiredText(providerArg, 'the provider');
   if (flags.since === undefined) throw usageError('--since is required (a duration ago such as 72h, or an ISO-8601 time).');
   const requested = parseInstant(flags.since, '--since', context.now);
+  // Nothing is created after now, so such a run lists nothing and its exit 0 ("nothing was
+  // missing") would vouch for a window it never read.
+  if (requested > context.now) throw usageError(`--since: ${requested.toISOString()} is in the future; give a time in the past (an ISO-8601 time, or a duration ago such as 72h).`);
   const config = await context.config();
   const { gatewayEventLists } = await import('../../gateways/event-lists.ts');
   const target = backfillTarget(config, provider, gatewayEventLists);
