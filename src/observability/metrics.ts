@@ -38,7 +38,7 @@ export interface IngestFirstMetrics {
   readPressureFrom(read: () => boolean): void;
 }
 
-export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
+export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open' | 'retry_after';
 export type BreakerState = 'closed' | 'half_open' | 'open';
 
 export interface RefetchMetrics {
@@ -352,7 +352,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     refetch: {
       call(provider, outcome, seconds) {
         refetchCalls.inc({ provider, outcome });
-        if (outcome !== 'breaker_open') refetchDuration.observe({ provider }, seconds);
+        if (outcome !== 'breaker_open' && outcome !== 'retry_after') refetchDuration.observe({ provider }, seconds);
       },
       breakerState: (provider, state) => breaker.set({ provider }, BREAKER_STATE_VALUE[state]),
     },

@@ -5,7 +5,7 @@ import type { IncomingEvent } from '../inbox/incoming-event.ts';
 import type { IngestOutcome } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ProviderDriver } from '../providers/types.ts';
-import { GatewayRejectedError, GatewayUnavailableError } from '../refetch/errors.ts';
+import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from '../refetch/errors.ts';
 import { OperationIncompleteError } from './errors.ts';
 
 export interface BackfillDeps {
@@ -76,14 +76,20 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   };
 }
 
+/** A 429, with or without Retry-After; a call the refetcher held back for an earlier 429's Retry-After. */
+function rateLimited(error: unknown): error is GatewayUnavailableError | GatewayRetryAfterError {
+  if (error instanceof GatewayRetryAfterError) return error.status === 429 || error.status === undefined;
+  return error instanceof GatewayUnavailableError && error.status === 429;
+}
+
 /** One page, waiting out each 429's Retry-After (the breaker counts them too). */
 async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimitedWaits: number }): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.get(path);
     } catch (error) {
-      if (!(error instanceof GatewayUnavailableError) || error.status !== 429 || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
-      const seconds = error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+      if (!rateLimited(error) || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
+      const seconds = error instanceof GatewayRetryAfterError ? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000)) : DEFAULT_RETRY_AFTER_SECONDS;
       if (seconds > MAX_RETRY_AFTER_SECONDS) throw error;
       progress.rateLimitedWaits += 1;
       deps.notice(`${deps.provider}: the API answered 429; waiting ${seconds} s (Retry-After) before asking again`);
