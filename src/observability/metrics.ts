@@ -1,7 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SettledStatus } from '../db/schema.ts';
 import { moneyMovingKinds } from '../domain/payments/event-decision.ts';
-import type { IngestPressureLevel } from '../inbox/ingest-pressure.ts';
 
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
@@ -41,9 +40,11 @@ export interface IngestFirstMetrics {
 
 export type IngestFirstApplyMode = 'full' | 'keeping_pace' | 'yielding';
 
+/** The receiver's level as src/inbox/ingest-pressure.ts names it (spelled out: observability imports nothing above it). */
+type IngestPressureLevel = 'quiet' | 'slow' | 'saturated';
 const PRESSURE_VALUE: Record<IngestPressureLevel, number> = { quiet: 0, slow: 1, saturated: 2 };
 
-export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
+export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open' | 'retry_after';
 export type BreakerState = 'closed' | 'half_open' | 'open';
 
 export interface RefetchMetrics {
@@ -357,7 +358,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     refetch: {
       call(provider, outcome, seconds) {
         refetchCalls.inc({ provider, outcome });
-        if (outcome !== 'breaker_open') refetchDuration.observe({ provider }, seconds);
+        if (outcome !== 'breaker_open' && outcome !== 'retry_after') refetchDuration.observe({ provider }, seconds);
       },
       breakerState: (provider, state) => breaker.set({ provider }, BREAKER_STATE_VALUE[state]),
     },

@@ -5,7 +5,7 @@ import type { IncomingEvent } from '../inbox/incoming-event.ts';
 import type { IngestOutcome } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ProviderDriver } from '../providers/types.ts';
-import { GatewayRejectedError, GatewayUnavailableError } from '../refetch/errors.ts';
+import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from '../refetch/errors.ts';
 import { OperationIncompleteError } from './errors.ts';
 
 export interface BackfillDeps {
@@ -76,14 +76,26 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   };
 }
 
+/** A 429, with or without Retry-After; a call the refetcher held back for an earlier 429's Retry-After. */
+function rateLimited(error: unknown): error is GatewayUnavailableError | GatewayRetryAfterError {
+  if (error instanceof GatewayRetryAfterError) return error.status === 429 || error.status === undefined;
+  return error instanceof GatewayUnavailableError && error.status === 429;
+}
+
+/** What the gateway asked for, uncapped (the refetcher caps its own wait), or what is left of an earlier answer's wait. */
+function secondsToWait(deps: BackfillDeps, error: GatewayUnavailableError | GatewayRetryAfterError): number {
+  if (!(error instanceof GatewayRetryAfterError)) return DEFAULT_RETRY_AFTER_SECONDS;
+  return error.requestedSeconds ?? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000));
+}
+
 /**
  * The gateway's own answer says nothing of the wait, and "run it again" at once only meets the
  * same 429: the operator is told how long the gateway asked for, and from when a run can pass.
  */
-function tooLongToWait(deps: BackfillDeps, error: GatewayUnavailableError, seconds: number): GatewayUnavailableError {
-  const notBefore = new Date(deps.clock().getTime() + seconds * 1000).toISOString();
-  const message = `${error.message.replace(/\.$/, '')}; it asks to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore}`;
-  return new GatewayUnavailableError(deps.provider, message, { status: error.status, retryAfterSeconds: seconds, cause: error });
+function tooLongToWait(deps: BackfillDeps, error: GatewayRetryAfterError | GatewayUnavailableError, seconds: number): GatewayRetryAfterError {
+  const notBefore = new Date(deps.clock().getTime() + seconds * 1000);
+  const message = `the ${deps.provider} API answered ${error.status ?? 429}; it asks to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
+  return new GatewayRetryAfterError(deps.provider, message, { status: error.status, retryAt: notBefore, requestedSeconds: seconds, cause: error });
 }
 
 /** One page, waiting out each 429's Retry-After (the breaker counts them too). */
@@ -92,8 +104,8 @@ async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimit
     try {
       return await deps.get(path);
     } catch (error) {
-      if (!(error instanceof GatewayUnavailableError) || error.status !== 429 || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
-      const seconds = error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+      if (!rateLimited(error) || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
+      const seconds = secondsToWait(deps, error);
       if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
       progress.rateLimitedWaits += 1;
       deps.notice(`${deps.provider}: the API answered 429; waiting ${seconds} s (Retry-After) before asking again`);

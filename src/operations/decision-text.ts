@@ -19,6 +19,12 @@ export function describeDecision(decision: EventDecisionName | null, detail: unk
     case 'superseded':
       return `superseded: says ${text('status')} at ${text('occurredAt')}; the gateway read of ${text('observedAt')} (inbox id ${String(d.snapshotInboxId ?? '?')}) decided instead`;
     case 'refetched':
+      // `changed` is absent on rows decided before it was recorded: those keep the from → to form.
+      if (d.changed === false) {
+        // An older read than facts already known: they apply after it, so the payment may differ from what it said.
+        const already = d.status === d.to ? `the payment already was ${text('to')}` : `events after that read keep the payment ${text('to')}`;
+        return `refetched: the gateway said ${text('status')} when read at ${text('observedAt')}; ${already}, nothing to change`;
+      }
       return `refetched: the gateway said ${text('status')} when read at ${text('observedAt')} (payment ${d.from === null ? 'created' : text('from')} → ${text('to')})`;
     case 'not_a_payment_event':
       return `not_a_payment_event: no handler for ${text('kind')}`;

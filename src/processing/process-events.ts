@@ -3,7 +3,7 @@ import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { errorClassOf } from '../observability/error-class.ts';
 import type { ProcessingMetrics } from '../observability/metrics.ts';
-import { BreakerOpenError } from '../refetch/errors.ts';
+import { retryNotBefore } from '../refetch/errors.ts';
 import { type EventDecision, rejectedMoneyMovement } from '../domain/payments/event-decision.ts';
 import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
@@ -21,14 +21,16 @@ export interface ProcessingDeps {
   /**
    * Queues the event again to start at `startAfter`, leaving its row pending with `reason`; the
    * new job gets `retriesLeft` retries when the job said how many it had left (EventJob).
-   * Without it a gateway breaker that is open fails the attempt like any other error.
+   * Without it a gateway breaker that is open, or a gateway's Retry-After, fails the attempt like
+   * any other error.
    */
   deferEvent?(inboxId: number, startAfter: Date, reason: string, retriesLeft: number | undefined): Promise<void>;
 }
 
 /**
  * `skipped`: the row is gone or no longer pending; another job (or this job's earlier attempt)
- * handled it. `deferred`: the gateway's circuit breaker is open; a new job starts when it half-opens.
+ * handled it. `deferred`: the gateway may not be called yet (its circuit breaker is open, or it
+ * answered with Retry-After); a new job starts when it may.
  */
 export type JobOutcome = SettledStatus | 'skipped' | 'deferred';
 
@@ -43,8 +45,8 @@ export interface EventJob {
   signal?: AbortSignal;
   /**
    * The retries pg-boss still has for this job after this attempt (retryLimit − retryCount). An
-   * attempt deferred for an open breaker is not spent, so the job queued in its place gets exactly
-   * these: WORKER_MAX_ATTEMPTS still bounds the event's attempts in all.
+   * attempt deferred for an open breaker or a Retry-After is not spent, so the job queued in its
+   * place gets exactly these: WORKER_MAX_ATTEMPTS still bounds the event's attempts in all.
    */
   retriesLeft?: number;
 }
@@ -77,8 +79,9 @@ export interface ReadyEvent extends PreparedEvent {
  * If the batch's transaction fails, each of its events is tried again alone, so a bad event fails
  * only its own job. A failed attempt is recorded outside any transaction (attempts + 1, the
  * error) and returned as the job's error, so pg-boss retries it with backoff. An open gateway
- * breaker is no failure of the event: it is queued again for when the breaker half-opens, without
- * spending one of its attempts (and without being applied from its payload).
+ * breaker, or a gateway's Retry-After, is no failure of the event: it is queued again for when the
+ * breaker half-opens or the Retry-After has passed, without spending one of its attempts (and
+ * without being applied from its payload).
  */
 export async function processInboxEvents(deps: ProcessingDeps, jobs: readonly EventJob[]): Promise<EventResult[]> {
   const results: EventResult[] = new Array(jobs.length);
@@ -236,9 +239,10 @@ async function applyInTransaction(deps: ApplyDeps, ready: ReadyEvent[]): Promise
 }
 
 async function failedAttempt(deps: ProcessingDeps, job: EventJob, row: InboxEventRow | undefined, error: unknown): Promise<EventResult> {
-  if (error instanceof BreakerOpenError && deps.deferEvent) {
+  const notBefore = retryNotBefore(error);
+  if (notBefore && deps.deferEvent) {
     try {
-      await deps.deferEvent(job.inboxId, error.halfOpensAt, describeError(error).slice(0, MAX_ERROR_LENGTH), job.retriesLeft);
+      await deps.deferEvent(job.inboxId, notBefore, describeError(error).slice(0, MAX_ERROR_LENGTH), job.retriesLeft);
       return { outcome: 'deferred' };
     } catch (deferError) {
       error = deferError;

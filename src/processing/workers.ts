@@ -53,7 +53,7 @@ function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<
     if (!row || row.status !== 'pending') return;
     await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter, retryLimit: retriesLeft }));
     await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
-    logger.info({ inboxId, provider: row.provider, startAfter }, 'gateway API breaker open: event queued again for when it half-opens');
+    logger.info({ inboxId, provider: row.provider, startAfter, reason }, 'gateway API not to be called yet (breaker open or Retry-After): event queued again for then');
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * What can go wrong re-reading a charge from a gateway's API, split by what should happen next:
- * retry later (unavailable), wait for the breaker (open), or ask a human (rejected). Each carries
+ * retry later (unavailable), wait for the time the gateway named (Retry-After) or for the breaker
+ * (open), or ask a human (rejected). Each carries
  * a stable snake_case `code` for logs, metrics and the inbox row's last_error.
  */
 export abstract class RefetchError extends Error {
@@ -21,12 +22,29 @@ export class GatewayUnavailableError extends RefetchError {
   readonly retryable = true;
   /** The HTTP status, when there was an answer at all. */
   readonly status: number | undefined;
-  /** The gateway's Retry-After, when it sent one. */
-  readonly retryAfterSeconds: number | undefined;
-  constructor(provider: string, message: string, options: { status?: number; retryAfterSeconds?: number; cause?: unknown } = {}) {
+  constructor(provider: string, message: string, options: { status?: number; cause?: unknown } = {}) {
     super(provider, message, { cause: options.cause });
     this.status = options.status;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/**
+ * The gateway said when to ask again (Retry-After on a 429 or a 503): no call to its API is sent
+ * before `retryAt`. `status` is the answer that said so; undefined when this call was held back
+ * because an earlier answer did. Nothing is wrong with the event: it waits, like for an open breaker.
+ */
+export class GatewayRetryAfterError extends RefetchError {
+  readonly code = 'gateway_retry_after';
+  readonly retryable = true;
+  readonly status: number | undefined;
+  readonly retryAt: Date;
+  /** The wait the answer asked for, before any cap; undefined for a call held back by an earlier answer. */
+  readonly requestedSeconds: number | undefined;
+  constructor(provider: string, message: string, options: { retryAt: Date; requestedSeconds?: number; status?: number; cause?: unknown }) {
+    super(provider, message, { cause: options.cause });
+    this.status = options.status;
+    this.retryAt = options.retryAt;
+    this.requestedSeconds = options.requestedSeconds;
   }
 }
 
@@ -59,4 +77,15 @@ export class GatewayRejectedError extends RefetchError {
     super(provider, message, { cause: options.cause });
     this.status = options.status;
   }
+}
+
+/**
+ * When a call that failed this way may be made again, if the failure says (an open breaker's
+ * half-open time, a gateway's Retry-After): the event waits for it instead of spending an attempt.
+ * Undefined: the normal retry schedule applies.
+ */
+export function retryNotBefore(error: unknown): Date | undefined {
+  if (error instanceof BreakerOpenError) return error.halfOpensAt;
+  if (error instanceof GatewayRetryAfterError) return error.retryAt;
+  return undefined;
 }

@@ -1,4 +1,5 @@
-import { GatewayRejectedError, GatewayUnavailableError } from './errors.ts';
+import { parseRetryAfter } from '../web/retry-after.ts';
+import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
 
 export interface GatewayHttpOptions {
   provider: string;
@@ -8,20 +9,24 @@ export interface GatewayHttpOptions {
   headers: Record<string, string>;
   /** Per request, body included: a gateway that stops answering must not hold a worker. */
   timeoutMs: number;
+  /** Reads a Retry-After that is an HTTP-date. */
+  clock: () => Date;
   fetch?: typeof fetch;
 }
 
 const USER_AGENT = 'webhook-inbox-refetch/1';
 const MAX_DETAIL_CHARS = 200;
 const RETRYABLE_STATUSES = new Set([408, 425, 429]);
-
-function retryAfterSeconds(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
+/** The statuses Retry-After means something on (RFC 6585 §4, RFC 9110 §10.2.3); on others it is ignored. */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
+/**
+ * A longer Retry-After is taken as this. Waiting it out spends no attempt, so believing a day (a
+ * proxy's default, a typo) would park every event of the provider for that day; asking again
+ * after 5 minutes costs one call, and a gateway that still wants quiet says so again. Under the
+ * pending-stuck page (10 minutes, ops/prometheus-rules.yml): one answer alone never pages, a
+ * gateway that keeps asking does.
+ */
+const MAX_RETRY_AFTER_SECONDS = 5 * 60;
 
 async function detailOf(response: Response): Promise<string> {
   const text = await response.text().catch(() => '');
@@ -35,12 +40,21 @@ function rejectionHint(status: number): string {
   return 'the request was refused: check api.baseUrl and the provider\'s api settings';
 }
 
-async function failureFor(provider: string, url: string, response: Response): Promise<Error> {
+function retryAfterFailure(provider: string, where: string, status: number, response: Response, now: Date): GatewayRetryAfterError | undefined {
+  if (!RETRY_AFTER_STATUSES.has(status)) return undefined;
+  const seconds = parseRetryAfter(response.headers.get('retry-after'), now);
+  if (seconds === undefined) return undefined;
+  const retryAt = new Date(now.getTime() + Math.min(seconds, MAX_RETRY_AFTER_SECONDS) * 1000);
+  const capped = seconds > MAX_RETRY_AFTER_SECONDS ? ` (asked for ${seconds} s, capped at ${MAX_RETRY_AFTER_SECONDS} s)` : '';
+  return new GatewayRetryAfterError(provider, `${where}, Retry-After: no call to the ${provider} API before ${retryAt.toISOString()}${capped}.`, { status, retryAt, requestedSeconds: seconds });
+}
+
+async function failureFor(provider: string, url: string, response: Response, now: Date): Promise<Error> {
   const status = response.status;
   const detail = await detailOf(response);
   const where = `GET ${url} answered ${status}${detail ? `: ${detail}` : ''}`;
   if (status >= 500 || RETRYABLE_STATUSES.has(status)) {
-    return new GatewayUnavailableError(provider, `${where}.`, { status, retryAfterSeconds: retryAfterSeconds(response.headers.get('retry-after')) });
+    return retryAfterFailure(provider, where, status, response, now) ?? new GatewayUnavailableError(provider, `${where}.`, { status });
   }
   if (status >= 300 && status < 400) {
     const location = response.headers.get('location');
@@ -78,10 +92,10 @@ export function createGatewayGet(options: GatewayHttpOptions): AbortableGatewayG
       const deadline = AbortSignal.timeout(options.timeoutMs);
       const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
       response = await doFetch(url, { headers, signal, redirect: 'manual' });
-      if (response.status < 200 || response.status >= 300) throw await failureFor(options.provider, url, response);
+      if (response.status < 200 || response.status >= 300) throw await failureFor(options.provider, url, response, options.clock());
       text = await response.text();
     } catch (error) {
-      if (error instanceof GatewayUnavailableError || error instanceof GatewayRejectedError) throw error;
+      if (error instanceof GatewayUnavailableError || error instanceof GatewayRejectedError || error instanceof GatewayRetryAfterError) throw error;
       if (callerSignal?.aborted) throw callerSignal.reason;
       throw transportFailure(options.provider, url, options.timeoutMs, error);
     }

@@ -3,7 +3,8 @@
  * src/observability/metrics.ts implements with prom-client (`metrics.refetch`), declared here so
  * this layer depends on no metrics library.
  */
-export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open';
+/** `retry_after` and `breaker_open`: not sent (a gateway's Retry-After has not passed; the breaker is open). */
+export type RefetchOutcome = 'ok' | 'not_found' | 'rate_limited' | 'error' | 'breaker_open' | 'retry_after';
 export type BreakerState = 'closed' | 'half_open' | 'open';
 
 export interface RefetchMetrics {

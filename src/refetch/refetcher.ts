@@ -2,7 +2,7 @@ import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, h
 import pThrottle from 'p-throttle';
 import type { ChargeSnapshot, GatewayGet } from '../gateways/types.ts';
 import { GatewayResponseShapeError } from '../gateways/types.ts';
-import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from './errors.ts';
+import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
 import type { GatewayApiTarget } from './settings.ts';
@@ -21,7 +21,8 @@ export interface Refetcher {
   has(provider: string): boolean;
   /**
    * The charge as the gateway says it is now. Throws GatewayUnavailableError (retry later),
-   * BreakerOpenError (retry after `halfOpensAt`) or GatewayRejectedError (a human must look).
+   * GatewayRetryAfterError (retry after `retryAt`, the gateway's Retry-After), BreakerOpenError
+   * (retry after `halfOpensAt`) or GatewayRejectedError (a human must look).
    * `signal` (the job's) aborts the HTTP call; its reason is thrown as it is.
    */
   fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
@@ -56,7 +57,8 @@ function rateLimiter(ratePerSecond: number) {
 
 function outcomeOf(error: unknown): RefetchOutcome {
   if (error instanceof BreakerOpenError) return 'breaker_open';
-  if (error instanceof GatewayUnavailableError && error.status === 429) return 'rate_limited';
+  if (error instanceof GatewayRetryAfterError && error.status === undefined) return 'retry_after';
+  if ((error instanceof GatewayUnavailableError || error instanceof GatewayRetryAfterError) && error.status === 429) return 'rate_limited';
   if (error instanceof GatewayRejectedError && error.status === 404) return 'not_found';
   return 'error';
 }
@@ -68,12 +70,34 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     baseUrl: target.baseUrl,
     headers: target.gateway.authHeaders(target.key),
     timeoutMs: target.timeoutMs,
+    clock: deps.clock,
     fetch: deps.fetch,
   });
+  // A Retry-After is about the account (the key), not one charge: until it passes no call of this
+  // provider is sent.
+  let retryAtMs = 0;
+  function throwIfHeldBack(): void {
+    if (deps.clock().getTime() >= retryAtMs) return;
+    const retryAt = new Date(retryAtMs);
+    throw new GatewayRetryAfterError(provider, `The ${provider} API asked (Retry-After) not to be called before ${retryAt.toISOString()}; this call was not sent.`, { retryAt });
+  }
+  // Checked again as each call leaves the rate limiter: calls queued there when the answer came
+  // (and a Stripe dispute's second call) are held back too.
+  async function politeGet(path: string, signal?: AbortSignal): Promise<unknown> {
+    throwIfHeldBack();
+    try {
+      return await get(path, signal);
+    } catch (error) {
+      if (error instanceof GatewayRetryAfterError) retryAtMs = Math.max(retryAtMs, error.retryAt.getTime());
+      throw error;
+    }
+  }
   // Every HTTP call takes a token, so a mapping that needs two calls (a Stripe dispute) pays two.
-  const throttledGet = rateLimiter(target.ratePerSecond)(get);
-  // Only "the gateway is not answering" opens the breaker; a 404 for one charge is an answer.
-  const breaker = circuitBreaker(handleWhen((error) => error instanceof GatewayUnavailableError), {
+  const throttledGet = rateLimiter(target.ratePerSecond)(politeGet);
+  // Only "the gateway is not answering" opens the breaker; a 404 for one charge is an answer, and a
+  // call held back for a Retry-After was never asked.
+  const answeredUnavailable = (error: unknown) => error instanceof GatewayUnavailableError || (error instanceof GatewayRetryAfterError && error.status !== undefined);
+  const breaker = circuitBreaker(handleWhen(answeredUnavailable), {
     halfOpenAfter: target.breaker.halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(target.breaker.consecutiveFailures),
   });
@@ -101,6 +125,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   async function guarded<T>(work: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
+      // Before the breaker: a half-open breaker would take a call held back as its trial's success.
+      throwIfHeldBack();
       const answer = await breaker.execute(work);
       metrics.call(provider, 'ok', (performance.now() - started) / 1000);
       return answer;

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decidePaymentEvent, rejectedMoneyMovement } from '../../src/domain/payments/event-decision.ts';
+import { decidePaymentEvent, hadEffect, rejectedMoneyMovement } from '../../src/domain/payments/event-decision.ts';
 import { type KnownFact, foldPaymentFacts } from '../../src/domain/payments/fold.ts';
 import type { PaymentStatus } from '../../src/domain/payments/payment-fact.ts';
+import { describeDecision } from '../../src/operations/decision-text.ts';
 
 const T = Date.UTC(2026, 10, 1, 12, 0, 0);
 const fact = (inboxId: number, status: PaymentStatus, at: number, snapshot = false): KnownFact => ({
@@ -36,5 +37,30 @@ describe('decidePaymentEvent', () => {
     const latePending = decide(history, fact(4, 'pending', T + 180_000));
     assert.equal(latePending.decision, 'rejected_transition');
     assert.equal(rejectedMoneyMovement(latePending), undefined);
+  });
+
+  test('a gateway read that finds the payment as it was has no effect; one that moves only the amounts has', () => {
+    const paid = fact(1, 'paid', T);
+    const confirming = decide([paid], fact(2, 'paid', T + 60_000, true));
+    assert.deepEqual(confirming, { decision: 'refetched', detail: { observedAt: new Date(T + 60_000).toISOString(), status: 'paid', from: 'paid', to: 'paid', changed: false } });
+    assert.equal(hadEffect(confirming), false);
+
+    const partly = (inboxId: number, refunded: number, at: number, snapshot = false): KnownFact => ({
+      inboxId,
+      fact: { ...fact(inboxId, 'partially_refunded', at, snapshot).fact, amountRefunded: refunded },
+    });
+    const more = decide([paid, partly(2, 100, T + 1000)], partly(3, 300, T + 60_000, true));
+    assert.deepEqual([more.decision, hadEffect(more)], ['refetched', true]);
+    assert.equal(hadEffect(decide([], fact(1, 'paid', T, true))), true, 'a read that creates the payment');
+  });
+
+  test('a read that changes nothing says why: the payment already was that, or newer events keep it as it is', () => {
+    const read = new Date(T + 60_000).toISOString();
+    const confirming = decide([fact(1, 'paid', T)], fact(2, 'paid', T + 60_000, true));
+    assert.equal(describeDecision(confirming.decision, confirming.detail), `refetched: the gateway said paid when read at ${read}; the payment already was paid, nothing to change`);
+    // Read before the refund it has not seen yet: the refund applies after the read, as before.
+    const older = decide([fact(1, 'paid', T), fact(2, 'refunded', T + 120_000)], fact(3, 'paid', T + 60_000, true));
+    assert.equal(hadEffect(older), false);
+    assert.equal(describeDecision(older.decision, older.detail), `refetched: the gateway said paid when read at ${read}; events after that read keep the payment refunded, nothing to change`);
   });
 });

@@ -23,7 +23,7 @@ setup(async () => {
   const file = JSON.stringify({ providers: { stripe: { driver: 'stripe', api: { baseUrl: gateway.baseUrl } } } });
   service = await startTestService({
     database,
-    env: { INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_refetch_decisions' },
+    env: { INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_refetch_decisions', INBOX_ADMIN_TOKEN: 'refetch-decisions-admin-token-01' },
     files: { '/inbox.json': file },
   });
 });
@@ -47,6 +47,13 @@ async function deliver(id: string, type: 'charge.succeeded' | 'charge.refunded',
   );
 }
 
+/** inbox_events_settled_total for stripe as GET /metrics prints it. */
+async function settledCount(status: 'processed' | 'ignored'): Promise<number> {
+  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`inbox_events_settled_total{provider="stripe",status="${status}"} `));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
 describe('decisions of refetched events', () => {
   test('a re-read event is `refetched` with the read time; an older webhook the read already covers is `superseded` by it', async () => {
     const now = Math.floor(Date.now() / 1000);
@@ -56,7 +63,7 @@ describe('decisions of refetched events', () => {
     assert.equal(refund.status, 'processed');
     assert.equal(refund.decision, 'refetched');
     const { observedAt, ...rest } = refund.detail;
-    assert.deepEqual(rest, { status: 'refunded', from: null, to: 'refunded' });
+    assert.deepEqual(rest, { status: 'refunded', from: null, to: 'refunded', changed: true });
     assert.ok(Date.parse(observedAt) >= sentAfter - 1000 && Date.parse(observedAt) <= Date.now(), `observedAt ${observedAt} is when the API was read`);
 
     // The payment, ordered by occurred_at: an hour before the read, already in what the read said.
@@ -67,5 +74,28 @@ describe('decisions of refetched events', () => {
       decision: 'superseded',
       detail: { status: 'paid', occurredAt: new Date((now - 3600) * 1000).toISOString(), snapshotInboxId: refund.id, observedAt },
     });
+  });
+
+  test('a re-read that finds the payment already as the gateway says changes nothing: `ignored`, and its decision says so', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const refunded = charge('ch_refetch_unchanged', { refunded: true, amount_refunded: AMOUNT });
+    gateway.resources.set('/v1/charges/ch_refetch_unchanged', refunded);
+    const first = await deliver('evt_rfu_refund', 'charge.refunded', now - 20, refunded);
+    assert.deepEqual([first.status, first.decision], ['processed', 'refetched']);
+    const [paymentBefore] = await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
+    const ignoredBefore = await settledCount('ignored');
+
+    // Stripe tells the refund again (a second notice of it); the gateway still says refunded.
+    const again = await deliver('evt_rfu_again', 'charge.refunded', now - 5, refunded);
+    assert.equal(again.status, 'ignored', 'nothing to change is not an effect');
+    assert.equal(again.decision, 'refetched');
+    const { observedAt, ...rest } = again.detail;
+    assert.deepEqual(rest, { status: 'refunded', from: 'refunded', to: 'refunded', changed: false });
+    const [paymentAfter] = await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
+    assert.deepEqual({ ...paymentAfter }, { ...paymentBefore }, 'the payment is as it was, and no outbound event was written');
+    assert.equal(await settledCount('ignored'), ignoredBefore + 1, '/metrics counts it as ignored');
+
+    const page = await (await fetch(`${service.baseUrl}/dashboard/events/${again.id}`)).text();
+    assert.match(page, new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${observedAt.replaceAll('.', '\\.')}; the payment already was refunded, nothing to change<`));
   });
 });

@@ -15,6 +15,7 @@ const SECRET = 'whsec_refetch_e2e_secret';
 const MP_SECRET = 'mp-refetch-e2e-secret';
 const API_KEY = 'sk_test_refetch_e2e';
 const HALF_OPEN_AFTER_MS = 5000;
+const RETRY_AFTER_SECONDS = 4;
 
 const database = useTestDatabase();
 let service: TestService;
@@ -36,6 +37,8 @@ setup(async () => {
         ordering: { default: 'refetch' },
       },
       'stripe-slow': { driver: 'stripe', api: { baseUrl: `${gateway.baseUrl}/slow`, timeoutMs: 30_000 }, ordering: { default: 'refetch' } },
+      // A breaker that never opens: what holds its calls back must be the Retry-After alone.
+      'stripe-busy': { driver: 'stripe', api: { baseUrl: `${gateway.baseUrl}/busy`, breaker: { consecutiveFailures: 100, halfOpenAfterMs: 1000 } }, ordering: { default: 'refetch' } },
       mercadopago: { driver: 'mercadopago', api: { baseUrl: `${gateway.baseUrl}/mp` } },
     },
   });
@@ -45,10 +48,12 @@ setup(async () => {
     WEBHOOK_SECRET_STRIPE: SECRET,
     WEBHOOK_SECRET_STRIPE_BREAKER: SECRET,
     WEBHOOK_SECRET_STRIPE_SLOW: SECRET,
+    WEBHOOK_SECRET_STRIPE_BUSY: SECRET,
     WEBHOOK_SECRET_MERCADOPAGO: MP_SECRET,
     GATEWAY_API_KEY_STRIPE: API_KEY,
     GATEWAY_API_KEY_STRIPE_BREAKER: API_KEY,
     GATEWAY_API_KEY_STRIPE_SLOW: API_KEY,
+    GATEWAY_API_KEY_STRIPE_BUSY: API_KEY,
     GATEWAY_API_KEY_MERCADOPAGO: 'APP_USR-refetch-e2e',
   };
   service = await startTestService({ database, env, files: { '/inbox.json': file } });
@@ -214,6 +219,64 @@ describe('circuit breaker', () => {
     assert.equal(requestsUnder('/breaker/').length, 4);
     assert.equal(await metricValue('inbox_refetch_breaker_state', 'provider="stripe-breaker"'), 0);
     assert.ok((await metricValue('inbox_refetch_calls_total', 'provider="stripe-breaker",outcome="breaker_open"'))! >= 2);
+  });
+});
+
+describe('a gateway that answers with Retry-After', () => {
+  // Workers retry failed attempts 1 s apart (test/support/config.ts): a wait of 4 s can only come
+  // from the Retry-After. Retry-After is wall-clock time, so arrivals are too.
+  const arrivals = (chargeId: string) => requestsUnder(`/busy/v1/charges/${chargeId}`).map((r) => Date.now() - (performance.now() - r.arrivedAtMs));
+  const refund = (eventId: string, chargeId: string) => send('stripe-busy', chargeEvent({ id: eventId, type: 'charge.refunded', chargeId, created: nowSeconds(), amountRefunded: 2000 }));
+  const recorded = (eventId: string) => waitFor(async () => {
+    const row = await inboxRow('stripe-busy', eventId);
+    return row?.last_error ? row : undefined;
+  }, { message: `${eventId}'s first answer to be recorded` });
+
+  /** The first request for the charge gets `answer`, the later ones its state. */
+  function answerFirstWith(chargeId: string, answer: () => Record<string, string>, status: number) {
+    let answered = false;
+    gateway.resources.set(`/busy/v1/charges/${chargeId}`, stripeCharge(chargeId, { amount_refunded: 2000, refunded: true }));
+    gateway.rules.push((request) => {
+      if (answered || request.pathname !== `/busy/v1/charges/${chargeId}`) return undefined;
+      answered = true;
+      return { status, headers: answer(), json: { error: { type: 'rate_limit_error', message: 'Too many requests' } } };
+    });
+  }
+
+  test('429 with Retry-After in seconds: the event waits that long without spending an attempt, and no other call is sent meanwhile', async () => {
+    answerFirstWith('ch_ra_429', () => ({ 'retry-after': String(RETRY_AFTER_SECONDS) }), 429);
+    await refund('evt_ra_429', 'ch_ra_429');
+    const waiting = await recorded('evt_ra_429');
+    const limitedAt = arrivals('ch_ra_429')[0]!;
+    assert.equal(waiting.status, 'pending', 'deferred, not failed');
+    assert.equal(waiting.attempts, 0, 'waiting out Retry-After spends no attempt');
+    assert.match(waiting.last_error!, /Retry-After/);
+
+    // Another charge of the same account meanwhile: the gateway asked for quiet, so it waits too.
+    gateway.resources.set('/busy/v1/charges/ch_ra_other', stripeCharge('ch_ra_other', { amount_refunded: 2000, refunded: true }));
+    await refund('evt_ra_other', 'ch_ra_other');
+
+    const done = await settled('stripe-busy', 'evt_ra_429');
+    assert.deepEqual([done.status, done.attempts, done.last_error], ['processed', 1, null]);
+    assert.equal((await settled('stripe-busy', 'evt_ra_other')).status, 'processed');
+    const [, retried] = arrivals('ch_ra_429');
+    assert.equal(arrivals('ch_ra_429').length, 2, 'one call, then one after the wait');
+    assert.ok(retried! - limitedAt >= RETRY_AFTER_SECONDS * 1000 - 50, `asked again ${retried! - limitedAt} ms after the 429, not before Retry-After`);
+    assert.ok(arrivals('ch_ra_other')[0]! - limitedAt >= RETRY_AFTER_SECONDS * 1000 - 50, 'the other charge was not read before Retry-After either');
+  });
+
+  test('503 with Retry-After as an HTTP-date: the same wait, until that time', async () => {
+    // Whole seconds, as an HTTP-date has: at least RETRY_AFTER_SECONDS from now.
+    const until = new Date(Math.ceil(Date.now() / 1000) * 1000 + RETRY_AFTER_SECONDS * 1000);
+    answerFirstWith('ch_ra_503', () => ({ 'retry-after': until.toUTCString() }), 503);
+    await refund('evt_ra_503', 'ch_ra_503');
+    const waiting = await recorded('evt_ra_503');
+    assert.deepEqual([waiting.status, waiting.attempts], ['pending', 0]);
+
+    const done = await settled('stripe-busy', 'evt_ra_503');
+    assert.deepEqual([done.status, done.attempts], ['processed', 1]);
+    const [, retried] = arrivals('ch_ra_503');
+    assert.ok(retried! >= until.getTime() - 50, `asked again at ${new Date(retried!).toISOString()}, not before ${until.toISOString()}`);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { stripeGateway } from '../../src/gateways/stripe.ts';
-import { BreakerOpenError, GatewayRejectedError, GatewayUnavailableError } from '../../src/refetch/errors.ts';
+import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, retryNotBefore } from '../../src/refetch/errors.ts';
 import type { BreakerState, RefetchMetrics, RefetchOutcome } from '../../src/refetch/metrics.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
@@ -84,15 +84,14 @@ describe('fetchCharge', () => {
     assert.deepEqual(calls.map((c) => c.outcome), ['not_found', 'not_found', 'not_found', 'error']);
   });
 
-  test('5xx and 429 are unavailable (retryable); 429 keeps its Retry-After', async () => {
+  test('5xx, and 429 without Retry-After, are unavailable (retryable)', async () => {
     const { metrics, calls } = recordingMetrics();
     const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 10, halfOpenAfterMs: 60_000 } })], clock: () => NOW, metrics });
-    gateway.rules.push((request) => (request.pathname.endsWith('ch_busy') ? { status: 429, json: { error: { type: 'rate_limit_error' } }, headers: { 'retry-after': '7' } } : undefined));
+    gateway.rules.push((request) => (request.pathname.endsWith('ch_busy') ? { status: 429, json: { error: { type: 'rate_limit_error' } } } : undefined));
     gateway.rules.push(() => ({ status: 502, text: '<html>Bad Gateway</html>' }));
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_busy'), (error: unknown) => {
       assert.ok(error instanceof GatewayUnavailableError);
       assert.equal(error.status, 429);
-      assert.equal(error.retryAfterSeconds, 7);
       assert.equal(error.retryable, true);
       return true;
     });
@@ -204,6 +203,67 @@ describe('circuit breaker', () => {
     await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), GatewayUnavailableError);
     await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), BreakerOpenError);
     assert.equal((await refetcher.fetchCharge('stripe-us', 'ch_us')).status, 'paid');
+  });
+});
+
+describe('Retry-After', () => {
+  const busy = (retryAfter: string, status = 429) => ({ status, headers: { 'retry-after': retryAfter }, json: { error: { type: 'rate_limit_error' } } });
+
+  test('a 429 with Retry-After: no call to that gateway is sent before then, for any charge; the first after it is', async () => {
+    const { metrics, calls } = recordingMetrics();
+    let now = NOW;
+    const refetcher = createRefetcher({ targets: [target()], clock: () => now, metrics });
+    gateway.resources.set('/v1/charges/ch_other', charge('ch_other'));
+    gateway.rules.push((request) => (request.pathname.endsWith('ch_limited') ? busy('7') : undefined));
+    const limited = await refetcher.fetchCharge('stripe', 'ch_limited').catch((error: unknown) => error);
+    assert.ok(limited instanceof GatewayRetryAfterError, String(limited));
+    assert.equal(limited.status, 429);
+    assert.deepEqual(retryNotBefore(limited), new Date(NOW.getTime() + 7000));
+
+    now = new Date(NOW.getTime() + 6999);
+    const held = await refetcher.fetchCharge('stripe', 'ch_other').catch((error: unknown) => error);
+    assert.ok(held instanceof GatewayRetryAfterError, String(held));
+    assert.equal(held.status, undefined, 'not sent, so no answer');
+    assert.deepEqual(retryNotBefore(held), new Date(NOW.getTime() + 7000));
+    assert.match(held.message, /Retry-After/);
+    assert.equal(gateway.requests.length, 1, 'nothing sent before Retry-After');
+
+    now = new Date(NOW.getTime() + 7000);
+    assert.equal((await refetcher.fetchCharge('stripe', 'ch_other')).status, 'paid');
+    assert.deepEqual(calls.map((c) => c.outcome), ['rate_limited', 'retry_after', 'ok']);
+    assert.equal(refetcher.breakerState('stripe'), 'closed');
+  });
+
+  test('a 503 with Retry-After as an HTTP-date (any of the three forms) waits until that date', async () => {
+    for (const date of ['Sun, 01 Mar 2026 12:02:00 GMT', 'Sunday, 01-Mar-26 12:02:00 GMT', 'Sun Mar  1 12:02:00 2026']) {
+      gateway.rules.length = 0;
+      gateway.rules.push(() => busy(date, 503));
+      const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+      const error = await refetcher.fetchCharge('stripe', 'ch_maintenance').catch((caught: unknown) => caught);
+      assert.ok(error instanceof GatewayRetryAfterError, `${date}: ${String(error)}`);
+      assert.equal(error.status, 503);
+      assert.deepEqual(retryNotBefore(error), new Date('2026-03-01T12:02:00.000Z'), date);
+    }
+  });
+
+  test('a Retry-After that is neither whole seconds nor an HTTP-date is ignored, not read by Date.parse as a year (+3600 → year 3600)', async () => {
+    for (const value of ['+3600', '1.5', '-1', '30s', '2026-03-01T13:00:00Z']) {
+      gateway.rules.length = 0;
+      gateway.rules.push(() => busy(value));
+      const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+      const error = await refetcher.fetchCharge('stripe', 'ch_odd_header').catch((caught: unknown) => caught);
+      assert.ok(error instanceof GatewayUnavailableError, `${value}: ${String(error)}`);
+      assert.equal(retryNotBefore(error), undefined, value);
+      await refetcher.fetchCharge('stripe', 'ch_odd_header').catch(() => undefined);
+    }
+    assert.equal(gateway.requests.length, 10, 'no wait was taken from them: every call was sent');
+  });
+
+  test('an absurd Retry-After (a day) is capped at 5 minutes: a misconfigured proxy cannot park every event for a day', async () => {
+    gateway.rules.push(() => busy('86400'));
+    const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
+    const error = await refetcher.fetchCharge('stripe', 'ch_parked').catch((caught: unknown) => caught);
+    assert.deepEqual(retryNotBefore(error), new Date(NOW.getTime() + 5 * 60_000));
   });
 });
 

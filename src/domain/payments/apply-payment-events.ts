@@ -1,7 +1,7 @@
 import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
 import { PaymentNotYetKnown } from './errors.ts';
-import { type EventDecision, decidePaymentEvent } from './event-decision.ts';
+import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decision.ts';
 import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
 import type { PaymentFact } from './payment-fact.ts';
 import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
@@ -152,8 +152,9 @@ interface ChargeResult {
 /**
  * One charge's events of the batch, one after the other, as if each had its own transaction:
  * each is folded with every fact known before it (fold.ts explains why a fold and not a patch),
- * and is `processed` when it changed the payment, `ignored` when it told nothing new. The row is
- * written once, with the last state.
+ * and is `processed` when it changed the payment, `ignored` when it told nothing new (a gateway
+ * read that finds the payment as it was, too). The row is written once, with the last state,
+ * last_gateway_event_at included: later folds compare against it.
  */
 function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFact[]): ChargeResult {
   const { row } = payment;
@@ -168,7 +169,6 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
     known = [...known, own];
     const fold = foldPaymentFacts(initial, known);
     const folded = fold.state!;
-    const changed = !sameState(current, folded);
     const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
     if (created || current.status !== folded.status) {
       const previousStatus = created ? null : current.status;
@@ -185,7 +185,7 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
         cause: { inboxId: event.inboxId, ...event.cause },
       });
     }
-    result.outcomes.push({ index, applied: { outcome: created || changed ? 'processed' : 'ignored', decision } });
+    result.outcomes.push({ index, applied: { outcome: hadEffect(decision) ? 'processed' : 'ignored', decision } });
     created = false;
     current = folded;
   }

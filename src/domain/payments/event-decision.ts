@@ -1,5 +1,5 @@
 import type { EventDecisionName } from '../../db/schema.ts';
-import { type FoldResult, type KnownFact, type PaymentState, sameState } from './fold.ts';
+import { type FoldResult, type KnownFact, type PaymentState, samePayment, sameState } from './fold.ts';
 import { type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
 
 /**
@@ -15,8 +15,11 @@ export type EventDecision =
   | { decision: 'rejected_transition'; detail: { from: PaymentStatus; to: PaymentStatus; occurredAt: string } }
   /** A gateway read (refetch snapshot) observed after the event decided instead of it. */
   | { decision: 'superseded'; detail: { status: PaymentStatus; occurredAt: string; snapshotInboxId: number; observedAt: string } }
-  /** The event was a notice: the gateway was read, and what it said is the fact (`status`, at `observedAt`). */
-  | { decision: 'refetched'; detail: { observedAt: string; status: PaymentStatus; from: PaymentStatus | null; to: PaymentStatus } }
+  /**
+   * The event was a notice: the gateway was read, and what it said is the fact (`status`, at
+   * `observedAt`). `changed` false: the payment already was what the gateway said (event `ignored`).
+   */
+  | { decision: 'refetched'; detail: { observedAt: string; status: PaymentStatus; from: PaymentStatus | null; to: PaymentStatus; changed: boolean } }
   | { decision: Extract<EventDecisionName, 'not_a_payment_event' | 'unknown_payment'>; detail: Record<string, string> };
 
 export interface DecisionInput {
@@ -56,7 +59,10 @@ function stale(event: KnownFact, after: PaymentState): EventDecision {
 export function decidePaymentEvent({ event, before, after, fold }: DecisionInput): EventDecision {
   const { fact } = event;
   if (fact.snapshot) {
-    return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status } };
+    // A read always moves lastGatewayEventAt to its own time: that records when the gateway was
+    // asked, it is no news about the payment, so only status and amounts count as a change.
+    const changed = before === null || !samePayment(before, after);
+    return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status, changed } };
   }
   if (before === null || !sameState(before, after)) return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status } };
   const refusal = fold.refused.get(event);
@@ -71,6 +77,21 @@ export function decidePaymentEvent({ event, before, after, fold }: DecisionInput
   // The status it already had (a second `paid`, a refund told twice) is no transition: nothing new.
   if (refusal.from === fact.status) return stale(event, after);
   return { decision: 'rejected_transition', detail: { from: refusal.from, to: fact.status, occurredAt: fact.occurredAt.toISOString() } };
+}
+
+/**
+ * Whether the event had an effect (`processed`) or was evaluated and found nothing to change
+ * (`ignored`): the decision already says which, so the outcome is read off it.
+ */
+export function hadEffect(decision: EventDecision): boolean {
+  switch (decision.decision) {
+    case 'applied':
+      return true;
+    case 'refetched':
+      return decision.detail.changed;
+    default:
+      return false;
+  }
 }
 
 /** Money leaves, or may: a refusal of one of these is money nobody is told about. */

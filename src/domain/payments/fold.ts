@@ -156,12 +156,11 @@ function latestReadFirst(known: readonly KnownFact[]): KnownFact[] {
   return known.filter((k) => k.fact.snapshot).sort((a, b) => b.fact.occurredAt.getTime() - a.fact.occurredAt.getTime() || b.inboxId - a.inboxId);
 }
 
+/** The payment as its owner sees it: status and amounts, not when the fold last heard of it. */
+export function samePayment(a: PaymentState, b: PaymentState): boolean {
+  return a.status === b.status && a.amount === b.amount && a.amountRefunded === b.amountRefunded && a.currency === b.currency;
+}
+
 export function sameState(a: PaymentState, b: PaymentState): boolean {
-  return (
-    a.status === b.status &&
-    a.amount === b.amount &&
-    a.amountRefunded === b.amountRefunded &&
-    a.currency === b.currency &&
-    (a.lastGatewayEventAt?.getTime() ?? null) === (b.lastGatewayEventAt?.getTime() ?? null)
-  );
+  return samePayment(a, b) && (a.lastGatewayEventAt?.getTime() ?? null) === (b.lastGatewayEventAt?.getTime() ?? null);
 }
