@@ -1,3 +1,5 @@
+import { databaseErrorContext, withoutInput } from './error-redaction.ts';
+
 /**
  * Failures the inbox reports to a caller. Each carries a stable snake_case `code` (what operators
  * grep for and what the JSON error body says) and the HTTP status a delivery gets for it.
@@ -119,7 +121,15 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * One line for an error, as the inbox row's last_error, pg-boss job output and inboxctl carry it:
+ * `Class: message`, and for a database error what PostgreSQL names (SQLSTATE, table, column,
+ * constraint) and the statement's step. Never a statement's text or a value it carried: this goes
+ * through the rules the logs go through (error-redaction.ts).
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
+  const shown = withoutInput(error);
+  if (!(shown instanceof Error)) return String(shown);
+  const context = databaseErrorContext(shown);
+  return `${shown.name}: ${shown.message}${context === undefined ? '' : ` (${context})`}`;
 }

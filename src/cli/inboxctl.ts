@@ -1,6 +1,6 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
-import { withoutQueryText } from '../db/query-error.ts';
+import { withoutQueryText } from '../error-redaction.ts';
 import { describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
 import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValues } from './argv.ts';

@@ -1,4 +1,4 @@
-import { withoutQueryText } from './query-error.ts';
+import { withoutQueryText } from '../error-redaction.ts';
 import { unixSocketDirectory } from './socket-url.ts';
 
 // The database is not there, or not there for us: refused, unknown host, TLS refused, wrong

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import { classifyDatabaseError } from '../db/database-errors.ts';
-import { withoutQueryText } from '../db/query-error.ts';
+import { withoutQueryText } from '../error-redaction.ts';
 import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
 import { blamesTheDatabase } from '../refetch/database-blame.ts';
 import type { AppEnv } from './env.ts';
@@ -13,7 +13,7 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
  * message, which may name a field but never quotes what the sender sent, a driver's text, a secret
  * or a computed signature. The log line names
  * the delivery (provider, eventId when known) and carries the cause; the logger's serializer
- * strips whatever of a PostgreSQL error can quote the payload (src/logger.ts).
+ * strips whatever of a PostgreSQL error can quote the payload (src/error-redaction.ts).
  */
 export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger): Response {
   const delivery = c.get('delivery');

@@ -1,4 +1,4 @@
-import { withoutQueryText } from '../db/query-error.ts';
+import { withoutQueryText } from '../error-redaction.ts';
 import { describeError } from '../errors.ts';
 
 /**
