@@ -1,0 +1,62 @@
+import { withoutQueryText } from '../db/query-error.ts';
+import { ConfigError, describeError } from '../errors.ts';
+import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
+import { blamesTheDatabase } from '../refetch/database-blame.ts';
+import type { CliOutput } from './context.ts';
+import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
+import { toJson } from './output.ts';
+
+/** Why a command ended without its answer: the same for the line on stderr and, with --json, the object on stdout. */
+export interface CliFailure {
+  exitCode: ExitCode;
+  /** Stable snake_case: the typed error's own code where it has one, else the class of its exit code. */
+  code: string;
+  message: string;
+  /** A bad configuration's problems, one each (the message lists them too). */
+  problems?: string[];
+}
+
+const classCodes: Record<ExitCode, string> = {
+  [exitCodes.ok]: 'ok',
+  [exitCodes.attention]: 'attention',
+  [exitCodes.usage]: 'usage',
+  [exitCodes.database]: 'database_unavailable',
+  [exitCodes.failed]: 'failed',
+};
+
+/** An error's `code` when it is one of ours (snake_case), not a driver's SQLSTATE or Node's ENOENT. */
+function ownCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(code) ? code : undefined;
+}
+
+function fromCliError(error: CliError): CliFailure {
+  const code = error.code ?? ownCode(error.cause) ?? classCodes[error.exitCode];
+  const problems = error.cause instanceof ConfigError ? { problems: error.cause.problems } : {};
+  return { exitCode: error.exitCode, code, message: error.message, ...problems };
+}
+
+/** Whatever a command threw, as the documented exit code and one message; never the SQL of a failed statement. */
+export function failureOf(thrown: unknown): CliFailure {
+  const error = withoutQueryText(thrown);
+  if (error instanceof CliError) return fromCliError(error);
+  if (error instanceof OperationRefusedError) return { exitCode: exitCodes.usage, code: error.code, message: `refused, nothing changed: ${error.message}` };
+  if (blamesTheDatabase(error)) return { exitCode: exitCodes.database, code: classCodes[exitCodes.database], message: `database unreachable: ${describeError(error)}` };
+  if ((error as { code?: unknown }).code === 'ENOENT') return { exitCode: exitCodes.usage, code: classCodes[exitCodes.usage], message: describeError(error) };
+  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { exitCode: exitCodes.failed, code: error.code, message: error.message };
+  return { exitCode: exitCodes.failed, code: ownCode(error) ?? classCodes[exitCodes.failed], message: `failed: ${describeError(error)}` };
+}
+
+/**
+ * The one place a failure is told: a line on stderr for whoever watches, and with --json the same
+ * as `{"error": {code, exitCode, message}}` on stdout, so a script parses stdout whatever the exit
+ * code. Exit 1 is not an error but an answer that needs attention: the command printed it.
+ */
+export function reportFailure(output: { stdout: CliOutput; stderr: CliOutput }, failure: CliFailure, json: boolean): ExitCode {
+  output.stderr.write(`inboxctl: ${failure.message}\n`);
+  if (json && failure.exitCode !== exitCodes.attention) {
+    const { exitCode, code, message, problems } = failure;
+    output.stdout.write(toJson({ error: { code, exitCode, message, ...(problems ? { problems } : {}) } }));
+  }
+  return failure.exitCode;
+}
