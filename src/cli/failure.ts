@@ -1,6 +1,6 @@
 import { withoutQueryText } from '../db/query-error.ts';
 import { ConfigError, describeError } from '../errors.ts';
-import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
+import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError, PartialResultError } from '../operations/errors.ts';
 import { blamesTheDatabase } from '../refetch/database-blame.ts';
 import type { CliOutput } from './context.ts';
 import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
@@ -14,6 +14,28 @@ export interface CliFailure {
   message: string;
   /** A bad configuration's problems, one each (the message lists them too). */
   problems?: string[];
+  /** What the command had done when it failed (committed): its --json answer so far, and the lines a finished run prints. */
+  partial?: { answer: unknown; lines: string[] };
+}
+
+/** A command's PartialResultError: its whole answer up to the failure (every provider or file done), and the lines a finished run prints for it. */
+class PartialAnswerError extends PartialResultError {
+  readonly lines: string[];
+  constructor(failure: unknown, answer: unknown, lines: string[]) {
+    super(failure, answer);
+    this.lines = lines;
+  }
+}
+
+/**
+ * What a command that works unit by unit (providers, files) throws when a unit fails: the units
+ * done and, when the failure says how far it got, the one it stopped in, beside the failure.
+ */
+export function partialAnswer<T>(error: unknown, done: readonly T[], lines: (results: T[]) => string[]): unknown {
+  const stoppedIn = error instanceof PartialResultError ? [error.partial as T] : [];
+  const results = [...done, ...stoppedIn];
+  if (results.length === 0) return error;
+  return new PartialAnswerError(error instanceof PartialResultError ? error.cause : error, results, lines(results));
 }
 
 const classCodes: Record<ExitCode, string> = {
@@ -39,6 +61,10 @@ function fromCliError(error: CliError): CliFailure {
 /** Whatever a command threw, as the documented exit code and one message; never the SQL of a failed statement. */
 export function failureOf(thrown: unknown): CliFailure {
   const error = withoutQueryText(thrown);
+  if (error instanceof PartialResultError) {
+    const lines = error instanceof PartialAnswerError ? error.lines : [];
+    return { ...failureOf(error.cause), partial: { answer: error.partial, lines } };
+  }
   if (error instanceof CliError) return fromCliError(error);
   if (error instanceof OperationRefusedError) return { exitCode: exitCodes.usage, code: error.code, message: `refused, nothing changed: ${error.message}` };
   if (blamesTheDatabase(error)) return { exitCode: exitCodes.database, code: classCodes[exitCodes.database], message: `database unreachable: ${describeError(error)}` };
@@ -50,13 +76,16 @@ export function failureOf(thrown: unknown): CliFailure {
 /**
  * The one place a failure is told: a line on stderr for whoever watches, and with --json the same
  * as `{"error": {code, exitCode, message}}` on stdout, so a script parses stdout whatever the exit
- * code. Exit 1 is not an error but an answer that needs attention: the command printed it.
+ * code; beside it, as `partial`, what was done before the failure (its lines, without --json).
+ * Exit 1 is not an error but an answer that needs attention: the command printed it.
  */
 export function reportFailure(output: { stdout: CliOutput; stderr: CliOutput }, failure: CliFailure, json: boolean): ExitCode {
-  output.stderr.write(`inboxctl: ${failure.message}\n`);
-  if (json && failure.exitCode !== exitCodes.attention) {
-    const { exitCode, code, message, problems } = failure;
-    output.stdout.write(toJson({ error: { code, exitCode, message, ...(problems ? { problems } : {}) } }));
+  const { exitCode, code, message, problems, partial } = failure;
+  if (!json) for (const line of partial?.lines ?? []) output.stdout.write(`${line}\n`);
+  output.stderr.write(`inboxctl: ${message}\n`);
+  if (json && exitCode !== exitCodes.attention) {
+    const error = { code, exitCode, message, ...(problems ? { problems } : {}) };
+    output.stdout.write(toJson(partial ? { error, partial: partial.answer } : { error }));
   }
-  return failure.exitCode;
+  return exitCode;
 }
