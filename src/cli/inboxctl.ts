@@ -41,7 +41,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
   try {
     cli.parse(['node', 'inboxctl', ...canonicalArgv(argv, declaredOptions(cli))], { run: false });
     if (cli.options.help || cli.options.version) return exitCodes.ok;
-    unmarkOptionValues(cli.options);
+    unmarkOptionValues(cli.options, [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]);
     if (!cli.matchedCommand) {
       if (cli.args[0] !== undefined) return usage(`unknown command "${cli.args[0]}"; run \`inboxctl --help\` for the list.`);
       // The help is text: on a --json stdout it would be an answer no script can parse.

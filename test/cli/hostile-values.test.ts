@@ -95,6 +95,10 @@ describe('every command answers a hostile value with one line and exit 2, changi
       [['replay', 'stripe', '--batch-size', '2.5'], '2.5'],
       [['replay', 'stripe', '--batch-size', '99999999999999999999'], '99999999999999999999'],
       [['replay', 'stripe', '--event-id', ''], '--event-id'],
+      // A forgotten value of the repeatable --event-id: cac made the bare flag the text "true", and replayed that id.
+      [['replay', 'stripe', '--event-id'], '--event-id'],
+      [['replay', 'stripe', '--event-id', '--dry-run'], '--event-id'],
+      [['replay', 'stripe', '--event-id', 'evt_h_failed', '--event-id'], '--event-id'],
       [['replay', 'nosuchpay', '--status', 'failed'], 'nosuchpay'],
       [['replay', ''], 'provider'],
     ]);
