@@ -38,6 +38,12 @@ export function partialAnswer<T>(error: unknown, done: readonly T[], lines: (res
   return new PartialAnswerError(error instanceof PartialResultError ? error.cause : error, results, lines(results));
 }
 
+/** The same for a command of one operation: the operation's result up to the failure is the answer so far. */
+export function partialResult<T>(error: unknown, lines: (result: T) => string[]): unknown {
+  if (!(error instanceof PartialResultError) || error instanceof PartialAnswerError) return error;
+  return new PartialAnswerError(error.cause, error.partial, lines(error.partial as T));
+}
+
 const classCodes: Record<ExitCode, string> = {
   [exitCodes.ok]: 'ok',
   [exitCodes.attention]: 'attention',
