@@ -68,14 +68,18 @@ function fromCliError(error: CliError): CliFailure {
 export function failureOf(thrown: unknown): CliFailure {
   const error = withoutQueryText(thrown);
   if (error instanceof PartialResultError) {
-    const lines = error instanceof PartialAnswerError ? error.lines : [];
-    return { ...failureOf(error.cause), partial: { answer: error.partial, lines } };
+    const partial = { answer: error.partial, lines: error instanceof PartialAnswerError ? error.lines : [] };
+    const failure = failureOf(error.cause);
+    // Part of the work is committed: exit 3 would say that nothing changed.
+    if (failure.exitCode !== exitCodes.database) return { ...failure, partial };
+    return { ...failure, exitCode: exitCodes.failed, code: 'operation_incomplete', partial };
   }
   if (error instanceof CliError) return fromCliError(error);
   if (error instanceof OperationRefusedError) return { exitCode: exitCodes.usage, code: error.code, message: `refused, nothing changed: ${error.message}` };
+  // Before the database's blame: a run that stopped part-way may have committed batches, whatever stopped it.
+  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { exitCode: exitCodes.failed, code: error.code, message: error.message };
   if (blamesTheDatabase(error)) return { exitCode: exitCodes.database, code: classCodes[exitCodes.database], message: `database unreachable: ${describeError(error)}` };
   if ((error as { code?: unknown }).code === 'ENOENT') return { exitCode: exitCodes.usage, code: classCodes[exitCodes.usage], message: describeError(error) };
-  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { exitCode: exitCodes.failed, code: error.code, message: error.message };
   return { exitCode: exitCodes.failed, code: ownCode(error) ?? classCodes[exitCodes.failed], message: `failed: ${describeError(error)}` };
 }
 

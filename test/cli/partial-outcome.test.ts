@@ -91,6 +91,27 @@ describe('inboxctl purge stopped part-way', () => {
   });
 });
 
+describe('inboxctl purge losing the database part-way', () => {
+  // Found by killing inboxctl's connection after the first batch: exit 3, whose meaning is "nothing
+  // changed", though a batch was archived and deleted (the message said "Completed batches are committed").
+  setup(async () => {
+    await insertInboxRows(database.sql, [
+      { provider: 'lost', eventId: 'evt_l1', status: 'processed', receivedAt: new Date('2024-04-01T10:00:00Z') },
+      { provider: 'lost', eventId: 'evt_l2_kill', status: 'processed', receivedAt: new Date('2024-04-02T10:00:00Z') },
+    ]);
+    await database.sql.unsafe(`
+      create function end_my_connection() returns trigger language plpgsql as $$ begin perform pg_terminate_backend(pg_backend_pid()); return old; end $$;
+      create trigger end_my_connection before delete on webhook_inbox for each row when (old.event_id = 'evt_l2_kill') execute function end_my_connection();`);
+  });
+
+  test('exit 4 with what was done, not 3 ("nothing changed")', async () => {
+    const run = await runInboxctl(['purge', '--older-than', '90d', '--provider', 'lost', '--force', '--batch-size', '1', '--json'], env);
+    const partial = stoppedPartWay(run, 'operation_incomplete', /^The purge of lost stopped part-way \(1 rows archived and deleted\): .*CONNECTION_CLOSED/);
+    assert.deepEqual(partial.map((p: { provider: string; deleted: number }) => [p.provider, p.deleted]), [['lost', 1]]);
+    assert.deepEqual((await eventIds()).filter((id) => id.startsWith('evt_l')), ['evt_l2_kill']);
+  });
+});
+
 describe('inboxctl restore of a torn archive', () => {
   test('--json: exit 4, the error and what each file restored, the torn one up to its tear', async () => {
     await insertInboxRows(database.sql, [
