@@ -54,10 +54,30 @@ export function canonicalArgv(argv: readonly string[], options: ReadonlyMap<stri
   return out;
 }
 
-/** Takes the marks off the parsed values, in place (cac hands this same object to the action). */
-export function unmarkOptionValues(parsed: Record<string, unknown>): void {
-  const unmark = (value: unknown) => (typeof value === 'string' && value.startsWith(MARK) ? value.slice(1) : value);
-  for (const [key, value] of Object.entries(parsed)) parsed[key] = Array.isArray(value) ? value.map(unmark) : unmark(value);
+/** What unmarkOptionValues needs of an option cac declared (its Option). */
+interface ParsedOption {
+  name: string;
+  rawName: string;
+  isBoolean?: boolean;
+}
+
+/**
+ * Takes the marks off the parsed values, in place (cac hands this same object to the action). A
+ * value option given again without its value (`--event-id`, `--since 1h --since`) left an unmarked
+ * element in the array: cac checks only a lone `true` for a missing value, and a repeatable
+ * option's type turned it into the text "true", which `replay --event-id` replayed as an id.
+ */
+export function unmarkOptionValues(parsed: Record<string, unknown>, options: readonly ParsedOption[]): void {
+  const isMarked = (value: unknown) => typeof value === 'string' && value.startsWith(MARK);
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!Array.isArray(value)) {
+      parsed[key] = isMarked(value) ? (value as string).slice(1) : value;
+      continue;
+    }
+    const option = options.find((o) => o.name === key && !o.isBoolean);
+    if (option && !value.every(isMarked)) throw new Error(`option \`${option.rawName}\` value is missing`);
+    parsed[key] = value.map((v) => (isMarked(v) ? (v as string).slice(1) : v));
+  }
 }
 
 /** cac's camelCase of an option name (`foo-bar` → `fooBar`), the key it reports an unknown option by. */

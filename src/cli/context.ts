@@ -48,7 +48,7 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
         try {
           config = loadConfig(runtime.env, runtime.readFile);
         } catch (error) {
-          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service.)`);
+          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service.)`, { cause: error, code: 'config_invalid' });
           throw error;
         }
       }

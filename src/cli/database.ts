@@ -79,9 +79,13 @@ export async function connect(url: string, config: AppConfig, options: { boss: b
   } catch (error) {
     await boss?.stop({ graceful: false, close: true }).catch(() => {});
     await handle.close().catch(() => {});
-    const hint = (error as { code?: string }).code === '42P01' ? ' (the inbox table is missing: start the service once so it migrates the database)' : '';
+    const unmigrated = (error as { code?: string }).code === '42P01';
+    const hint = unmigrated ? ' (the inbox table is missing: start the service once so it migrates the database)' : '';
     const what = isDatabaseUnreachable(error) ? 'cannot reach' : 'cannot use';
-    throw new CliError(exitCodes.database, `${what} the database at ${databaseTarget(url)}: ${databaseFailureReason(error)}${hint}`, { cause: error });
+    throw new CliError(exitCodes.database, `${what} the database at ${databaseTarget(url)}: ${databaseFailureReason(error)}${hint}`, {
+      cause: error,
+      code: unmigrated ? 'database_not_migrated' : undefined,
+    });
   }
   return {
     handle,

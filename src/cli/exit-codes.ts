@@ -21,10 +21,13 @@ export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
 /** A problem the CLI reports in one line and turns into an exit code. */
 export class CliError extends Error {
   readonly exitCode: ExitCode;
-  constructor(exitCode: ExitCode, message: string, options?: { cause?: unknown }) {
+  /** The stable snake_case code `--json` reports; without one, the cause's, else the exit code's (failure.ts). */
+  readonly code: string | undefined;
+  constructor(exitCode: ExitCode, message: string, options?: { cause?: unknown; code?: string }) {
     super(message, options);
     this.name = 'CliError';
     this.exitCode = exitCode;
+    this.code = options?.code;
   }
 }
 

@@ -1,8 +1,5 @@
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
-import { withoutQueryText } from '../error-redaction.ts';
-import { describeError } from '../errors.ts';
-import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError } from '../operations/errors.ts';
 import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValues } from './argv.ts';
 import { registerBackfill } from './commands/backfill.ts';
 import { registerLanes } from './commands/lanes.ts';
@@ -15,19 +12,8 @@ import { registerSweep } from './commands/sweep.ts';
 import { registerVerify } from './commands/verify.ts';
 import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
-import { blamesTheDatabase } from '../refetch/database-blame.ts';
-import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
-
-/** Turns whatever a command threw into one line on stderr and the documented exit code; never the SQL of a failed statement. */
-function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {
-  const error = withoutQueryText(thrown);
-  if (error instanceof CliError) return { code: error.exitCode, message: error.message };
-  if (error instanceof OperationRefusedError) return { code: exitCodes.usage, message: `refused, nothing changed: ${error.message}` };
-  if (blamesTheDatabase(error)) return { code: exitCodes.database, message: `database unreachable: ${describeError(error)}` };
-  if ((error as { code?: unknown }).code === 'ENOENT') return { code: exitCodes.usage, message: describeError(error) };
-  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { code: exitCodes.failed, message: error.message };
-  return { code: exitCodes.failed, message: `failed: ${describeError(error)}` };
-}
+import { exitCodes } from './exit-codes.ts';
+import { failureOf, reportFailure } from './failure.ts';
 
 /**
  * `inboxctl <command>`: parses argv with cac, runs the command, and answers with an exit code
@@ -35,15 +21,16 @@ function exitCodeFor(thrown: unknown): { code: ExitCode; message: string } {
  */
 export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<number> {
   const cli = cac('inboxctl');
+  // Every command takes --json; mri has read it by the time anything can fail, also for an unknown command or option.
+  const json = () => cli.options.json === true;
+  const usage = (message: string) => reportFailure(runtime, { exitCode: exitCodes.usage, code: 'usage', message }, json());
   let running: Promise<number> | undefined;
   const run: RunAction = (work) => {
     running = (async () => {
       try {
         return await work(createCommandContext(runtime));
       } catch (error) {
-        const { code, message } = exitCodeFor(error);
-        runtime.stderr.write(`inboxctl: ${message}\n`);
-        return code;
+        return reportFailure(runtime, failureOf(error), json());
       }
     })();
     return running;
@@ -54,18 +41,19 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
   try {
     cli.parse(['node', 'inboxctl', ...canonicalArgv(argv, declaredOptions(cli))], { run: false });
     if (cli.options.help || cli.options.version) return exitCodes.ok;
-    unmarkOptionValues(cli.options);
+    unmarkOptionValues(cli.options, [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]);
     if (!cli.matchedCommand) {
-      if (cli.args[0] !== undefined) runtime.stderr.write(`inboxctl: unknown command "${cli.args[0]}"; run \`inboxctl --help\` for the list.\n`);
-      else cli.outputHelp();
+      if (cli.args[0] !== undefined) return usage(`unknown command "${cli.args[0]}"; run \`inboxctl --help\` for the list.`);
+      // The help is text: on a --json stdout it would be an answer no script can parse.
+      if (json()) return usage('no command given; run `inboxctl --help` for the list.');
+      cli.outputHelp();
       return exitCodes.usage;
     }
     cli.runMatchedCommand();
   } catch (error) {
     // cac's own complaints: unknown option, missing argument or option value.
     const message = unknownOptionAsTyped(error instanceof Error ? error.message : String(error), argv);
-    runtime.stderr.write(`inboxctl: ${message}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.\n`.replace('  --help', ' --help'));
-    return exitCodes.usage;
+    return usage(`${message}; see \`inboxctl ${cli.matchedCommandName ?? ''} --help\`.`.replace('  --help', ' --help'));
   }
   return running ?? exitCodes.ok;
 }

@@ -6,7 +6,7 @@ import type { IngestOutcome } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ProviderDriver } from '../providers/types.ts';
 import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from '../refetch/errors.ts';
-import { OperationIncompleteError } from './errors.ts';
+import { OperationIncompleteError, PartialResultError } from './errors.ts';
 
 export interface BackfillDeps {
   provider: string;
@@ -123,15 +123,22 @@ const STORE_BATCH_SIZE = 100;
  * commit puts it in one transaction with its jobs. An event delivered since the listing is a
  * duplicate here (the unique index decides) and counts as present.
  */
-async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[]): Promise<IncomingEvent[]> {
+async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[], result: BackfillResult): Promise<void> {
   const oldestFirst = [...newestFirst].reverse();
-  const stored: IncomingEvent[] = [];
   for (let start = 0; start < oldestFirst.length; start += STORE_BATCH_SIZE) {
     const batch = oldestFirst.slice(start, start + STORE_BATCH_SIZE);
-    const outcomes = await Promise.all(batch.map((event) => deps.ingest(event)));
-    stored.push(...batch.filter((_, i) => outcomes[i]!.kind === 'accepted'));
+    // Every event of the batch is answered before the run goes on or stops: the group commit
+    // stores the others when one is refused, and the result must name each one stored.
+    const outcomes = await Promise.allSettled(batch.map((event) => deps.ingest(event)));
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status !== 'fulfilled') return;
+      if (outcome.value.kind === 'accepted') result.storedEventIds.push(batch[i]!.event.eventId);
+      else result.alreadyPresent += 1;
+    });
+    result.stored = result.storedEventIds.length;
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (refused) throw refused.reason;
   }
-  return stored;
 }
 
 /** Every page of the window (newest first, as the APIs list), keeping only the events the inbox lacks. */
@@ -155,7 +162,9 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
       });
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
-    missing.push(...events.filter((e) => !present.has(e.event.eventId)));
+    const absent = events.filter((e) => !present.has(e.event.eventId));
+    result.alreadyPresent += events.length - absent.length;
+    missing.push(...absent);
     // An API that ignores the cursor would answer the same page forever: stop instead.
     if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the API answered the same page again (cursor ${cursor})`);
     cursor = page.nextCursor;
@@ -175,13 +184,14 @@ export async function backfillEvents(deps: BackfillDeps, options: BackfillOption
   const result: BackfillResult = { provider: deps.provider, since: options.since, dryRun: options.dryRun, pages: 0, listed: 0, alreadyPresent: 0, stored: 0, storedEventIds: [], rateLimitedWaits: 0 };
   try {
     const missing = await listMissing(deps, options.since, result);
-    const stored = options.dryRun ? [...missing].reverse() : await storeMissing(deps, missing);
-    result.stored = stored.length;
-    result.alreadyPresent = result.listed - stored.length;
-    result.storedEventIds = stored.map((e) => e.event.eventId);
+    if (options.dryRun) {
+      result.storedEventIds = [...missing].reverse().map((e) => e.event.eventId);
+      result.stored = missing.length;
+    } else await storeMissing(deps, missing, result);
   } catch (error) {
     const cause = error instanceof GatewayResponseShapeError ? new GatewayRejectedError(deps.provider, error.message, { cause: error }) : error;
-    throw new OperationIncompleteError('backfill', progressOf(result), cause);
+    // What was listed and stored so far stays true: the stored events are committed, with their jobs.
+    throw new PartialResultError(new OperationIncompleteError('backfill', progressOf(result), cause), { ...result, storedEventIds: [...result.storedEventIds] });
   }
   return result;
 }

@@ -30,3 +30,18 @@ export class ArchiveFormatError extends Error {
     this.name = 'ArchiveFormatError';
   }
 }
+
+/**
+ * A failure after part of the work was committed, with that part: `partial` is the operation's
+ * result up to the failure, in the shape a completed run returns, so a caller can say what was
+ * done as well as what stopped it. The failure is the cause; its message is this one's.
+ */
+export class PartialResultError<T = unknown> extends Error {
+  readonly partial: T;
+  constructor(failure: unknown, partial: T) {
+    const reason = withoutQueryText(failure);
+    super(reason instanceof Error ? reason.message : String(reason), { cause: failure });
+    this.name = 'PartialResultError';
+    this.partial = partial;
+  }
+}

@@ -4,7 +4,7 @@ import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
 import type { InboxStatus } from '../db/schema.ts';
 import { type ReplayFilter as CandidateFilter, findEventStatuses, findReplayCandidates } from '../inbox/sql/pending-events.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
-import { OperationIncompleteError } from './errors.ts';
+import { OperationIncompleteError, PartialResultError } from './errors.ts';
 import type { ReplayableStatus } from './statuses.ts';
 
 export type { ReplayableStatus } from './statuses.ts';
@@ -89,7 +89,7 @@ export async function replayEvents(deps: ReplayDeps, filter: ReplayFilter, optio
       });
     } catch (error) {
       // Earlier batches are committed (and queued); running the same replay again picks up the rest.
-      throw new OperationIncompleteError(`replay of ${filter.provider}`, `${result.replayed} of ${result.matched} events replayed`, error);
+      throw new PartialResultError(new OperationIncompleteError(`replay of ${filter.provider}`, `${result.replayed} of ${result.matched} events replayed`, error), { ...result });
     }
   }
   return result;

@@ -1,6 +1,7 @@
-import { type Database, drizzleExecutor } from '../db/client.ts';
+import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.ts';
 import { advanceIdSequencePast, countExistingEvents, insertExactRowsIfAbsent } from '../inbox/sql/archive-rows.ts';
 import { type ArchivedEvent, readArchive } from './archive.ts';
+import { PartialResultError } from './errors.ts';
 
 export interface RestoreOptions {
   /** Count what would be inserted; write nothing. */
@@ -26,8 +27,18 @@ export interface RestoreResult {
  * so is a row the file holds twice (its first copy is restored).
  */
 export async function restoreArchive(database: Database, file: string, options: RestoreOptions = {}): Promise<RestoreResult> {
-  const db = drizzleExecutor(database);
   const result: RestoreResult = { file, dryRun: options.dryRun === true, read: 0, inserted: 0, skipped: 0 };
+  try {
+    await restoreInto(drizzleExecutor(database), result, options);
+  } catch (error) {
+    // Each batch is its own statement: those inserted before the failure stay, and are in no report but this.
+    throw new PartialResultError(error, { ...result });
+  }
+  return result;
+}
+
+async function restoreInto(db: SqlExecutor, result: RestoreResult, options: RestoreOptions): Promise<void> {
+  const { file } = result;
   const batchSize = options.batchSize ?? 500;
   let batch: ArchivedEvent[] = [];
   const flush = async () => {
@@ -70,5 +81,4 @@ export async function restoreArchive(database: Database, file: string, options: 
   if (batch.length > 0) await flush();
   if (!result.dryRun && result.inserted > 0) await advanceIdSequencePast(db);
   if (unreadable !== undefined) throw unreadable;
-  return result;
 }

@@ -3,7 +3,7 @@ import { countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath, toArchived } from './archive.ts';
 import { purgeEventKeys } from './key-retention.ts';
 import { type PartitionRetentionResult, dropExpiredPartitions } from './partition-retention.ts';
-import { OperationIncompleteError, OperationRefusedError } from './errors.ts';
+import { OperationIncompleteError, OperationRefusedError, PartialResultError } from './errors.ts';
 import { type PurgeableStatus, retentionStatuses } from './statuses.ts';
 
 export type { PurgeableStatus } from './statuses.ts';
@@ -121,6 +121,7 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
     return result;
   }
   const files = new Map<string, number>();
+  const listFiles = () => [...files].map(([file, rows]) => ({ file, rows })).sort((a, b) => a.file.localeCompare(b.file));
   try {
     for (const status of statuses) {
       let from: string | undefined;
@@ -137,10 +138,10 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
       }
     }
   } catch (error) {
-    throw new OperationIncompleteError(`purge of ${request.provider}`, `${result.deleted} rows archived and deleted`, error);
-  } finally {
-    result.files = [...files].map(([file, rows]) => ({ file, rows })).sort((a, b) => a.file.localeCompare(b.file));
+    // The batches before it are committed: their rows are in these files and no longer in the inbox.
+    throw new PartialResultError(new OperationIncompleteError(`purge of ${request.provider}`, `${result.deleted} rows archived and deleted`, error), { ...result, files: listFiles() });
   }
+  result.files = listFiles();
   return result;
 }
 

@@ -36,13 +36,14 @@ const snapshot = async () => ({
 
 /**
  * The contract for a bad value: exit 2, exactly one line on stderr that names what was wrong,
- * nothing on stdout; no stack trace, no SQL, no help text.
+ * nothing on stdout (with --json, that line as the error object); no stack trace, no SQL, no help text.
  */
 async function assertRefused(args: string[], named: string) {
   const run = await runInboxctl(args, env);
   const what = `inboxctl ${args.map((a) => JSON.stringify(a)).join(' ')}`;
   assert.equal(run.code, 2, `${what}: exit ${run.code}\n${run.stderr}${run.out}`);
-  assert.equal(run.out, '', `${what}: nothing on stdout`);
+  if (args.includes('--json')) assert.deepEqual(run.json(), { error: { code: 'usage', exitCode: 2, message: run.stderr.replace(/^inboxctl: /, '').trimEnd() } }, `${what}: the error alone on stdout`);
+  else assert.equal(run.out, '', `${what}: nothing on stdout`);
   assert.match(run.stderr, /^inboxctl: [^\n]+\n$/, `${what}: one line on stderr, got:\n${run.stderr}`);
   assert.doesNotMatch(run.stderr, /\n\s+at |Failed query|params:|\bselect\b|Usage:|Options:/i, `${what}: no stack, SQL or help`);
   assert.ok(run.stderr.includes(named), `${what}: the message names ${JSON.stringify(named)}; got ${run.stderr}`);
@@ -94,6 +95,10 @@ describe('every command answers a hostile value with one line and exit 2, changi
       [['replay', 'stripe', '--batch-size', '2.5'], '2.5'],
       [['replay', 'stripe', '--batch-size', '99999999999999999999'], '99999999999999999999'],
       [['replay', 'stripe', '--event-id', ''], '--event-id'],
+      // A forgotten value of the repeatable --event-id: cac made the bare flag the text "true", and replayed that id.
+      [['replay', 'stripe', '--event-id'], '--event-id'],
+      [['replay', 'stripe', '--event-id', '--dry-run'], '--event-id'],
+      [['replay', 'stripe', '--event-id', 'evt_h_failed', '--event-id'], '--event-id'],
       [['replay', 'nosuchpay', '--status', 'failed'], 'nosuchpay'],
       [['replay', ''], 'provider'],
     ]);

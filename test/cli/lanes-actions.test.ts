@@ -103,6 +103,15 @@ describe('inboxctl lanes, listing', () => {
     assert.doesNotMatch(cut.out, /stripe:ch_2/);
   });
 
+  // Found by a probe: --json listed the first --limit lanes and nothing said more were left out,
+  // so a script could not tell a cut list from a whole one.
+  test('--json says whether there are more lanes than listed', async () => {
+    const all = await runInboxctl(['lanes', '--limit', '2', '--json'], env);
+    assert.deepEqual({ lanes: all.json().lanes.length, moreLanes: all.json().moreLanes }, { lanes: 2, moreLanes: false });
+    const cut = await runInboxctl(['lanes', '--limit', '1', '--json'], env);
+    assert.deepEqual({ lanes: cut.json().lanes.length, moreLanes: cut.json().moreLanes }, { lanes: 1, moreLanes: true });
+  });
+
   // Found by a probe: the lane behind of the disabled destination was listed as "sending"; nothing
   // is sent to a disabled destination until `lanes enable`.
   test('a lane of a disabled destination is held, not sending', async () => {

@@ -8,6 +8,7 @@ import type { GatewayApiTarget } from '../../refetch/settings.ts';
 import type { CliConnection } from '../database.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
+import { partialResult } from '../failure.ts';
 import { plural, toJson } from '../output.ts';
 import { parseInstant, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
@@ -103,7 +104,11 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const cutTo = requested < oldest ? oldest : undefined;
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
   const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true };
-  const result = await context.withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)));
+  const result = await context
+    .withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)))
+    .catch((error: unknown) => {
+      throw partialResult(error, (partial: BackfillResult) => describe(partial, cutTo));
+    });
   if (flags.json) context.runtime.stdout.write(toJson(result));
   else for (const line of describe(result, cutTo)) context.print(line);
   // Missing events mean deliveries were lost: worth a look (a cron's `|| alert`).

@@ -66,7 +66,7 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
       if (flags.json) context.runtime.stdout.write(toJson(null));
       throw new CliError(exitCodes.attention, error.message);
     }
-    if (error instanceof operations.LaneNotParkedError) throw usageError(`refused, nothing changed: ${error.message}`);
+    if (error instanceof operations.LaneNotParkedError) throw new CliError(exitCodes.usage, `refused, nothing changed: ${error.message}`, { cause: error });
     throw error;
   }
 }

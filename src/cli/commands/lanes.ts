@@ -55,7 +55,7 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   // shell without its variables) is in no destination's count. Parked lanes are listed first.
   const attention = destinations.some((d) => d.disabledAt !== null || d.parkedLanes > 0) || lanes.some((lane) => lane.parkedAt !== null);
   if (flags.json) {
-    context.runtime.stdout.write(toJson({ destinations, lanes }));
+    context.runtime.stdout.write(toJson({ destinations, lanes, moreLanes }));
     return attention ? exitCodes.attention : exitCodes.ok;
   }
   if (destinations.length === 0) context.print('No destination is configured (DESTINATION_URL_<NAME> + DESTINATION_SECRET_<NAME>).');

@@ -5,6 +5,7 @@ import type { PurgeResult } from '../../operations/retention.ts';
 import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
+import { partialAnswer } from '../failure.ts';
 import { plural, toJson } from '../output.ts';
 import { MAX_BATCH_SIZE, parseCount, parseDuration, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
@@ -20,7 +21,11 @@ interface PurgeFlags {
   json?: boolean;
 }
 
-function describe(result: PurgeResult): string[] {
+function describe(results: PurgeResult[]): string[] {
+  return results.flatMap(describeOne);
+}
+
+function describeOne(result: PurgeResult): string[] {
   const verb = result.dryRun ? 'would be archived and deleted' : 'archived and deleted';
   const lines = [`${result.provider}: ${plural(result.deleted, 'row')} received before ${result.cutoff.toISOString()} (${result.statuses.join(', ')}) ${verb}.`];
   for (const { file, rows } of result.files) lines.push(`  ${file}  ${plural(rows, 'row')}`);
@@ -52,7 +57,8 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
     import('../../db/client.ts'),
     import('../known-provider.ts'),
   ]);
-  const results = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
+  const done: PurgeResult[] = [];
+  await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
     const providers = provider === undefined ? await listStoredProviders(drizzleExecutor(handle.db)) : [provider];
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
@@ -62,16 +68,18 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
     const archiveDir = archiveOption ?? config.operations.archiveDir;
     if (flags.dryRun !== true) await ensureWritableFolder(archiveDir, archiveOption === undefined ? 'INBOX_ARCHIVE_DIR' : '--archive');
     const archive = createArchiveWriter({ clock: context.runtime.now, onSetAside: (file, aside) => context.notice(`${file} was damaged; kept as ${aside}, a fresh file started`) });
-    const done: PurgeResult[] = [];
     for (const name of providers) {
-      done.push(await purgeEvents({ db: handle.db, archive }, { provider: name, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));
+      try {
+        done.push(await purgeEvents({ db: handle.db, archive }, { provider: name, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));
+      } catch (error) {
+        throw partialAnswer(error, done, describe);
+      }
     }
-    return done;
   });
-  if (flags.json) context.runtime.stdout.write(toJson(results));
+  if (flags.json) context.runtime.stdout.write(toJson(done));
   else {
-    if (results.length === 0) context.print('The inbox is empty.');
-    for (const result of results) for (const line of describe(result)) context.print(line);
+    if (done.length === 0) context.print('The inbox is empty.');
+    for (const line of describe(done)) context.print(line);
     if (flags.dryRun) context.print('Dry run: nothing changed.');
   }
   return exitCodes.ok;

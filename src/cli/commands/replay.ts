@@ -3,6 +3,7 @@ import type { ReplayResult } from '../../operations/replay-events.ts';
 import { replayableStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
+import { partialResult } from '../failure.ts';
 import { plural, toJson } from '../output.ts';
 import { listOption, MAX_BATCH_SIZE, oneOf, parseCount, parseInstant, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
@@ -57,7 +58,9 @@ async function replay(context: CommandContext, providerArg: unknown, flags: Repl
   const [{ replayEvents }, { requireKnownProvider }] = await Promise.all([import('../../operations/replay-events.ts'), import('../known-provider.ts')]);
   const { result, prediction } = await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
     await requireKnownProvider(handle.db, config, provider);
-    const replayed = await replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize });
+    const replayed = await replayEvents({ db: handle.db, boss: boss! }, filter, { dryRun: flags.dryRun === true, batchSize }).catch((error: unknown) => {
+      throw partialResult(error, describe);
+    });
     if (!replayed.dryRun) return { result: replayed, prediction: undefined };
     // What the replay would do, not only which events: the workers' handlers, rolled back.
     const { predictReplay } = await import('../../processing/predict-replay.ts');

@@ -4,6 +4,7 @@ import type { ArchivedEvent } from '../../operations/archive.ts';
 import type { RestoreResult } from '../../operations/restore.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
+import { partialAnswer } from '../failure.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
 import { plural, toJson } from '../output.ts';
 import type { Register } from './types.ts';
@@ -81,6 +82,10 @@ async function checkFirstEvent(file: string): Promise<void> {
   }
 }
 
+function describe(results: RestoreResult[]): string[] {
+  return results.map((r) => `${r.file}: ${plural(r.read, 'event')} read, ${r.inserted} ${r.dryRun ? 'would be inserted' : 'inserted'}, ${r.skipped} already in the inbox (left as they are).`);
+}
+
 async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {
   if (files.length === 0) throw usageError('Name at least one archive file (e.g. .inbox/archive/stripe/stripe-2026-01-05.jsonl.gz).');
   for (const file of files) {
@@ -89,17 +94,19 @@ async function restore(context: CommandContext, files: string[], flags: RestoreF
   }
   if (flags.print) return printArchives(context, files);
   const { restoreArchive } = await import('../../operations/restore.ts');
-  const results = await context.withDatabase({ boss: false }, async ({ handle }) => {
-    const done: RestoreResult[] = [];
-    for (const file of files) done.push(await restoreArchive(handle.db, file, { dryRun: flags.dryRun === true }));
-    return done;
-  });
-  if (flags.json) context.runtime.stdout.write(toJson(results));
-  else {
-    for (const r of results) {
-      const verb = r.dryRun ? 'would be inserted' : 'inserted';
-      context.print(`${r.file}: ${plural(r.read, 'event')} read, ${r.inserted} ${verb}, ${r.skipped} already in the inbox (left as they are).`);
+  const done: RestoreResult[] = [];
+  await context.withDatabase({ boss: false }, async ({ handle }) => {
+    for (const file of files) {
+      try {
+        done.push(await restoreArchive(handle.db, file, { dryRun: flags.dryRun === true }));
+      } catch (error) {
+        throw partialAnswer(error, done, describe);
+      }
     }
+  });
+  if (flags.json) context.runtime.stdout.write(toJson(done));
+  else {
+    for (const line of describe(done)) context.print(line);
     if (flags.dryRun) context.print('Dry run: nothing changed.');
   }
   return exitCodes.ok;
