@@ -39,7 +39,7 @@ export const paymentViewSchema = z
           recorded_at: z.iso.datetime(),
         }),
       )
-      .describe('The status history as recorded, oldest first.'),
+      .describe('The status history as recorded, oldest first. A change of the amounts alone (a further partial refund) is an event, not a transition.'),
   })
   .meta({ title: 'Payment' });
 

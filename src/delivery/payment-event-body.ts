@@ -3,9 +3,9 @@ import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
 
 /**
- * The contract with the application: what one payment status change looks like on the wire,
- * whether it is pushed to a destination (signed, Standard Webhooks) or read from the feed
- * (GET /api/v1/payment-events). One zod schema is the single source: the type below is inferred
+ * The contract with the application: what one change of a payment (its status or its amounts)
+ * looks like on the wire, whether it is pushed to a destination (signed, Standard Webhooks) or read
+ * from the feed (GET /api/v1/payment-events). One zod schema is the single source: the type below is inferred
  * from it, docs/payment-event.schema.json is generated from it (test/api/payment-event-schema.test.ts
  * fails when the committed file differs), and the OpenAPI description embeds the same JSON Schema.
  * Changing a field here is changing the contract: add fields, never rename or remove one.
@@ -16,7 +16,11 @@ const minorUnits = z.int().min(0).describe('Minor units (cents): 1050 is 10.50.'
 export const paymentEventBodySchema = z
   .object({
     id: z.uuid().describe('Stable id of this event: the same on every resend and in the feed (the Standard Webhooks `webhook-id`). Deduplicate on it.'),
-    type: z.enum(paymentStatuses.map((s) => `payment.${s}` as const)).describe('`payment.<status>`: the status the payment changed to.'),
+    type: z
+      .enum(paymentStatuses.map((s) => `payment.${s}` as const))
+      .describe(
+        '`payment.<status>`: the payment\'s status after this change. The same type follows itself when only the amounts moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`): a new change has a new `id` and the next `sequence`, a resend the same ones.',
+      ),
     sequence: z.int().min(1).describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
     occurred_at: z.iso.datetime().describe('When the gateway says the change happened (its event time), RFC 3339 in UTC.'),
     payment: z
@@ -29,7 +33,7 @@ export const paymentEventBodySchema = z
             "The gateway's id of the payment; with `provider`, the payment's key. The charge's id; for Stripe the PaymentIntent's (`pi_…`) when the charge has one, else the charge's (`ch_…`), and `ch_…` for payments first stored under their charge before PaymentIntents were read.",
           ),
         status,
-        previous_status: status.nullable().describe('The status before this change; null on the payment\'s first event.'),
+        previous_status: status.nullable().describe('The status before this change: the same as `status` when only the amounts moved; null on the payment\'s first event.'),
         amount: minorUnits.nullable().describe('The charged amount in minor units; null while no gateway event has said it.'),
         amount_refunded: minorUnits.describe('The amount refunded so far, in minor units.'),
         currency: z.string().min(1).max(3).nullable().describe('ISO 4217 code in upper case (e.g. `BRL`); null while no gateway event has said it.'),
@@ -43,7 +47,7 @@ export const paymentEventBodySchema = z
       })
       .describe('The gateway event that caused the change.'),
   })
-  .meta({ title: 'Payment event', description: 'One status change of one payment, as the webhook inbox tells the application.' });
+  .meta({ title: 'Payment event', description: 'One change of one payment, as the webhook inbox tells the application: its status, or its amounts (amount, amount_refunded, currency) with the status unchanged.' });
 
 export type PaymentEventBody = z.infer<typeof paymentEventBodySchema>;
 

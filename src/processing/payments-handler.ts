@@ -75,7 +75,7 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot, legacyChargeId
 export interface PaymentsHandlerDeps {
   /** Re-reads charges for the kinds a provider orders by `refetch`. Without it, every kind is ordered by occurred_at. */
   refetcher?: ChargeRefetcher;
-  /** Told each batch's payment status changes inside its transaction (src/delivery queues their deliveries). */
+  /** Told each batch's payment changes (status or amounts) inside its transaction (src/delivery queues their deliveries). */
   announceChanges?(tx: Transaction, changes: readonly PaymentChange[]): Promise<void>;
 }
 

@@ -64,7 +64,7 @@ describe('push: every payment reaches the destination in order', () => {
       const { applied, repeats: repeated, inOrder } = applyBySequence(consumer.acceptedFor(payment.chargeId));
       repeats += repeated;
       assert.ok(inOrder, `${context}: sequences ${applied.map((e) => e.sequence).join(',')}`);
-      assert.equal(applied.length, payment.eventSequence, `${context}: one event per status change`);
+      assert.equal(applied.length, payment.eventSequence, `${context}: one event per change of the payment`);
       assert.deepEqual(applied.map((e) => e.webhookId), await eventIdsOf(database.sql, payment.id), `${context}: webhook-id is the outbox event id`);
       assert.equal(applied.at(-1)!.status, payment.status, `${context}: the last event is the payment's status`);
       assert.ok(applied.every((e) => e.type === `payment.${e.status}`), context);

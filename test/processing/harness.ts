@@ -72,6 +72,9 @@ export interface OutboundEvent {
   sequence: number;
   status: string;
   previousStatus: string | null;
+  amount: number | null;
+  amountRefunded: number;
+  currency: string | null;
   causeInboxId: number;
   causeEventId: string;
 }
@@ -79,32 +82,39 @@ export interface OutboundEvent {
 /** A payment's outbox rows (payment_events), in sequence order. */
 export async function outboundEventsOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<OutboundEvent[]> {
   const rows = await sql`
-    select e.sequence, e.status, e.previous_status, e.cause_inbox_id, e.cause_event_id
+    select e.sequence, e.status, e.previous_status, e.amount, e.amount_refunded, e.currency, e.cause_inbox_id, e.cause_event_id
     from payment_events e join payments p on p.id = e.payment_id
     where p.provider = ${provider} and p.gateway_charge_id = ${chargeId} order by e.sequence`;
   return rows.map((r) => ({
     sequence: r.sequence,
     status: r.status,
     previousStatus: r.previous_status,
+    amount: r.amount === null ? null : Number(r.amount),
+    amountRefunded: Number(r.amount_refunded),
+    currency: r.currency,
     causeInboxId: Number(r.cause_inbox_id),
     causeEventId: r.cause_event_id,
   }));
 }
 
 /**
- * The outbox tells the status history exactly: one event per transition, numbered 1..n without a
- * gap, each naming the status before it and the inbox event that caused it.
+ * The outbox tells the payment's history exactly: numbered 1..n without a gap; one event per
+ * transition (the status before it, the inbox event that caused it), and between them one per
+ * move of the amounts alone (the status unchanged); no event repeats the one before; the last is
+ * the payment as its row has it.
  */
-export function outboxMatchesTransitions(events: readonly OutboundEvent[], transitions: readonly Transition[]): boolean {
+export function outboxMatchesHistory(events: readonly OutboundEvent[], transitions: readonly Transition[], payment: PaymentState | undefined): boolean {
+  const statusChanges = events.filter((e) => e.previousStatus !== e.status);
+  const payload = (e: OutboundEvent) => JSON.stringify([e.status, e.amount, e.amountRefunded, e.currency]);
+  const last = events.at(-1);
   return (
-    events.length === transitions.length &&
-    events.every(
-      (e, i) =>
-        e.sequence === i + 1 &&
-        e.status === transitions[i]!.to &&
-        e.previousStatus === transitions[i]!.from &&
-        e.causeInboxId === transitions[i]!.inboxId,
-    )
+    events.every((e, i) => e.sequence === i + 1 && e.previousStatus === (i === 0 ? null : events[i - 1]!.status)) &&
+    events.every((e, i) => i === 0 || payload(e) !== payload(events[i - 1]!)) &&
+    statusChanges.length === transitions.length &&
+    statusChanges.every((e, i) => e.status === transitions[i]!.to && e.previousStatus === transitions[i]!.from && e.causeInboxId === transitions[i]!.inboxId) &&
+    last !== undefined &&
+    payment !== undefined &&
+    payload(last) === JSON.stringify([payment.status, payment.amount, payment.amountRefunded, payment.currency])
   );
 }
 

@@ -98,4 +98,28 @@ describe('decisions of refetched events', () => {
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${again.id}`)).text();
     assert.match(page, new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${observedAt.replaceAll('.', '\\.')}; the payment already was refunded, nothing to change<`));
   });
+
+  test('a re-read that finds more refunded, the status still partially_refunded: `processed`, and the application is told (a second payment.partially_refunded)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const refundedSoFar = (amount: number) => charge('ch_refetch_more_refunded', { amount_refunded: amount });
+    gateway.resources.set('/v1/charges/ch_refetch_more_refunded', refundedSoFar(500));
+    const first = await deliver('evt_rfm_refund_1', 'charge.refunded', now - 20, refundedSoFar(500));
+    assert.deepEqual([first.status, first.decision, first.detail.to], ['processed', 'refetched', 'partially_refunded']);
+
+    gateway.resources.set('/v1/charges/ch_refetch_more_refunded', refundedSoFar(1200));
+    const second = await deliver('evt_rfm_refund_2', 'charge.refunded', now - 5, refundedSoFar(1200));
+    const { observedAt: _, ...rest } = second.detail;
+    assert.equal(second.status, 'processed');
+    assert.deepEqual(rest, { status: 'partially_refunded', from: 'partially_refunded', to: 'partially_refunded', changed: true });
+    const events = await database.sql`
+      select e.sequence, e.status, e.previous_status, e.amount_refunded::int, e.cause_event_id from payment_events e
+      join payments p on p.id = e.payment_id where p.gateway_charge_id = 'ch_refetch_more_refunded' order by e.sequence`;
+    assert.deepEqual(
+      events.map((e) => [e.sequence, e.previous_status, e.status, e.amount_refunded, e.cause_event_id]),
+      [
+        [1, null, 'partially_refunded', 500, 'evt_rfm_refund_1'],
+        [2, 'partially_refunded', 'partially_refunded', 1200, 'evt_rfm_refund_2'],
+      ],
+    );
+  });
 });

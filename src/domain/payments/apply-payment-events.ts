@@ -2,8 +2,8 @@ import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decision.ts';
-import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, sameState } from './fold.ts';
-import type { PaymentFact } from './payment-fact.ts';
+import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, samePayment, sameState } from './fold.ts';
+import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
 import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
 import {
   type ChargeKey,
@@ -149,6 +149,21 @@ interface ChargeResult {
   changes: PaymentChange[];
 }
 
+/** The outbox row one event's change of its payment becomes: event `sequence` of the payment. */
+function outboundChange(row: PaymentRow, sequence: number, previousStatus: PaymentStatus | null, state: PaymentState, event: PaymentEvent): PaymentChange {
+  return {
+    paymentId: row.id,
+    sequence,
+    previousSequence: row.eventSequence,
+    provider: row.provider,
+    chargeId: row.gatewayChargeId,
+    previousStatus,
+    state,
+    occurredAt: event.fact.occurredAt,
+    cause: { inboxId: event.inboxId, ...event.cause },
+  };
+}
+
 /**
  * One charge's events of the batch, one after the other, as if each had its own transaction:
  * each is folded with every fact known before it (fold.ts explains why a fold and not a patch),
@@ -170,20 +185,15 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
     const fold = foldPaymentFacts(initial, known);
     const folded = fold.state!;
     const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
+    const previousStatus = created ? null : current.status;
     if (created || current.status !== folded.status) {
-      const previousStatus = created ? null : current.status;
       result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: previousStatus, toStatus: folded.status });
-      result.changes.push({
-        paymentId: row.id,
-        sequence: row.eventSequence + result.changes.length + 1,
-        previousSequence: row.eventSequence,
-        provider: row.provider,
-        chargeId: row.gatewayChargeId,
-        previousStatus,
-        state: folded,
-        occurredAt: event.fact.occurredAt,
-        cause: { inboxId: event.inboxId, ...event.cause },
-      });
+    }
+    // The application keeps the amounts too (its ledger, its billing): a further partial refund
+    // that leaves the status where it was is a change it must hear of, not only a new status.
+    // A fold that moved only last_gateway_event_at (a replay, a refold) is no news to it.
+    if (created || !samePayment(current, folded)) {
+      result.changes.push(outboundChange(row, row.eventSequence + result.changes.length + 1, previousStatus, folded, event));
     }
     result.outcomes.push({ index, applied: { outcome: hadEffect(decision) ? 'processed' : 'ignored', decision } });
     created = false;
@@ -198,15 +208,16 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
 /**
  * Applies a batch of events' facts to their payments inside the caller's transaction, with a
  * handful of statements whatever the batch size: lock (or create) every payment row, read every
- * known fact of those charges, fold each charge in memory, then write the changed rows and the
- * status changes (payment_transitions) with their outbound events (payment_events). Returns, per
+ * known fact of those charges, fold each charge in memory, then write the changed rows, the
+ * status changes (payment_transitions) and an outbound event (payment_events) per change of a
+ * payment's status or amounts. Returns, per
  * event in the order given, its outcome and the decision behind it (a dry run reads them too).
  */
 export async function applyPaymentEvents(
   tx: Transaction,
   events: readonly PaymentEvent[],
   loadOtherFacts: LoadOtherFacts,
-  /** Told the status changes inside the same transaction, after their payment_events rows (the push side queues its deliveries). */
+  /** Told the changes inside the same transaction, after their payment_events rows (the push side queues its deliveries). */
   onChanges?: (changes: readonly PaymentChange[]) => Promise<void>,
 ): Promise<AppliedPaymentEvent[]> {
   if (events.length === 0) return [];

@@ -4,7 +4,7 @@ import type { PaymentState } from './fold.ts';
 import type { PaymentStatus } from './payment-fact.ts';
 import { paymentEvents } from './schema.ts';
 
-/** A status change of one payment, with what caused it: the outbox row it becomes. */
+/** A change of one payment's status or amounts, with what caused it: the outbox row it becomes. */
 export interface PaymentChange {
   paymentId: number;
   /** Its number in the payment's events: 1, 2, 3, … without gaps (payments.event_sequence + 1, + 2, … of the locked row). */
@@ -13,6 +13,7 @@ export interface PaymentChange {
   previousSequence: number;
   provider: string;
   chargeId: string;
+  /** The status before the change: the same as state.status when only the amounts moved. */
   previousStatus: PaymentStatus | null;
   /** The payment's state right after the change. */
   state: PaymentState;
@@ -21,7 +22,7 @@ export interface PaymentChange {
 }
 
 /**
- * Writes the outbox rows of a batch's status changes, one statement. Their numbers come from the
+ * Writes the outbox rows of a batch's payment changes, one statement. Their numbers come from the
  * payment rows the caller locked (event_sequence + 1, + 2, …), and the caller's single update of
  * those rows moves event_sequence on by as many (updatePaymentStates): no other transaction can
  * take a number meanwhile, and a rollback takes them back with the rows: no gaps.

@@ -69,8 +69,9 @@ export const paymentTransitions = pgTable(
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 
 /**
- * The transactional outbox: one row each time a payment's status changes, written in the same
- * transaction as the payment row and its payment_transitions entry, and never changed afterwards.
+ * The transactional outbox: one row each time a payment's status or amounts change, written in the
+ * same transaction as the payment row (and its payment_transitions entry when the status moved),
+ * and never changed afterwards.
  * It is what the application is told (pushed to destinations, or read from the feed), so it keeps
  * the state as it was at that change instead of pointing at rows that move on or are purged.
  * `sequence` counts per payment from 1 without gaps (payments.event_sequence); `txid` is the writing

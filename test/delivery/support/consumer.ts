@@ -18,6 +18,8 @@ export interface ReceivedEvent {
   sequence: number;
   type: string;
   status: string;
+  previousStatus: string | null;
+  amountRefunded: number;
   /** Whether this consumer answered it 2xx. */
   accepted: boolean;
   /** When the request arrived (consumer clock). */
@@ -67,7 +69,12 @@ export async function startConsumer(secret: string, path = '/payment-events'): P
   };
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
-    let payload: { id: string; sequence: number; type: string; payment: { charge_id: string; provider: string; status: string } };
+    let payload: {
+      id: string;
+      sequence: number;
+      type: string;
+      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number };
+    };
     try {
       payload = webhook.verify(body, request.headers as Record<string, string>) as typeof payload;
     } catch {
@@ -82,6 +89,8 @@ export async function startConsumer(secret: string, path = '/payment-events'): P
       sequence: payload.sequence,
       type: payload.type,
       status: payload.payment.status,
+      previousStatus: payload.payment.previous_status,
+      amountRefunded: payload.payment.amount_refunded,
       accepted: false,
       at: Date.now(),
     };
