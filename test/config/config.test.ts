@@ -123,7 +123,7 @@ describe('loadConfig', () => {
   });
 
   test('ingest first: on by default, with its thresholds; off, and bad values refused by name', () => {
-    assert.deepEqual(loadConfig({}, noFiles).ingestFirst, { enabled: true, ackLatencyMs: 10, queueDepth: 32, quietMs: 1000, yieldBatchSize: 10, yieldPauseMs: 50 });
+    assert.deepEqual(loadConfig({}, noFiles).ingestFirst, { enabled: true, ackLatencyMs: 10, queueDepth: 16, quietMs: 1000, yieldBatchSize: 10, yieldPauseMs: 50 });
     assert.equal(loadConfig({ INGEST_FIRST: 'off' }, noFiles).ingestFirst.enabled, false);
     assert.equal(loadConfig({ INGEST_PRESSURE_ACK_MS: '0', INGEST_PRESSURE_QUEUE_DEPTH: '0' }, noFiles).ingestFirst.queueDepth, 0);
     const problems = problemsOf(() => loadConfig({ INGEST_FIRST: 'yes', INGEST_QUIET_MS: '0', WORKER_YIELD_BATCH_SIZE: '0', WORKER_YIELD_PAUSE_MS: 'soon' }, noFiles)).join('\n');
