@@ -62,6 +62,16 @@ export function parseInstant(value: unknown, option: string, now: Date): Date {
   throw usageError(`${option}: "${text}" is neither an ISO-8601 time in the years 1–9999 (2026-12-01T14:00:00Z) nor a duration ago (2h, 7d).`);
 }
 
+/**
+ * As parseInstant, for a window that runs from the instant to now: one in the future is exit 2,
+ * since nothing was received or created after now and the empty window would read as a quiet one.
+ */
+export function parsePastInstant(value: unknown, option: string, now: Date): Date {
+  const instant = parseInstant(value, option, now);
+  if (instant > now) throw usageError(`${option}: ${instant.toISOString()} is in the future; give a time in the past (an ISO-8601 time, or a duration ago such as 72h).`);
+  return instant;
+}
+
 /** A whole number from 1 to `max`, written in digits (no 1e3, no 2.5). */
 export function parseCount(value: unknown, option: string, max: number): number {
   const text = singleValue(value, option);

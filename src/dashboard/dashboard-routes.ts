@@ -25,12 +25,22 @@ export type { DashboardDeps } from './dashboard-env.ts';
 const CONTENT_SECURITY_POLICY =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * The count our own redirect wrote: digits only. Anyone can craft the link, so anything else
+ * (-5, 1e3, 0x10) is dropped rather than shown to an operator as what a replay did.
+ */
+function countFrom(text: string | undefined): number | undefined {
+  const count = text !== undefined && /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  return Number.isSafeInteger(count) ? count : undefined;
+}
+
 /** Only fixed texts: a notice is chosen by a code in the redirect, never echoed from the URL. */
 function noticeFrom(query: (name: string) => string | undefined): Notice | undefined {
-  const count = Number(query('count') ?? 0);
   switch (query('notice')) {
-    case 'replayed':
-      return { text: `${formatCount(Number.isSafeInteger(count) ? count : 0)} event(s) put back to pending and queued.` };
+    case 'replayed': {
+      const count = countFrom(query('count'));
+      return { text: count === undefined ? 'Events put back to pending and queued.' : `${formatCount(count)} event(s) put back to pending and queued.` };
+    }
     case 'not-replayable':
       return { text: 'Nothing was replayed: only failed or ignored events can be replayed.', bad: true };
     case 'signed-in':

@@ -92,6 +92,13 @@ export interface ArchiveWriterOptions {
   onSetAside?: (file: string, setAsideAs: string, reason: string) => void;
 }
 
+const SET_ASIDE_MARK = '.damaged-';
+
+/** Whether the archive writer renamed this file aside as torn (`….damaged-<time>`). */
+export function wasSetAsideAsTorn(file: string): boolean {
+  return path.basename(file).includes(SET_ASIDE_MARK);
+}
+
 /**
  * Archive files grow by whole gzip members (a file of concatenated members is one valid gzip
  * stream). Rows are deleted only after their member is fsynced, so a crash can at worst leave a
@@ -113,7 +120,7 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
       if (tail !== undefined) throw new Error(tail);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      const aside = `${file}.damaged-${options.clock().toISOString().replaceAll(':', '')}`;
+      const aside = `${file}${SET_ASIDE_MARK}${options.clock().toISOString().replaceAll(':', '')}`;
       await rename(file, aside);
       options.onSetAside?.(file, aside, error instanceof Error ? error.message : String(error));
     }

@@ -25,9 +25,14 @@ export class OperationRefusedError extends Error {
 
 export class ArchiveFormatError extends Error {
   readonly code = 'archive_unreadable';
-  constructor(file: string, line: number, reason: string) {
-    super(`${file}, line ${line}: ${reason}. Is this an inbox archive (*.jsonl.gz written by inboxctl purge or the retention job)?`);
+  readonly line: number;
+  readonly reason: string;
+  /** `hint`: what the reader should make of it; by default, that the file may be no archive at all. */
+  constructor(file: string, line: number, reason: string, hint = 'Is this an inbox archive (*.jsonl.gz written by inboxctl purge or the retention job)?') {
+    super(`${file}, line ${line}: ${reason}. ${hint}`);
     this.name = 'ArchiveFormatError';
+    this.line = line;
+    this.reason = reason;
   }
 }
 

@@ -1,7 +1,7 @@
 import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.ts';
 import { advanceIdSequencePast, countExistingEvents, insertExactRowsIfAbsent } from '../inbox/sql/archive-rows.ts';
-import { type ArchivedEvent, readArchive } from './archive.ts';
-import { PartialResultError } from './errors.ts';
+import { type ArchivedEvent, readArchive, wasSetAsideAsTorn } from './archive.ts';
+import { ArchiveFormatError, PartialResultError } from './errors.ts';
 
 export interface RestoreOptions {
   /** Count what would be inserted; write nothing. */
@@ -80,5 +80,21 @@ async function restoreInto(db: SqlExecutor, result: RestoreResult, options: Rest
   }
   if (batch.length > 0) await flush();
   if (!result.dryRun && result.inserted > 0) await advanceIdSequencePast(db);
-  if (unreadable !== undefined) throw unreadable;
+  if (unreadable !== undefined) throw explainTear(unreadable, result);
+}
+
+/**
+ * A file the archive writer set aside is an archive torn by a crash, not a stranger: asking "is
+ * this an inbox archive?" would send the operator looking for the wrong problem. The torn member's
+ * rows were never deleted (a member is fsynced before its DELETE), so nothing past the tear is lost.
+ */
+function explainTear(error: unknown, result: RestoreResult): unknown {
+  if (!(error instanceof ArchiveFormatError) || !wasSetAsideAsTorn(result.file)) return error;
+  const inserted = `${result.inserted} ${result.dryRun ? 'would be inserted' : 'inserted'}`;
+  return new ArchiveFormatError(
+    result.file,
+    error.line,
+    error.reason,
+    `The inbox set this file aside as torn by a crash mid-append. The ${result.read} ${result.read === 1 ? 'event' : 'events'} before the tear were read: ${inserted}, ${result.skipped} already in the inbox. The torn part's rows were never deleted from the inbox, so they are there or in a later archive file.`,
+  );
 }

@@ -47,5 +47,12 @@ describe('inboxctl restore of an archive torn by a crash', () => {
     assert.equal(restore.code, 4, restore.stderr);
     assert.match(restore.stderr, /cannot decompress/);
     assert.deepEqual(await eventIds(), ['evt_t1', 'evt_t2'], 'the rows before the tear are back');
+    // Found by a probe: the message asked "Is this an inbox archive?" of a file the service itself set aside.
+    assert.doesNotMatch(restore.stderr, /Is this an inbox archive/);
+    assert.match(restore.stderr, /The inbox set this file aside as torn by a crash/);
+    assert.match(restore.stderr, /2 events before the tear were read: 2 inserted, 0 already in the inbox/);
+    const dryRun = await runInboxctl(['restore', path.join(path.dirname(file), damaged), '--dry-run'], env);
+    assert.equal(dryRun.code, 4, dryRun.stderr);
+    assert.match(dryRun.stderr, /2 events before the tear were read: 0 would be inserted, 2 already in the inbox/);
   });
 });

@@ -88,6 +88,20 @@ describe('GET /dashboard', () => {
   test('an unknown event id gets a 404 page', async () => {
     assert.equal((await fetch(`${service.baseUrl}/dashboard/events/999999999`)).status, 404);
   });
+
+  test('a replay notice shows its count only when the link carries a non-negative whole number', async () => {
+    const noticeOf = async (query: string) => {
+      const page = await (await fetch(`${service.baseUrl}/dashboard?notice=replayed${query}`)).text();
+      return /<div class="notice[^"]*" role="status">([^<]*)<\/div>/.exec(page)?.[1];
+    };
+    assert.equal(await noticeOf('&count=3'), '3 event(s) put back to pending and queued.');
+    assert.equal(await noticeOf('&count=0'), '0 event(s) put back to pending and queued.');
+    for (const crafted of ['&count=-5', '&count=1.5', '&count=1e3', '&count=0x10', '&count=', '&count=abc', '&count=99999999999999999999', '']) {
+      const text = await noticeOf(crafted);
+      assert.ok(text !== undefined, `a notice for ${JSON.stringify(crafted)}`);
+      assert.doesNotMatch(text, /\d/, `no number taken from ${JSON.stringify(crafted)}: ${text}`);
+    }
+  });
 });
 
 describe('dashboard actions', () => {

@@ -5,7 +5,7 @@ import type { CommandContext } from '../context.ts';
 import { exitCodes } from '../exit-codes.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { formatPercent, formatSeconds, table, toJson } from '../output.ts';
-import { parseDuration, parseInstant, requiredText, singleValue } from '../parse.ts';
+import { parseDuration, parsePastInstant, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';
 
 interface StatsFlags {
@@ -98,7 +98,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
 
 async function stats(context: CommandContext, flags: StatsFlags): Promise<number> {
   const sinceText = flags.since === undefined ? '24h' : singleValue(flags.since, '--since');
-  const since = sinceText === 'all' ? undefined : parseInstant(sinceText, '--since', context.now);
+  const since = sinceText === 'all' ? undefined : parsePastInstant(sinceText, '--since', context.now);
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
