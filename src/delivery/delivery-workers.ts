@@ -1,7 +1,7 @@
 import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import { describeError } from '../errors.ts';
 import type { DeliveryDeps } from './deliver-lane.ts';
-import { deliverLanes } from './deliver-lanes.ts';
+import { type EndedLane, deliverLanes } from './deliver-lanes.ts';
 import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
 
 /**
@@ -12,9 +12,25 @@ import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
 export const DELIVERY_LOOPS = 4;
 const LANES_PER_BATCH = 25;
 
-async function runJobs(deps: DeliveryDeps, jobs: JobWithMetadata<DeliveryJobData>[]): Promise<JobResult[]> {
+/**
+ * Completes the jobs of lanes that ended while a straggler of their batch still sends (the batch's
+ * own completion passes over them). A failure here only delays them: the batch completes them too.
+ */
+function settleEarly(boss: PgBoss, deps: DeliveryDeps): (ended: readonly EndedLane<JobWithMetadata<DeliveryJobData>>[]) => Promise<void> {
+  return async (ended) => {
+    const byOutcome = new Map<string, EndedLane<JobWithMetadata<DeliveryJobData>>[]>();
+    for (const lane of ended) byOutcome.set(lane.outcome, [...(byOutcome.get(lane.outcome) ?? []), lane]);
+    try {
+      for (const [outcome, lanes] of byOutcome) await boss.complete(DELIVERIES_QUEUE, lanes.map(({ job }) => ({ id: job.id, retryCount: job.retryCount })), { outcome });
+    } catch (error) {
+      deps.logger.warn({ err: error, lanes: ended.length }, 'completing ended lanes ahead of their batch failed; they complete with it');
+    }
+  };
+}
+
+async function runJobs(boss: PgBoss, deps: DeliveryDeps, jobs: JobWithMetadata<DeliveryJobData>[]): Promise<JobResult[]> {
   try {
-    const outcomes = await deliverLanes(deps, jobs);
+    const outcomes = await deliverLanes(deps, jobs, settleEarly(boss, deps));
     return jobs.map((job, i) => ({ id: job.id, status: 'completed', output: { outcome: outcomes[i] } }));
   } catch (error) {
     // A database problem, not a destination's: pg-boss retries the batch's runs with its own backoff
@@ -38,7 +54,7 @@ export async function startDeliveryWorkers(boss: PgBoss, deps: DeliveryDeps, pol
     let workerId: string | undefined;
     // After a batch the loop wakes itself: a lane's next job was skipped while its run was active.
     workerId = await boss.work<DeliveryJobData, unknown, typeof work>(DELIVERIES_QUEUE, work, async (jobs) => {
-      const results = await runJobs(deps, jobs);
+      const results = await runJobs(boss, deps, jobs);
       if (workerId) boss.notifyWorker(workerId);
       return results;
     });
