@@ -124,6 +124,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     role: config.role,
     worker: config.worker,
     listenNotify: config.database.listenNotify,
+    preparedStatements: config.database.preparedStatements,
     poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     logger,

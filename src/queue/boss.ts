@@ -1,4 +1,5 @@
-import { PgBoss } from 'pg-boss';
+import { type ConstructorOptions, PgBoss } from 'pg-boss';
+import { NamedStatementsClient } from './named-statements-client.ts';
 import type { Logger } from 'pino';
 import type { ProcessRole, WorkerConfig } from '../config/config.ts';
 import { ensureQueues } from './queues.ts';
@@ -17,6 +18,11 @@ export interface BossOptions {
    * register it on a pooled server connection, lose it, warn and reconnect every heartbeat.
    */
   listenNotify?: boolean;
+  /**
+   * DATABASE_PREPARED_STATEMENTS (default true): pg-boss's statements go named and prepared
+   * (named-statements-client.ts). False behind a pooler that does not carry them.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -57,7 +63,9 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
       superviseIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
       monitorIntervalSeconds: SUPERVISE_INTERVAL_SECONDS,
       schedule: runsBackgroundWork,
-    });
+      // Not in pg-boss's option types: handed on to node-postgres's Pool, which takes it.
+      ...((options.preparedStatements ?? true) && { Client: NamedStatementsClient }),
+    } as ConstructorOptions);
     // pg-boss reports background failures as events; without a listener they would be thrown away.
     // An outage repeats the same one several times a second: collapsed, one line per kind per interval.
     boss.on('error', collapseRepeatedErrors({
