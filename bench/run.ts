@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
- * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,000 req/s
+ * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,250 req/s
  * ingest runs), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
  * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
  * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
@@ -110,7 +110,10 @@ try {
     const done = await section('forwarding', 'forwarding to a local consumer while ingest runs');
     const database = await server.createDatabase('forwarding');
     const control = process.env.BENCH_FORWARDING_CONTROL === '1' ? await server.createDatabase('forwarding_control') : undefined;
-    const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1000);
+    // A quarter above the 1,000 events/s target: a pipeline that keeps up with exactly 1,000 req/s
+    // scores just under 1,000 (events ÷ (ingest span + the last event's latency)), so only more
+    // offered than the target can show the target met.
+    const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1250);
     const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
     const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
     if (Object.keys(forwardingEnv).length > 0) log(`  service settings: ${JSON.stringify(forwardingEnv)}`);
@@ -118,7 +121,7 @@ try {
     done();
   }
   if (sections.has('forwarding-backlog')) {
-    const done = await section('forwarding-backlog', 'forwarding a stored backlog while a modest ingest runs (capacity, NOT the 1,000 req/s end-to-end row)');
+    const done = await section('forwarding-backlog', 'forwarding a stored backlog while a modest ingest runs (capacity, NOT the end-to-end row)');
     const database = await server.createDatabase('forwarding_backlog');
     const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
     if (Object.keys(forwardingEnv).length > 0) log(`  service settings: ${JSON.stringify(forwardingEnv)}`);
