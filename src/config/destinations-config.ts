@@ -115,7 +115,11 @@ function namesFromEnv(env: Env, problems: string[]): Set<string> {
     const prefix = [URL_PREFIX, SECRET_PREFIX].find((p) => key.startsWith(p));
     if (!prefix || value === undefined) continue;
     const name = key.slice(prefix.length).toLowerCase().replaceAll('_', '-');
-    if (namePattern.test(name)) names.add(name);
+    // Only the upper-case name is ever read: taken as `orders`, DESTINATION_URL_orders would be
+    // reported as "no URL; set DESTINATION_URL_ORDERS", as if it were not set at all.
+    const upperCase = `${prefix}${key.slice(prefix.length).toUpperCase()}`;
+    if (key !== upperCase) problems.push(`${key}: destination variables are named in upper case: ${upperCase}`);
+    else if (namePattern.test(name)) names.add(name);
     else problems.push(`${key}: "${name}" is not a valid destination name`);
   }
   return names;

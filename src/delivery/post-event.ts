@@ -33,22 +33,27 @@ function answerSummary(text: string): string {
   return line === '' ? '' : `: ${line}`;
 }
 
-function transportError(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `no answer within ${timeoutMs} ms`;
+/** `answered`: the status had arrived, so what the timeout cut short was the answer's body. */
+function transportError(error: unknown, timedOut: boolean, timeoutMs: number, answered: boolean): string {
+  if (timedOut) return `${answered ? 'no end' : 'no answer'} within ${timeoutMs} ms`;
   const code = (error as { code?: string }).code;
   if (code) return `connection failed (${code})`;
   return `request failed (${error instanceof Error ? error.name : 'error'})`;
 }
 
-/** The answer's status, then up to `MAX_ANSWER_BYTES` of its body; the rest is discarded unread. */
-function readAnswer(response: IncomingMessage, onDone: (text: string) => void): void {
+/**
+ * Reads up to `MAX_ANSWER_BYTES` of the answer's body, the rest discarded unread; `onDone` when it
+ * ends (or the cap is reached). Returns what was read so far, for an answer cut short.
+ */
+function readAnswer(response: IncomingMessage, onDone: (text: string) => void): () => string {
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
+  const readSoFar = () => Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8');
   const finish = () => {
     if (done) return;
     done = true;
-    onDone(Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8'));
+    onDone(readSoFar());
   };
   response.on('data', (chunk: Buffer) => {
     if (size >= MAX_ANSWER_BYTES) return;
@@ -62,22 +67,28 @@ function readAnswer(response: IncomingMessage, onDone: (text: string) => void): 
   });
   response.on('end', finish);
   response.on('close', finish);
+  return readSoFar;
 }
 
-function resultOf(response: IncomingMessage, answer: string): PostResult {
+/** `stopped`: why the answer's body did not finish (it changes nothing but what the error says). */
+function resultOf(response: IncomingMessage, answer: string, stopped?: string): PostResult {
   const status = response.statusCode ?? 0;
   if (status >= 200 && status < 300) return { kind: 'delivered', status };
   if (status === 410) return { kind: 'gone', status: 410 };
   const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+  const cutShort = stopped ? ` (the answer stopped: ${stopped})` : '';
   const retryAfter = response.headers['retry-after'];
-  return { kind: 'failed', status, error: `HTTP ${status}${redirect}${answerSummary(answer)}`, retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
+  return { kind: 'failed', status, error: `HTTP ${status}${redirect}${answerSummary(answer)}${cutShort}`, retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
 }
 
 /**
  * POSTs one signed event. Only a 2xx counts: a redirect is not followed (node:http never follows
  * one; a destination is named by configuration alone, and a 3xx could point the signed body
  * anywhere) and fails like any other answer. The timeout covers the whole exchange, the answer's
- * body included. Never rejects: every outcome is a PostResult.
+ * body included; but once the status has arrived, the status decides: a body cut short (a reset,
+ * the timeout) only shortens what is read of it. Otherwise a destination that answered 200 every
+ * time and then hung up abruptly or dribbled its body would have its lane parked as "no answer",
+ * while the same 200 closed cleanly counted. Never rejects: every outcome is a PostResult.
  */
 export function postEvent(request: PostRequest): Promise<PostResult> {
   return new Promise((resolve) => {
@@ -85,6 +96,7 @@ export function postEvent(request: PostRequest): Promise<PostResult> {
     const https = url.protocol === 'https:';
     let settled = false;
     let timedOut = false;
+    let answered: { response: IncomingMessage; readSoFar: () => string } | undefined;
     const settle = (result: PostResult) => {
       if (settled) return;
       settled = true;
@@ -99,9 +111,15 @@ export function postEvent(request: PostRequest): Promise<PostResult> {
         agent: https ? agents.https : agents.http,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body), 'user-agent': 'webhook-inbox', ...request.headers },
       },
-      (response) => readAnswer(response, (answer) => settle(resultOf(response, answer))),
+      (response) => {
+        answered = { response, readSoFar: readAnswer(response, (answer) => settle(resultOf(response, answer))) };
+      },
     );
-    const fail = (error: unknown) => settle({ kind: 'failed', status: null, error: transportError(error, timedOut, request.timeoutMs), retryAfter: null });
+    const fail = (error: unknown) => {
+      const reason = transportError(error, timedOut, request.timeoutMs, answered !== undefined);
+      if (answered) settle(resultOf(answered.response, answered.readSoFar(), reason));
+      else settle({ kind: 'failed', status: null, error: reason, retryAfter: null });
+    };
     const timer = setTimeout(() => {
       timedOut = true;
       outgoing.destroy(new Error('timeout'));

@@ -70,6 +70,19 @@ describe('inboxctl lanes retry | skip | enable --dry-run', () => {
     });
   }
 
+  // Found by a probe: they said "a run is queued now" / "its later events queued" and nothing more,
+  // while nothing is sent to a disabled destination until `lanes enable`.
+  test('retry and skip of a lane whose destination is disabled say that nothing is sent until lanes enable', async () => {
+    const held = 'The destination is DISABLED (HTTP 410 Gone): nothing is sent to it until `inboxctl lanes enable orders`.';
+    for (const args of [['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'], ['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'x', '--dry-run']]) {
+      const run = await runInboxctl(args, env);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.out.split('\n')[1], held, args.join(' '));
+      const json = await runInboxctl([...args, '--json'], env);
+      assert.equal(json.json().destinationDisabled, true, args.join(' '));
+    }
+  });
+
   test('a dry skip of a lane that is not parked is refused as the real one is (exit 2)', async () => {
     const run = await runInboxctl(['lanes', 'skip', 'orders', 'stripe:ch_2', '--reason', 'x', '--dry-run'], env);
     assert.equal(run.code, 2, run.stderr);

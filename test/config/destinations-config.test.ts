@@ -103,6 +103,15 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     assert.match(withoutFileProblem.join('\n'), /destination "orphan": no URL; set DESTINATION_URL_ORPHAN/);
   });
 
+  test('a variable named in lower or mixed case is a problem naming it and its upper-case name (it was reported as not set at all)', () => {
+    const problems = problemsOf({ DESTINATION_URL_orders: 'https://orders.example.com/', DESTINATION_SECRET_Orders_Eu: SECRET, DESTINATION_SECRET_ORDERS: SECRET });
+    assert.deepEqual(problems, [
+      'DESTINATION_URL_orders: destination variables are named in upper case: DESTINATION_URL_ORDERS',
+      'DESTINATION_SECRET_Orders_Eu: destination variables are named in upper case: DESTINATION_SECRET_ORDERS_EU',
+      'destination "orders": no URL; set DESTINATION_URL_ORDERS',
+    ]);
+  });
+
   test('no secret reaches a problem message', () => {
     const problems = problemsOf({ DESTINATION_URL_APP: 'http://app.internal/', DESTINATION_SECRET_APP: SECRET });
     assert.ok(problems.every((p) => !p.includes(SECRET.slice(6))), problems.join('\n'));

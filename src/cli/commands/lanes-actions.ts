@@ -39,25 +39,31 @@ async function laneChange(context: CommandContext, action: Exclude<LaneAction, '
       const lane: LaneRef = { destination: knownDestination(config.destinations.map((d) => d.name), destinationArg), ...paymentRef(laneArg) };
       const deps = { db: handle.db, boss: boss! };
       const ref = `${lane.destination} ${lane.provider}:${lane.chargeId}`;
+      const [destination] = await operations.describeDestinations(handle.db, [lane.destination]);
+      // The run is queued either way, but a disabled destination's runs send nothing: say so, or the
+      // operator waits for events that only `lanes enable` lets through.
+      const destinationDisabled = destination?.disabledAt != null;
+      const disabledNote = destinationDisabled
+        ? `\nThe destination is DISABLED (${destination!.disabledReason ?? 'no reason'}): nothing is sent to it until \`inboxctl lanes enable ${lane.destination}\`.`
+        : '';
       if (action === 'retry') {
         const result = await operations.retryLane(deps, lane, { dryRun });
         const unparked = result.wasParked ? (dryRun ? 'would be unparked' : 'unparked') : 'not parked';
         // A caught-up lane has no next event: "from event 3" of a payment of two would name one that does not exist.
-        const from =
-          result.deliveredSequence < result.lastSequence
-            ? `from event ${result.deliveredSequence + 1}`
-            : `caught up, ${result.deliveredSequence}/${result.lastSequence} delivered: nothing to send`;
-        return { lane, ...result, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (${from}).` };
+        const caughtUp = result.deliveredSequence >= result.lastSequence;
+        const from = caughtUp ? `caught up, ${result.deliveredSequence}/${result.lastSequence} delivered: nothing to send` : `from event ${result.deliveredSequence + 1}`;
+        return { lane, ...result, destinationDisabled, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (${from}).${caughtUp ? '' : disabledNote}` };
       }
       const result = await operations.skipLaneEvent(deps, lane, reason!, { dryRun });
       const skipped = `event ${result.skippedSequence} (${result.eventId})`;
       return {
         lane,
         ...result,
+        destinationDisabled,
         dryRun,
         message: dryRun
-          ? `${ref}: ${skipped} would be skipped ("${reason}"), the lane unparked and its later events queued.`
-          : `${ref}: ${skipped} skipped ("${reason}"), the lane is unparked and its later events queued.`,
+          ? `${ref}: ${skipped} would be skipped ("${reason}"), the lane unparked and its later events queued.${disabledNote}`
+          : `${ref}: ${skipped} skipped ("${reason}"), the lane is unparked and its later events queued.${disabledNote}`,
       };
     });
   } catch (error) {
