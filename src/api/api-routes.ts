@@ -5,6 +5,7 @@ import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
 import type { RequestEnv } from '../web/request-env.ts';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage, type PaymentView } from './api-schemas.ts';
 import { createBearerAuth } from './bearer-auth.ts';
+import { selectClusterIdentifier } from './cluster-identifier-sql.ts';
 import { FEED_START, decodeFeedCursor, encodeFeedCursor } from './feed-cursor.ts';
 import { openApiDocument } from './openapi.ts';
 import { selectPaymentEventsAfter } from './payment-events-feed-sql.ts';
@@ -16,9 +17,15 @@ export interface ApiDeps {
   token: string;
 }
 
-function apiError(c: Context<RequestEnv>, status: 400 | 404, code: string, message: string): Response {
+function apiError(c: Context<RequestEnv>, status: 400 | 404 | 409, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status);
 }
+
+// A cursor of another cluster's transaction ids (the inbox was restored or moved): nothing it points
+// at exists here. Reading again from the start is safe, as every event keeps its id.
+const FOREIGN_CURSOR_MESSAGE =
+  'This cursor was issued by another PostgreSQL cluster (the inbox database has been restored or moved since), so it points at nothing here. ' +
+  'Read the feed again from the start (omit `after`, or send it empty) and skip the events whose `id` you have already applied; the per-payment `sequence` check does that too.';
 
 /** `limit` as sent: digits only, 1 to FEED_MAX_LIMIT; absent means the default. */
 function parseLimit(value: string | undefined): number | undefined {
@@ -75,11 +82,15 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     if (limit === undefined) return apiError(c, 400, 'limit_invalid', `limit must be a whole number from 1 to ${FEED_MAX_LIMIT} (default ${FEED_DEFAULT_LIMIT}).`);
     const afterText = c.req.query('after');
     // Empty means "from the start", so a consumer's first request can pass the cursor it has not stored yet.
-    const after = afterText === undefined || afterText === '' ? FEED_START : decodeFeedCursor(afterText);
+    const after = afterText === undefined || afterText === '' ? { ...FEED_START, cluster: undefined } : decodeFeedCursor(afterText);
     if (!after) return apiError(c, 400, 'cursor_invalid', 'after must be a next_cursor this feed returned (or empty, to read from the start).');
+    const cluster = await selectClusterIdentifier(deps.db);
+    if (after.cluster !== undefined && after.cluster !== cluster) {
+      return apiError(c, 409, 'cursor_from_other_cluster', FOREIGN_CURSOR_MESSAGE);
+    }
     const rows = await selectPaymentEventsAfter(deps.db, after, limit);
     const last = rows.at(-1);
-    const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after) };
+    const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster) };
     return c.json(page);
   });
 

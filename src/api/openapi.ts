@@ -48,13 +48,23 @@ export function openApiDocument(): Record<string, unknown> {
           description:
             'Every payment event exactly once across pages, each payment\'s in sequence order. An event appears once every transaction older than it has ended, so a long-running transaction in the database delays the feed (never skips it).',
           parameters: [
-            { name: 'after', in: 'query', required: false, description: 'A `next_cursor` from an earlier page; absent or empty: from the start.', schema: { type: 'string' } },
+            {
+              name: 'after',
+              in: 'query',
+              required: false,
+              description:
+                'A `next_cursor` from an earlier page; absent or empty: from the start. A cursor names the PostgreSQL cluster that issued it: after the inbox database is restored or moved into another cluster, an old cursor gets 409 `cursor_from_other_cluster`.',
+              schema: { type: 'string' },
+            },
             { name: 'limit', in: 'query', required: false, description: 'Events per page.', schema: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT } },
           ],
           responses: {
             200: { description: 'A page; an empty one means nothing newer yet (keep the same cursor).', content: json('PaymentEventsPage') },
             400: error('`limit_invalid` or `cursor_invalid`.'),
             401: unauthorized,
+            409: error(
+              '`cursor_from_other_cluster`: the cursor was issued by another PostgreSQL cluster (the inbox database was restored or moved since) and points at nothing here. Read again from the start (omit `after`) and skip the events whose `id` was already applied.',
+            ),
             421: misdirected,
             503: unavailable,
           },

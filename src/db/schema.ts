@@ -31,7 +31,7 @@ export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
  * `not_a_payment_event` is an event no handler is registered for, `unknown_payment` a `require`
  * mode event whose payment the application has not created (yet).
  */
-export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment'] as const;
+export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'rejected_amount', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment'] as const;
 export type EventDecisionName = (typeof eventDecisions)[number];
 
 /**
@@ -115,7 +115,7 @@ export const webhookInbox = pgTable(
     ),
     check(
       'webhook_inbox_decision_check',
-      sql`${table.decision} in ('applied', 'stale', 'rejected_transition', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment')`,
+      sql`${table.decision} in ('applied', 'stale', 'rejected_transition', 'rejected_amount', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment')`,
     ),
     check('webhook_inbox_source_check', sql`${table.source} in ('webhook', 'backfill')`),
   ],

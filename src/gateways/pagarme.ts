@@ -1,5 +1,5 @@
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { isAuthorizedPendingCapture } from '../providers/pagarme.ts';
+import { isAuthorizedPendingCapture, paidBeforeCancellation } from '../providers/pagarme.ts';
 import {
   type ChargeState,
   type GatewayApi,
@@ -26,7 +26,8 @@ import { upperCurrency } from '../providers/payment-facts.ts';
  * Mapping: pending/processing → pending, or authorized when the last transaction is
  * `authorized_pending_capture` (an auth-only card charge awaiting capture); paid/overpaid/underpaid → paid, or partially_refunded
  * when part was canceled (v5 refunds a paid charge by cancelling it, in part or whole);
- * canceled → refunded when money had been paid, canceled otherwise; failed → failed;
+ * canceled → refunded when money had been paid (paidBeforeCancellation: the refunded charge Pagar.me
+ * sends has no paid_amount, its last transaction says `refunded`), canceled otherwise; failed → failed;
  * chargedback → charged_back. UNVERIFIED: that a partial cancellation keeps `status: paid` with
  * `canceled_amount` set (the v4 docs say so for partial refunds; v5 does not say). Disputes are a
  * separate v5 entity, so an open dispute is not visible here: only the final chargeback is.
@@ -44,7 +45,8 @@ function optionalCents(charge: Record<string, unknown>, key: string): number {
   return charge[key] === undefined || charge[key] === null ? 0 : requireMinorUnits(charge, key, GATEWAY);
 }
 
-function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount: number, paid: number, canceled: number): PaymentStatus {
+/** `taken`: what was paid, or the amount when the charge no longer says (paid_amount left out). */
+function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, taken: number, canceled: number): PaymentStatus {
   switch (pagarmeStatus) {
     case 'pending':
     case 'processing':
@@ -52,9 +54,9 @@ function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, amount
     case 'paid':
     case 'overpaid':
     case 'underpaid':
-      return refundStatus(paid > 0 ? paid : amount, canceled);
+      return refundStatus(taken, canceled);
     case 'canceled':
-      return paid > 0 ? refundStatus(paid, canceled > 0 ? canceled : paid) : 'canceled';
+      return paidBeforeCancellation(charge) ? refundStatus(taken, canceled > 0 ? canceled : taken) : 'canceled';
     case 'failed':
       return 'failed';
     case 'chargedback':
@@ -71,9 +73,10 @@ export function mapPagarmeCharge(json: unknown): ChargeState {
   const amount = requireMinorUnits(charge, 'amount', GATEWAY);
   const paid = optionalCents(charge, 'paid_amount');
   const canceled = optionalCents(charge, 'canceled_amount');
-  const status = statusOf(charge, requireString(charge, 'status', GATEWAY), amount, paid, canceled);
+  const taken = paid > 0 ? paid : amount;
+  const status = statusOf(charge, requireString(charge, 'status', GATEWAY), taken, canceled);
   // A canceled charge that was never paid returned nothing to anyone.
-  const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : paid) : 0;
+  const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : taken) : 0;
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,

@@ -24,7 +24,7 @@ export interface ProcessingMetrics {
   failure(provider: string, errorClass: string): void;
   /** The row was processed or ignored; received → now is the processing latency, retries included. */
   settled(provider: string, status: SettledStatus, receivedAt: Date, now: Date): void;
-  /** A refund, dispute or chargeback the state machine refused (decision rejected_transition), once committed. */
+  /** A refund, dispute or chargeback the payments fold refused (decision rejected_transition or rejected_amount), once committed. */
   rejectedMoneyEvent(provider: string, kind: string): void;
 }
 
@@ -167,7 +167,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const rejectedMoney = new Counter({
     name: 'inbox_rejected_money_events_total',
-    help: 'Refunds, disputes and chargebacks the payment state machine refused (decision rejected_transition, e.g. a dispute of a refunded charge), by provider and canonical kind: someone must look.',
+    help: 'Refunds, disputes and chargebacks the payments fold refused (decision rejected_transition, e.g. a dispute of a refunded charge, or rejected_amount, a refund of more than the amount), by provider and canonical kind: someone must look.',
     labelNames: ['provider', 'kind'],
     registers,
   });

@@ -16,6 +16,8 @@ export function describeDecision(decision: EventDecisionName | null, detail: unk
       return `stale: says ${text('status')} at ${text('occurredAt')}; nothing new, the payment already knows up to ${d.knownOccurredAt === null ? '-' : text('knownOccurredAt')}`;
     case 'rejected_transition':
       return `rejected_transition: ${text('from')} → ${text('to')} is not allowed (event of ${text('occurredAt')})`;
+    case 'rejected_amount':
+      return `rejected_amount: says ${text('status')} with ${String(d.amountRefunded ?? '?')} refunded of an amount of ${String(d.amount ?? '?')} (event of ${text('occurredAt')}); the payment is left as it was: check the charge at the gateway`;
     case 'superseded':
       return `superseded: says ${text('status')} at ${text('occurredAt')}; the gateway read of ${text('observedAt')} (inbox id ${String(d.snapshotInboxId ?? '?')}) decided instead`;
     case 'refetched':

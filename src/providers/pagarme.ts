@@ -153,16 +153,32 @@ const statusByEvent: Record<string, PaymentStatus> = {
  * the capture window lapses.
  */
 export function isAuthorizedPendingCapture(charge: Record<string, unknown>): boolean {
+  return lastTransactionStatus(charge) === 'authorized_pending_capture';
+}
+
+function lastTransactionStatus(charge: Record<string, unknown>): unknown {
   const transaction = charge.last_transaction;
-  return typeof transaction === 'object' && transaction !== null && (transaction as Record<string, unknown>).status === 'authorized_pending_capture';
+  return typeof transaction === 'object' && transaction !== null ? (transaction as Record<string, unknown>).status : undefined;
+}
+
+/**
+ * Whether a charge Pagar.me reports `canceled` had been paid, so that cancelling it gave money back
+ * (refunded), rather than releasing a hold or closing a boleto or pix nobody paid (canceled): v5
+ * says `canceled` (and charge.refunded) for both. Its payloads leave out what is zero or null, so a
+ * refunded card charge carries canceled_amount and canceled_at but neither paid_amount nor paid_at
+ * (the charge.refunded of a Magento store Pagar.me's integrators published, 2025-01): the last
+ * transaction tells, `refunded` / `partial_refunded` (an estorno of money taken) against `voided`,
+ * `partial_void`, `expired`, `generated`, … (pagarme/ecommerce-module-core TransactionStatus).
+ */
+export function paidBeforeCancellation(charge: Record<string, unknown>): boolean {
+  const transaction = lastTransactionStatus(charge);
+  return transaction === 'refunded' || transaction === 'partial_refunded' || Boolean(charge.paid_at) || Number(charge.paid_amount) > 0;
 }
 
 function statusOf(eventType: string, charge: Record<string, unknown>): PaymentStatus | undefined {
   const status = statusByEvent[eventType];
   if (status === 'pending' && isAuthorizedPendingCapture(charge)) return 'authorized';
-  // v5 reports a cancelled charge as charge.refunded whether or not it was ever paid: a charge
-  // with nothing paid (a boleto cancelled before payment) was cancelled, not refunded.
-  if (status === 'refunded' && !charge.paid_at && !(Number(charge.paid_amount) > 0)) return 'canceled';
+  if (status === 'refunded' && !paidBeforeCancellation(charge)) return 'canceled';
   return status;
 }
 

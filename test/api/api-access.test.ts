@@ -24,6 +24,8 @@ let off: TestService;
 
 const auth = { authorization: `Bearer ${API_TOKEN}` };
 const get = (s: TestService, path: string, headers: Record<string, string> = auth) => fetch(`${s.baseUrl}${path}`, { headers });
+/** The test cluster's system identifier, read here rather than through the code under test. */
+const thisCluster = async () => (await database.sql<{ id: string }[]>`select system_identifier::text as id from pg_control_system()`)[0]!.id;
 const errorCode = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code;
 
 setup(async () => {
@@ -128,7 +130,8 @@ describe('the feed refuses what it cannot read', () => {
   const notCursors = {
     garbage: 'not a cursor!',
     'not base64 of a cursor': Buffer.from('hello').toString('base64url'),
-    'an unknown version': Buffer.from('v2:1:1').toString('base64url'),
+    'an unknown version': Buffer.from('v3:1:1:1').toString('base64url'),
+    'a v2 cursor without its cluster': Buffer.from('v2:1:1').toString('base64url'),
     'a txid beyond xid8': Buffer.from(`v1:${2n ** 64n}:1`).toString('base64url'),
     'a position beyond 2^53': Buffer.from('v1:1:9999999999999999').toString('base64url'),
     'leading zeros': Buffer.from('v1:01:1').toString('base64url'),
@@ -146,8 +149,17 @@ describe('the feed refuses what it cannot read', () => {
     const first = (await (await get(service, '/api/v1/payment-events?limit=1000')).json()) as { next_cursor: string };
     const next = (await (await get(service, `/api/v1/payment-events?after=${first.next_cursor}`)).json()) as { events: unknown[]; next_cursor: string };
     assert.deepEqual(next, { events: [], next_cursor: first.next_cursor });
-    const beyond = encodeFeedCursor({ txid: String(2n ** 63n), position: 1 });
+    // Of this cluster, yet past any transaction it has run: it cannot be told from a cursor of a
+    // moment from now, so it is answered as one (empty until the feed gets there).
+    const beyond = encodeFeedCursor({ txid: String(2n ** 63n), position: 1 }, await thisCluster());
     assert.deepEqual(await (await get(service, `/api/v1/payment-events?after=${beyond}`)).json(), { events: [], next_cursor: beyond });
+  });
+
+  test('a v1 cursor, issued before cursors named their cluster, is read as this cluster\'s and answered with a v2 one', async () => {
+    const v1 = Buffer.from('v1:0:0').toString('base64url');
+    const page = (await (await get(service, `/api/v1/payment-events?after=${v1}&limit=1000`)).json()) as { events: unknown[]; next_cursor: string };
+    assert.equal(page.events.length, 151);
+    assert.match(Buffer.from(page.next_cursor, 'base64url').toString('utf8'), new RegExp(`^v2:${await thisCluster()}:\\d+:\\d+$`));
   });
 });
 

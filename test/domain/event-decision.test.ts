@@ -63,4 +63,31 @@ describe('decidePaymentEvent', () => {
     assert.equal(hadEffect(older), false);
     assert.equal(describeDecision(older.decision, older.detail), `refetched: the gateway said paid when read at ${read}; events after that read keep the payment refunded, nothing to change`);
   });
+
+  test('a refund of more than the amount is rejected_amount: the payment stays as it was, the refusal is a money movement and says the figures', () => {
+    const refund = (inboxId: number, refunded: number, at: number, snapshot = false): KnownFact => ({
+      inboxId,
+      fact: { ...fact(inboxId, 'partially_refunded', at, snapshot).fact, amountRefunded: refunded },
+    });
+    const history = [fact(1, 'paid', T), refund(2, 600, T + 60_000)];
+    // Two refunds that add up past the charge: the second says 1,200 of 1,000 refunded.
+    const past = decide(history, refund(3, 1200, T + 120_000));
+    const occurredAt = new Date(T + 120_000).toISOString();
+    assert.deepEqual(past, { decision: 'rejected_amount', detail: { status: 'partially_refunded', amount: 1000, amountRefunded: 1200, occurredAt } });
+    assert.equal(hadEffect(past), false);
+    assert.equal(rejectedMoneyMovement(past), 'payment.partially_refunded');
+    assert.equal(
+      describeDecision(past.decision, past.detail),
+      `rejected_amount: says partially_refunded with 1200 refunded of an amount of 1000 (event of ${occurredAt}); the payment is left as it was: check the charge at the gateway`,
+    );
+    const folded = foldPaymentFacts(null, [...history, refund(3, 1200, T + 120_000)]).state!;
+    assert.deepEqual([folded.status, folded.amountRefunded], ['partially_refunded', 600]);
+
+    // A gateway read saying so is refused too: the domain never holds an impossible payment.
+    assert.equal(decide(history, refund(4, 1500, T + 180_000, true)).decision, 'rejected_amount');
+    // Nor can such an event create a payment.
+    const alone = foldPaymentFacts(null, [refund(5, 1200, T)]);
+    assert.equal(alone.state, null);
+    assert.equal(decidePaymentEvent({ event: alone.refused.keys().next().value!, before: null, after: null, fold: alone }).decision, 'rejected_amount');
+  });
 });

@@ -43,7 +43,7 @@ describe('foldPaymentFacts', () => {
     const lost = factOf(event('evt_lost', 'charge.dispute.closed', 5, { disputeStatus: 'lost' }), 2);
     const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
     const early = foldPaymentFacts(null, [paid, lost]);
-    assert.deepEqual([...early.refused].map(([known, refusal]) => [known.inboxId, refusal.from, refusal.after?.inboxId]), [[2, 'paid', 1]]);
+    assert.deepEqual([...early.refused].map(([known, refusal]) => [known.inboxId, refusal.reason === 'transition' && refusal.from, refusal.after?.inboxId]), [[2, 'paid', 1]]);
     const complete = foldPaymentFacts(null, [paid, lost, created]);
     assert.equal(complete.refused.size, 0);
     assert.deepEqual(complete.applied.map((k) => k.inboxId), [1, 3, 2]);

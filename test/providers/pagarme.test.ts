@@ -192,6 +192,41 @@ describe('pagarme v5: parsing and facts', () => {
     assert.equal(driver.toPaymentFact(stored(hook('charge.partial_canceled', { canceled_amount: 50 })))?.amountRefunded, 50);
   });
 
+  // The shape Pagar.me sends for a cancellation (the charge.refunded hook_oVYMA2OfafX3ZK4W of a
+  // Magento store, published 2025-01): status canceled, canceled_amount and canceled_at, and fields
+  // that are zero or null left out — no paid_amount, no paid_at, as a paid charge has no
+  // canceled_amount. What the last transaction says (pagarme/ecommerce-module-core
+  // TransactionStatus) is whether money had been taken: refunded is an estorno, voided a released hold.
+  function cancellation(lastTransaction: Record<string, unknown>, canceledAmount = 21734): string {
+    return JSON.stringify({
+      id: 'hook_oVYMA2OfafX3ZK4W',
+      account: { id: 'acc_Z5P8OoyFgOI9r84q', name: 'Digital Hub (Conta 3) - test' },
+      type: canceledAmount < 21734 ? 'charge.partial_canceled' : 'charge.refunded',
+      created_at: '2025-01-06T18:43:27Z',
+      data: {
+        id: 'ch_0ZK4qDViEiz7WMbg', code: '000000058', gateway_id: '2208039462', amount: 21734, canceled_amount: canceledAmount, status: canceledAmount < 21734 ? 'paid' : 'canceled',
+        currency: 'BRL', payment_method: 'credit_card', canceled_at: '2025-01-06T18:43:27Z', created_at: '2025-01-06T18:38:33Z', updated_at: '2025-01-06T18:43:27Z',
+        order: { id: 'or_zoqmnG7UyUDnV5g0', code: '000000058', amount: 21734, closed: true, status: 'canceled', customer_id: 'cus_EmY3x9IxrhbbK0A4' },
+        customer: { id: 'cus_EmY3x9IxrhbbK0A4', name: 'Rafael Teste' },
+        last_transaction: { id: 'tran_Bq7Lw0pUkzsgJ6Ex', transaction_type: 'credit_card', gateway_id: '2208039462', amount: canceledAmount, success: true, ...lastTransaction },
+      },
+    });
+  }
+
+  test('a paid charge refunded, as Pagar.me sends it (no paid_amount, no paid_at) → refunded, its canceled_amount returned', () => {
+    const fact = driver.toPaymentFact(stored(cancellation({ status: 'refunded' })));
+    assert.deepEqual([fact?.kind, fact?.status, fact?.amount, fact?.amountRefunded], ['payment.refunded', 'refunded', 21734, 21734]);
+    const partial = driver.toPaymentFact(stored(cancellation({ status: 'partial_refunded' }, 5000)));
+    assert.deepEqual([partial?.status, partial?.amountRefunded], ['partially_refunded', 5000]);
+  });
+
+  test('the same shape for a hold released or a charge never paid → canceled, nothing refunded', () => {
+    for (const status of ['voided', 'partial_void', 'expired', 'generated', 'waiting_payment', 'not_authorized']) {
+      const fact = driver.toPaymentFact(stored(cancellation({ status })));
+      assert.deepEqual([fact?.status, fact?.amountRefunded], ['canceled', undefined], status);
+    }
+  });
+
   test('an auth-only card charge: charge.pending whose last transaction is authorized_pending_capture → authorized; its void → canceled', () => {
     const status = (type: string, data: Record<string, unknown>) => driver.toPaymentFact(stored(hook(type, data)))?.status ?? null;
     const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture' } };

@@ -192,9 +192,19 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
     assert.equal(whole.amountRefunded, 15000);
   });
 
+  test('a refunded charge as Pagar.me reads it back (canceled, no paid_amount nor paid_at, the last transaction refunded) → refunded; voided → canceled', () => {
+    const { paid_amount: _, paid_at: __, ...canceled } = pagarmeCharge({ status: 'canceled', canceled_amount: 15000, canceled_at: '2025-01-02T10:00:00Z' });
+    const refunded = mapPagarmeCharge({ ...canceled, last_transaction: { id: 'tran_Rf', transaction_type: 'credit_card', amount: 15000, status: 'refunded', success: true } });
+    assert.deepEqual([refunded.status, refunded.amountRefunded], ['refunded', 15000]);
+    const voided = mapPagarmeCharge({ ...canceled, last_transaction: { id: 'tran_Vd', transaction_type: 'credit_card', amount: 15000, status: 'voided', success: true } });
+    assert.deepEqual([voided.status, voided.amountRefunded], ['canceled', 0]);
+  });
+
   test('canceled before payment → canceled; pending/processing → pending; failed; chargedback → charged_back', () => {
-    assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'canceled', paid_amount: 0, canceled_amount: 15000 })).status, 'canceled');
-    assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'canceled', paid_amount: 0, canceled_amount: 15000 })).amountRefunded, 0);
+    // Never paid: no paid_at (the fixture's default says it was paid, which a charge canceled before payment cannot).
+    const unpaid = { status: 'canceled', paid_amount: 0, paid_at: null, canceled_amount: 15000 };
+    assert.equal(mapPagarmeCharge(pagarmeCharge(unpaid)).status, 'canceled');
+    assert.equal(mapPagarmeCharge(pagarmeCharge(unpaid)).amountRefunded, 0);
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'pending', paid_amount: 0, payment_method: 'boleto' })).status, 'pending');
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'processing', paid_amount: 0 })).status, 'pending');
     assert.equal(mapPagarmeCharge(pagarmeCharge({ status: 'failed', paid_amount: 0 })).status, 'failed');

@@ -2,7 +2,7 @@ import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decision.ts';
-import { type KnownFact, type PaymentState, applyFact, foldPaymentFacts, samePayment, sameState } from './fold.ts';
+import { type KnownFact, type PaymentState, applyFact, canApply, foldPaymentFacts, samePayment, sameState } from './fold.ts';
 import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
 import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
 import {
@@ -123,12 +123,15 @@ async function lockOrCreatePayments(tx: Transaction, groups: Map<string, ChargeG
   const missing = [...groups.entries()].filter(([id]) => !locked.has(id)).map(([, group]) => group);
   const required = missing.find((group) => group.events.some(({ event }) => event.unknownPayment === 'require'));
   if (required) throw new PaymentNotYetKnown(required.key.provider, required.key.chargeId);
-  const inserted = await insertPaymentsIfAbsent(
-    tx,
-    missing.map((group) => ({ ...group.key, state: applyFact(null, group.events[0]!.event.fact) })),
-  );
+  // A payment is created by the first of its events that alone makes a possible one; a charge with
+  // none (each would refund more than its amount) gets no row, and its events are refused.
+  const creatable = missing.flatMap((group) => {
+    const first = group.events.find(({ event }) => canApply(null, event.fact));
+    return first ? [{ group, state: applyFact(null, first.event.fact) }] : [];
+  });
+  const inserted = await insertPaymentsIfAbsent(tx, creatable.map(({ group, state }) => ({ ...group.key, state })));
   for (const row of inserted) locked.set(chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), { row, created: true });
-  const raced = missing.filter((group) => !locked.has(chargeKeyOf(group.key)));
+  const raced = creatable.map(({ group }) => group).filter((group) => !locked.has(chargeKeyOf(group.key)));
   if (raced.length > 0) await lock(raced.map((group) => group.key));
   for (const group of raced) {
     if (!locked.has(chargeKeyOf(group.key))) throw new Error(`payment ${group.key.provider}/${group.key.chargeId} conflicted on insert but cannot be read`);
@@ -171,7 +174,8 @@ function outboundChange(row: PaymentRow, sequence: number, previousStatus: Payme
  * read that finds the payment as it was, too). The row is written once, with the last state,
  * last_gateway_event_at included: later folds compare against it.
  */
-function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFact[]): ChargeResult {
+function foldCharge(payment: LockedPayment | undefined, group: ChargeGroup, others: KnownFact[]): ChargeResult {
+  if (payment === undefined) return refuseCharge(group);
   const { row } = payment;
   const require = group.events[0]!.event.unknownPayment === 'require';
   const initial = require ? applicationBaseline(row) : null;
@@ -183,8 +187,13 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
     const own: KnownFact = { inboxId: event.inboxId, fact: event.fact };
     known = [...known, own];
     const fold = foldPaymentFacts(initial, known);
-    const folded = fold.state!;
+    const folded = fold.state;
     const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
+    if (folded === null) {
+      // Refused before the event that created the row (rejected_amount): nothing to write yet.
+      result.outcomes.push({ index, applied: { outcome: 'ignored', decision } });
+      continue;
+    }
     const previousStatus = created ? null : current.status;
     if (created || current.status !== folded.status) {
       result.transitions.push({ paymentId: row.id, inboxId: event.inboxId, fromStatus: previousStatus, toStatus: folded.status });
@@ -203,6 +212,16 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, others: KnownFac
     result.update = { id: row.id, state: current, initialStatus: require ? (row.initialStatus ?? row.status) : row.initialStatus, events: result.changes.length };
   }
   return result;
+}
+
+/** A charge no event could create a payment for: each event is refused (rejected_amount), nothing is written. */
+function refuseCharge(group: ChargeGroup): ChargeResult {
+  const outcomes = group.events.map(({ index, event }) => {
+    const own: KnownFact = { inboxId: event.inboxId, fact: event.fact };
+    const fold = foldPaymentFacts(null, [own]);
+    return { index, applied: { outcome: 'ignored' as const, decision: decidePaymentEvent({ event: own, before: null, after: fold.state, fold }) } };
+  });
+  return { outcomes, transitions: [], changes: [] };
 }
 
 /**
@@ -237,7 +256,7 @@ export async function applyPaymentEvents(
   const transitions: PaymentTransition[] = [];
   const changes: PaymentChange[] = [];
   for (const [id, group] of groups) {
-    const result = foldCharge(payments.get(id)!, group, othersByCharge.get(id) ?? []);
+    const result = foldCharge(payments.get(id), group, othersByCharge.get(id) ?? []);
     for (const { index, applied } of result.outcomes) outcomes[index] = applied;
     if (result.update) updates.push(result.update);
     transitions.push(...result.transitions);

@@ -1,6 +1,6 @@
 import type { EventDecisionName } from '../../db/schema.ts';
-import { type FoldResult, type KnownFact, type PaymentState, samePayment, sameState } from './fold.ts';
-import { type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
+import { type FoldResult, type KnownFact, type PaymentState, type Refusal, samePayment, sameState } from './fold.ts';
+import { type PaymentFact, type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
 
 /**
  * Why an event left its payment as it did, kept on its inbox row (webhook_inbox.decision and
@@ -13,6 +13,11 @@ export type EventDecision =
   | { decision: 'stale'; detail: { status: PaymentStatus; occurredAt: string; knownOccurredAt: string | null } }
   /** The state machine refused `from` → `to` where the event falls in time (refunded → disputed). */
   | { decision: 'rejected_transition'; detail: { from: PaymentStatus; to: PaymentStatus; occurredAt: string } }
+  /**
+   * Applied, the event would leave more refunded (`amountRefunded`) than the payment's `amount`:
+   * a payment no money movement leads to, so the payment stays as it was.
+   */
+  | { decision: 'rejected_amount'; detail: { status: PaymentStatus; amount: number; amountRefunded: number; occurredAt: string } }
   /** A gateway read (refetch snapshot) observed after the event decided instead of it. */
   | { decision: 'superseded'; detail: { status: PaymentStatus; occurredAt: string; snapshotInboxId: number; observedAt: string } }
   /**
@@ -27,7 +32,8 @@ export interface DecisionInput {
   event: KnownFact;
   /** The payment before the event (null: the event created it). */
   before: PaymentState | null;
-  after: PaymentState;
+  /** null only when no fact could create the payment (each would have been an impossible one). */
+  after: PaymentState | null;
   /** The fold that produced `after`, with the event among its facts. */
   fold: FoldResult;
 }
@@ -52,12 +58,25 @@ function stale(event: KnownFact, after: PaymentState): EventDecision {
   };
 }
 
+/** Refused right after a gateway read that is newer than the event: the read already holds it. */
+function newerReadBefore(refusal: Refusal, fact: PaymentFact): KnownFact | undefined {
+  const by = refusal.after;
+  return by?.fact.snapshot && by.fact.occurredAt.getTime() >= fact.occurredAt.getTime() ? by : undefined;
+}
+
 /**
  * Reads the decision off the fold itself (which facts it applied, which it refused and against
  * what), never by comparing statuses afterwards: the fold is what decided.
  */
 export function decidePaymentEvent({ event, before, after, fold }: DecisionInput): EventDecision {
   const { fact } = event;
+  const refusal = fold.refused.get(event);
+  if (refusal?.reason === 'amounts') {
+    const read = newerReadBefore(refusal, fact);
+    if (read && !fact.snapshot) return superseded(event, read);
+    return { decision: 'rejected_amount', detail: { status: fact.status, amount: refusal.amount, amountRefunded: refusal.amountRefunded, occurredAt: fact.occurredAt.toISOString() } };
+  }
+  if (after === null) throw new Error(`the fold of ${fact.chargeId} has no payment, yet did not refuse the event for its amounts`);
   if (fact.snapshot) {
     // A read always moves lastGatewayEventAt to its own time: that records when the gateway was
     // asked, it is no news about the payment, so only status and amounts count as a change.
@@ -65,15 +84,13 @@ export function decidePaymentEvent({ event, before, after, fold }: DecisionInput
     return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status, changed } };
   }
   if (before === null || !sameState(before, after)) return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status } };
-  const refusal = fold.refused.get(event);
   if (refusal === undefined) {
     // Applied in its place, yet the payment is as it was: later facts already decided.
     const snapshot = snapshotAfter(fold, event);
     return snapshot ? superseded(event, snapshot) : stale(event, after);
   }
-  // Refused right after a gateway read that is newer than the event: the read already holds it.
-  const by = refusal.after;
-  if (by?.fact.snapshot && by.fact.occurredAt.getTime() >= fact.occurredAt.getTime()) return superseded(event, by);
+  const read = newerReadBefore(refusal, fact);
+  if (read) return superseded(event, read);
   // The status it already had (a second `paid`, a refund told twice) is no transition: nothing new.
   if (refusal.from === fact.status) return stale(event, after);
   return { decision: 'rejected_transition', detail: { from: refusal.from, to: fact.status, occurredAt: fact.occurredAt.toISOString() } };
@@ -99,7 +116,7 @@ export const moneyMovingKinds: readonly PaymentKind[] = ['payment.refunded', 'pa
 
 /** The kind of a refused money-moving event (counted in /metrics, alerted on), or undefined. */
 export function rejectedMoneyMovement(decision: EventDecision | undefined): PaymentKind | undefined {
-  if (decision?.decision !== 'rejected_transition') return undefined;
-  const kind = paymentKind(decision.detail.to);
+  if (decision?.decision !== 'rejected_transition' && decision?.decision !== 'rejected_amount') return undefined;
+  const kind = paymentKind(decision.decision === 'rejected_transition' ? decision.detail.to : decision.detail.status);
   return moneyMovingKinds.includes(kind) ? kind : undefined;
 }

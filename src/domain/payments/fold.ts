@@ -56,7 +56,7 @@ function refundedAmount(fact: PaymentFact, amount: number | null): number | unde
  * A status transition the state machine allows, or a further partial refund (same status, more
  * refunded: the amount is the news).
  */
-export function canApply(state: PaymentState | null, fact: PaymentFact): boolean {
+function transitionAllowed(state: PaymentState | null, fact: PaymentFact): boolean {
   if (state === null) return true;
   if (canTransitionTo(state.status, fact.status)) return true;
   return (
@@ -64,6 +64,21 @@ export function canApply(state: PaymentState | null, fact: PaymentFact): boolean
     fact.status === 'partially_refunded' &&
     (refundedAmount(fact, state.amount) ?? 0) > state.amountRefunded
   );
+}
+
+/**
+ * More refunded than the payment's amount: no money movement leads there (refunds whose amounts add
+ * up past the charge, a payload with a bigger refunded figure, an amount that shrank under earlier
+ * refunds). Such a fact is refused rather than capped: a capped amount would be a number no gateway
+ * said, and the refusal is what tells an operator to look at the charge at the gateway.
+ */
+function impossibleAmounts(state: PaymentState): boolean {
+  return state.amount !== null && state.amountRefunded > state.amount;
+}
+
+/** A fact that may apply next: an allowed transition that leaves a possible payment. */
+export function canApply(state: PaymentState | null, fact: PaymentFact): boolean {
+  return transitionAllowed(state, fact) && !impossibleAmounts(applyFact(state, fact));
 }
 
 /** The state after one fact, in `create` mode from nothing (the first fact creates the payment). */
@@ -103,16 +118,29 @@ function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): 
   return fact.status !== 'partially_refunded' && reachedInTie.has(fact.status);
 }
 
-/** A fact the state machine refused where the fold reached it: what the payment was then, and why. */
-export interface Refusal {
-  /** The status it was refused from (`to` is the fact's own status). */
-  from: PaymentStatus;
+/** A fact the fold refused where it reached it: what the payment was then, and why. */
+export type Refusal = {
   /** The last fact applied before the refusal (a snapshot there means the gateway's read decided). */
   after: KnownFact | undefined;
+} & (
+  /** The state machine refused it from `from` (`to` is the fact's own status). */
+  | { reason: 'transition'; from: PaymentStatus }
+  /** It would leave `amountRefunded` above `amount` (event-decision.ts: rejected_amount). */
+  | { reason: 'amounts'; amount: number; amountRefunded: number }
+);
+
+/** Why a fact the fold could not apply was refused. With no state yet, only its amounts can refuse it. */
+function refusalOf(state: PaymentState | null, fact: PaymentFact, after: KnownFact | undefined): Refusal {
+  const next = applyFact(state, fact);
+  // The state machine speaks first: an amount check of a transition that cannot happen says less.
+  if (state === null || (transitionAllowed(state, fact) && impossibleAmounts(next))) {
+    return { reason: 'amounts', amount: next.amount ?? 0, amountRefunded: next.amountRefunded, after };
+  }
+  return { reason: 'transition', from: state.status, after };
 }
 
 export interface FoldResult {
-  /** null only when there is no initial state and no fact. */
+  /** null only when there is no initial state and no fact that could create the payment. */
   state: PaymentState | null;
   /** The facts that changed the state, in the order the fold applied them. */
   applied: KnownFact[];
@@ -132,9 +160,12 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
     while (end < sorted.length && foldTime(sorted[end]!.fact) === time) end += 1;
     const tied = sorted.slice(start, end).filter((known) => !known.fact.snapshot);
     // Snapshots of the same second: the latest read wins; the webhooks of that second follow it.
-    for (const snapshot of latestReadFirst(sorted.slice(start, end)).slice(0, 1)) {
-      state = applyFact(state, snapshot.fact);
-      applied.push(snapshot);
+    // A read is the gateway's truth, but not when it is an impossible payment: that one is refused.
+    const [latest] = latestReadFirst(sorted.slice(start, end));
+    if (latest && impossibleAmounts(applyFact(state, latest.fact))) refused.set(latest, refusalOf(state, latest.fact, applied.at(-1)));
+    else if (latest) {
+      state = applyFact(state, latest.fact);
+      applied.push(latest);
     }
     const reachedInTie = new Set<PaymentStatus>(state ? [state.status] : []);
     for (;;) {
@@ -145,8 +176,8 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
       reachedInTie.add(known!.fact.status);
       applied.push(known!);
     }
-    // A tie's leftovers cannot apply: state is non-null here, as a fact applies to no state at all.
-    for (const known of tied) refused.set(known, { from: state!.status, after: applied.at(-1) });
+    // A tie's leftovers cannot apply (with no state yet, only for their amounts).
+    for (const known of tied) refused.set(known, refusalOf(state, known.fact, applied.at(-1)));
     start = end;
   }
   return { state, applied, refused };

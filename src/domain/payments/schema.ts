@@ -36,6 +36,9 @@ export const payments = pgTable(
     uniqueIndex('payments_provider_gateway_charge_id_key').on(table.provider, table.gatewayChargeId),
     check('payments_status_check', statusCheck(table.status)),
     check('payments_initial_status_check', sql`${table.initialStatus} is null or ${statusCheck(table.initialStatus)}`),
+    // No money movement refunds more than was charged: the fold refuses such a fact (fold.ts), and
+    // the row can never hold one.
+    check('payments_amount_refunded_check', sql`${table.amountRefunded} >= 0 and (${table.amount} is null or ${table.amountRefunded} <= ${table.amount})`),
   ],
 );
 
