@@ -2,6 +2,8 @@ import type { JobInsert, PgBoss, Queue } from 'pg-boss';
 import type { WorkerConfig } from '../config/config.ts';
 
 export const DELIVERIES_QUEUE = 'deliveries';
+/** Lanes whose runs failed every retry (database errors, not destinations' answers): parked for a human. */
+export const DELIVERIES_DEAD_LETTER_QUEUE = 'deliveries-dead-letter';
 
 /** A delivery job names a lane; the lane's row and the outbox say what is left to send. */
 export interface DeliveryJobData {
@@ -41,11 +43,17 @@ export function deliveriesQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'
     ...(worker.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: worker.heartbeatSeconds }),
     retentionSeconds: 30 * 24 * 3600,
     deleteAfterSeconds: 24 * 3600,
+    // Without it a run that fails every retry (a database error that repeats for this lane) ends
+    // its job and nothing runs the lane again until the payment's next change: its events wait
+    // unseen. Dead-lettered, the lane parks (delivery-workers.ts), where lanes --parked and the
+    // parked-lanes alert find it.
+    deadLetter: DELIVERIES_DEAD_LETTER_QUEUE,
     notify: true,
   };
 }
 
 export async function ensureDeliveriesQueue(boss: PgBoss, worker: WorkerConfig): Promise<void> {
+  await boss.createQueue(DELIVERIES_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
   const { policy, ...updatable } = deliveriesQueueOptions(worker);
   await boss.createQueue(DELIVERIES_QUEUE, { policy, ...updatable });
   await boss.updateQueue(DELIVERIES_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });

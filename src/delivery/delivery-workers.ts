@@ -2,7 +2,9 @@ import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import { describeError } from '../errors.ts';
 import type { DeliveryDeps } from './deliver-lane.ts';
 import { type EndedLane, deliverLanes } from './deliver-lanes.ts';
-import { DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
+import { describeFinalFailure } from '../queue/final-failure.ts';
+import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
+import { parkLaneAfterFailedRuns } from './lane-sql.ts';
 
 /**
  * Work loops, each fetching a batch of lanes (at most one job per lane: singleton ranking) and
@@ -40,6 +42,24 @@ async function runJobs(boss: PgBoss, deps: DeliveryDeps, jobs: JobWithMetadata<D
   }
 }
 
+/**
+ * A lane whose runs failed every pg-boss retry parks, with the last run's error: the one state of a
+ * lane that needs a human (fix the cause, then inboxctl lanes retry). Left as it was, no job would
+ * run the lane again before its payment's next change.
+ */
+async function startDeadLetterWorker(boss: PgBoss, deps: DeliveryDeps, pollingIntervalSeconds: number): Promise<void> {
+  const work = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds } as const;
+  await boss.work<DeliveryJobData, void, typeof work>(DELIVERIES_DEAD_LETTER_QUEUE, work, async (jobs) => {
+    for (const job of jobs) {
+      const runs = (job.sourceRetryCount ?? 0) + 1;
+      const reason = `its delivery runs failed ${runs} times (not the destination's answers): ${describeFinalFailure(job.sourceOutput)}`;
+      if (await parkLaneAfterFailedRuns(deps.db, job.data.destination, job.data.paymentId, reason)) {
+        deps.logger.error({ destination: job.data.destination, paymentId: job.data.paymentId, runs, reason }, 'delivery lane parked after its runs kept failing: it needs a human (fix the cause, then inboxctl lanes retry)');
+      }
+    }
+  });
+}
+
 export async function startDeliveryWorkers(boss: PgBoss, deps: DeliveryDeps, pollingIntervalSeconds: number): Promise<void> {
   const work = {
     batchSize: LANES_PER_BATCH,
@@ -59,5 +79,6 @@ export async function startDeliveryWorkers(boss: PgBoss, deps: DeliveryDeps, pol
       return results;
     });
   }
+  await startDeadLetterWorker(boss, deps, pollingIntervalSeconds);
   deps.logger.info({ destinations: [...deps.targets.keys()] }, 'pushing payment events to destinations');
 }

@@ -40,6 +40,21 @@ export async function recordLaneFailure(db: Database | Transaction, failure: Lan
   return row.parked ? { parked: true, attempts: row.attempts } : { parked: false, attempts: row.attempts, retryInSeconds: failure.delaySeconds };
 }
 
+/**
+ * Parks a lane whose runs failed every retry, with what the last one said; the lane row may not
+ * exist yet (it appears with a first answer). A lane no longer behind, or already parked, is left
+ * as it is. True when it parked now.
+ */
+export async function parkLaneAfterFailedRuns(db: Database | Transaction, destination: string, paymentId: number, reason: string): Promise<boolean> {
+  const rows = await db.execute(sql`
+    insert into ${deliveryLanes} as l (destination, payment_id, parked_at, parked_reason, last_attempt_at, last_error)
+    select ${destination}, p.id, now(), ${reason}, now(), ${reason} from payments p where p.id = ${paymentId} and p.event_sequence > 0
+    on conflict (destination, payment_id) do update set parked_at = now(), parked_reason = excluded.parked_reason, last_error = excluded.last_error, updated_at = now()
+    where l.parked_at is null and l.delivered_sequence < (select p.event_sequence from payments p where p.id = l.payment_id)
+    returning 1`);
+  return rows.length > 0;
+}
+
 /** Lanes of the destination whose head event is failing now (not parked): many at once means the destination is down. */
 export async function countFailingLanes(db: Database | Transaction, destination: string, atLeast: number): Promise<number> {
   const [row] = await db.execute<{ n: number }>(sql`

@@ -1,15 +1,6 @@
 import type { SqlExecutor } from '../db/client.ts';
 import { markEventFailed } from '../inbox/sql/mark-events.ts';
-
-/** What pg-boss stored as the final attempt's output: our `{ error }`, or its own serialized error (expiry, shutdown). */
-export function describeFinalFailure(sourceOutput: unknown): string {
-  if (sourceOutput && typeof sourceOutput === 'object') {
-    const output = sourceOutput as { error?: unknown; message?: unknown };
-    if (typeof output.error === 'string') return output.error;
-    if (typeof output.message === 'string') return `pg-boss: ${output.message}`;
-  }
-  return 'retries exhausted (pg-boss recorded no error)';
-}
+import { describeFinalFailure } from '../queue/final-failure.ts';
 
 /**
  * A job pg-boss dead-lettered: every attempt failed, so the event becomes `failed`, the one inbox
