@@ -3,12 +3,13 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { type ReplayFilter, replayEvents } from '../operations/replay-events.ts';
-import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest } from './admin-access.ts';
+import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest, sessionExpiresAt } from './admin-access.ts';
 import { type DashboardDeps, type DashboardEnv, formFields } from './dashboard-env.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { findEventById } from '../inbox/sql/find-events.ts';
 import { renderMessagePage } from './views/event-page.ts';
 import { renderReplayPreviewPage } from './views/replay-preview-page.ts';
+import { recordSignedOutSession } from './sql/signed-out-sessions.ts';
 import { SIGN_IN_MAX_CLIENTS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from './sign-in-throttle.ts';
 
 type Guard = MiddlewareHandler<DashboardEnv>;
@@ -99,7 +100,10 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.redirect('/dashboard?notice=signed-in', 303);
   });
 
-  routes.post('/dashboard/session/end', signedIn, (c) => {
+  // The browser forgets its cookie; the record makes every instance refuse any copy of it too.
+  routes.post('/dashboard/session/end', signedIn, async (c) => {
+    const session = c.get('session')!;
+    await recordSignedOutSession(deps.db, session.nonce, sessionExpiresAt(session), deps.clock());
     deleteCookie(c, SESSION_COOKIE, sessionCookieOptions(c));
     return c.redirect('/dashboard?notice=signed-out', 303);
   });
