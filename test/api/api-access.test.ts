@@ -58,6 +58,19 @@ describe('the API token', () => {
     }
   });
 
+  test('two Authorization headers, even both with the right token: 401 token_ambiguous, never accepted', async () => {
+    const host = new URL(service.baseUrl).host;
+    const wrong = `Bearer ${'x'.repeat(API_TOKEN.length)}`;
+    for (const authorization of [[auth.authorization, auth.authorization], [auth.authorization, wrong], [wrong, auth.authorization], [`${auth.authorization}, ${wrong}`]]) {
+      const response = await requestWithHost(`${service.baseUrl}/api/v1/payment-events`, { host, headers: { authorization } });
+      assert.equal(response.status, 401, authorization.join(' | '));
+      assert.match(String(response.headers['www-authenticate']), /^Bearer .*error="invalid_request"/);
+      const error = (JSON.parse(response.text) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'token_ambiguous');
+      assert.ok(!response.text.includes(API_TOKEN), 'nothing of a candidate in the answer');
+    }
+  });
+
   test('the right token: 200', async () => {
     assert.equal((await get(service, '/api/v1/payment-events')).status, 200);
   });
