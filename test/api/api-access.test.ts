@@ -198,6 +198,29 @@ describe('GET /api/v1/payments/:provider/:chargeId', () => {
   });
 });
 
+describe('a method a route does not serve', () => {
+  test('POST, PUT, DELETE on the GET routes: 405 method_not_allowed with Allow: GET, HEAD; HEAD itself is answered', async () => {
+    for (const path of ['/api/v1/payment-events', '/api/v1/payments/stripe/ch_api_1', '/api/v1/openapi.json']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const response = await fetch(`${service.baseUrl}${path}`, { method, headers: auth });
+        assert.equal(response.status, 405, `${method} ${path}`);
+        assert.equal(response.headers.get('allow'), 'GET, HEAD', `${method} ${path}`);
+        assert.equal(await errorCode(response), 'method_not_allowed');
+      }
+      assert.equal((await fetch(`${service.baseUrl}${path}`, { method: 'HEAD', headers: auth })).status, 200, `HEAD ${path}`);
+    }
+  });
+
+  test('without the token the answer is still 401: the 405 says nothing of a route to a caller who may not use it', async () => {
+    const response = await fetch(`${service.baseUrl}/api/v1/payment-events`, { method: 'POST' });
+    assert.equal(response.status, 401);
+  });
+
+  test('a path that does not exist stays 404 for every method', async () => {
+    for (const method of ['GET', 'POST']) assert.equal((await fetch(`${service.baseUrl}/api/v1/no-such-route`, { method, headers: auth })).status, 404, method);
+  });
+});
+
 describe('GET /api/v1/openapi.json', () => {
   test('OpenAPI 3.1 JSON naming both endpoints, the bearer scheme, and the contract as PaymentEvent; served without the token', async () => {
     const response = await get(service, '/api/v1/openapi.json', {});
