@@ -60,21 +60,46 @@ function statementStep(query: string): string | undefined {
   return write ? `${write[1]!.toLowerCase().replace(/\s+/g, ' ')} ${write[2]!.replaceAll('"', '')}` : undefined;
 }
 
-// A data exception (SQLSTATE class 22) quotes the value it could not take in its message
-// ('invalid input syntax for type integer: "…"', 'value "…" is out of range for type integer'),
-// and that value is a parameter. Other classes name objects there and put values in `detail`.
+// A message a PL/pgSQL function composed (RAISE, P0001 unless it names another SQLSTATE; ASSERT)
+// is its author's format with whatever was passed in ("customer % has the blocked email %",
+// new.email): a trigger on the table a handler writes puts the row's values there, and nothing
+// tells the format's words from the values. So it is withheld whole, and where it was raised (the
+// function and line, raisedAt) is shown instead: the format is there to read.
+const RAISING_ROUTINES = new Set(['exec_stmt_raise', 'exec_stmt_assert']);
+const RAISED_MESSAGE = 'a database function raised this error; its text is not shown, as it may quote the values it was given';
+
+function isRaisedByFunction(error: PostgresReport & Record<string, unknown>): boolean {
+  return error.code === 'P0001' || RAISING_ROUTINES.has(error.routine as string);
+}
+
+// `where` is a stack of contexts, innermost first; the RAISE's own is PostgreSQL's words around
+// the function's signature (schema objects, no values). The lines after it can quote statements.
+const RAISE_CONTEXT = /^PL\/pgSQL function (.+) line (\d+) at (?:RAISE|ASSERT)$/;
+
+function raisedAt(error: PostgresReport & Record<string, unknown>): string | undefined {
+  if (!isRaisedByFunction(error) || typeof error.where !== 'string') return undefined;
+  const context = RAISE_CONTEXT.exec(error.where.split('\n')[0]!);
+  return context ? `raised at ${context[1]} line ${context[2]}` : undefined;
+}
+
+// Besides a function's (above): a data exception (SQLSTATE class 22) quotes the value it could not
+// take in its message ('invalid input syntax for type integer: "…"', 'value "…" is out of range
+// for type integer'), and that value is a parameter. Other classes name objects there and put
+// values in `detail`.
 function messageWithoutValues(error: Error): string {
-  if (!isPostgresReport(error) || !error.code.startsWith('22')) return error.message;
+  if (!isPostgresReport(error)) return error.message;
+  if (isRaisedByFunction(error)) return RAISED_MESSAGE;
+  if (!error.code.startsWith('22')) return error.message;
   return error.message.replace(/"[^"]*"/g, '"…"');
 }
 
 /**
  * The error as it may be shown: every DrizzleQueryError in it (its causes, aggregated errors)
  * replaced by the driver error it wraps, with `statement` saying which step failed; a data
- * exception's message without the value it quotes. The errors themselves are left as they are: a
- * changed one gets a view (its prototype is the error) with the clean parts as own properties, so
- * a serializer that walks causes (pino repeats a cause's message and stack in the outer error's)
- * meets only clean ones. The fields in INPUT_QUOTING_FIELDS are still readable on it: whatever
+ * exception's message without the value it quotes, a function's RAISE without its text. The
+ * errors themselves are left as they are: a changed one gets a view (its prototype is the error)
+ * with the clean parts as own properties, so a serializer that walks causes (pino repeats a
+ * cause's message and stack in the outer error's) meets only clean ones. The fields in INPUT_QUOTING_FIELDS are still readable on it: whatever
  * writes fields out drops them (withoutInputFields).
  */
 export function withoutInput(error: unknown, depth = 0): unknown {
@@ -117,8 +142,9 @@ function innermostQuery(error: DrizzleQueryError): string {
 
 /**
  * What a PostgreSQL error says about what failed, besides its message: the SQLSTATE, the schema
- * objects it names, the statement's step (on an error withoutInput returned). Undefined for an
- * error that did not come from PostgreSQL and was not raised by a statement.
+ * objects it names, the function and line of a RAISE, the statement's step (on an error
+ * withoutInput returned). Undefined for an error that did not come from PostgreSQL and was not
+ * raised by a statement.
  */
 export function databaseErrorContext(shown: unknown): string | undefined {
   const parts: string[] = [];
@@ -126,6 +152,8 @@ export function databaseErrorContext(shown: unknown): string | undefined {
     parts.push(`SQLSTATE ${shown.code}`);
     const names = NAMING_FIELDS.flatMap(([field, label]) => (typeof shown[field] === 'string' ? [`${label} ${shown[field]}`] : []));
     if (names.length > 0) parts.push(names.join(', '));
+    const raise = raisedAt(shown);
+    if (raise !== undefined) parts.push(raise);
   }
   const statement = (shown as { statement?: unknown } | null | undefined)?.statement;
   if (typeof statement === 'string') parts.push(`in ${statement}`);

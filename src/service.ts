@@ -71,6 +71,7 @@ function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBos
         predictReplay: (filter, statuses) => predictReplay(database.db, boss, config, filter, statuses),
         access: createAdminAccess(dashboard.adminToken),
         allowedHosts,
+        publishedOverHttps: dashboard.publishedOverHttps,
         clock,
       })
     : undefined;

@@ -17,7 +17,7 @@ export interface ApiDeps {
   token: string;
 }
 
-function apiError(c: Context<RequestEnv>, status: 400 | 404 | 409, code: string, message: string): Response {
+function apiError(c: Context<RequestEnv>, status: 400 | 404 | 405 | 409, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status);
 }
 
@@ -26,6 +26,16 @@ function apiError(c: Context<RequestEnv>, status: 400 | 404 | 409, code: string,
 const FOREIGN_CURSOR_MESSAGE =
   'This cursor was issued by another PostgreSQL cluster (the inbox database has been restored or moved since), so it points at nothing here. ' +
   'Read the feed again from the start (omit `after`, or send it empty) and skip the events whose `id` you have already applied; the per-payment `sequence` check does that too.';
+
+/**
+ * Another method on a route that exists: 405 with Allow (RFC 9110), not the 404 of a path that
+ * does not. Registered after the route's GET, so only what GET did not answer reaches it; hono
+ * answers HEAD as GET.
+ */
+function methodNotAllowed(c: Context<RequestEnv>): Response {
+  c.header('Allow', 'GET, HEAD');
+  return apiError(c, 405, 'method_not_allowed', 'This route answers GET (and HEAD) only.');
+}
 
 /** `limit` as sent: digits only, 1 to FEED_MAX_LIMIT; absent means the default. */
 function parseLimit(value: string | undefined): number | undefined {
@@ -75,6 +85,7 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     c.header('cache-control', 'no-store');
   });
   routes.get('/api/v1/openapi.json', (c) => c.json(openApiDocument()));
+  routes.all('/api/v1/openapi.json', methodNotAllowed);
   routes.use('/api/v1/*', createBearerAuth(deps.token));
 
   routes.get('/api/v1/payment-events', async (c) => {
@@ -93,6 +104,7 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster) };
     return c.json(page);
   });
+  routes.all('/api/v1/payment-events', methodNotAllowed);
 
   routes.get('/api/v1/payments/:provider/:chargeId', async (c) => {
     const provider = c.req.param('provider');
@@ -102,5 +114,6 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     const [events, transitions] = await Promise.all([selectEventsOfPayment(deps.db, payment.id), selectTransitionsOfPayment(deps.db, payment.id)]);
     return c.json(paymentView(payment, events, transitions));
   });
+  routes.all('/api/v1/payments/:provider/:chargeId', methodNotAllowed);
   return routes;
 }

@@ -20,7 +20,7 @@ function componentSchemas(): Record<string, unknown> {
 
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
 const error = (description: string) => ({ description, content: json('Error') });
-const unauthorized = error('No bearer token, or not INBOX_API_TOKEN (`WWW-Authenticate: Bearer`).');
+const unauthorized = error('No bearer token, not INBOX_API_TOKEN, or more than one credential (`WWW-Authenticate: Bearer`).');
 const unavailable = {
   ...error('`database_unavailable`: the database cannot be reached right now; ask again after `Retry-After` seconds.'),
   headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },

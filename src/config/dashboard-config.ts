@@ -8,6 +8,11 @@ export interface DashboardConfig {
   adminToken: string | undefined;
   /** INBOX_PUBLIC_URL's origin: the dashboard answers to its host:port and accepts it as Origin. */
   publicOrigin: string | undefined;
+  /**
+   * INBOX_PUBLIC_URL is https://: browsers reach the dashboard over TLS even when a proxy that
+   * terminates it forwards plain http (and says nothing of it), so the session cookie is Secure.
+   */
+  publishedOverHttps: boolean;
   /** INBOX_ALLOWED_HOSTS: more names (`name` on any port, `name:port`); loopback names always answer. */
   allowedHosts: string[];
   /** Logged at start: the dashboard listens beyond loopback but answers only to loopback names. */
@@ -41,5 +46,6 @@ export function dashboardConfig(e: DashboardEnv): DashboardConfig {
     enabled && publicOrigin === undefined && allowedHosts.length === 0 && !loopbackOnly
       ? `the dashboard is on and HOST=${e.HOST} accepts other machines, but it answers only to localhost, 127.0.0.1 and [::1] (other names get 421): set INBOX_PUBLIC_URL to the URL operators open, or INBOX_ALLOWED_HOSTS`
       : undefined;
-  return { enabled, adminToken: e.INBOX_ADMIN_TOKEN, publicOrigin, allowedHosts, startupWarning };
+  const publishedOverHttps = publicOrigin?.startsWith('https:') ?? false;
+  return { enabled, adminToken: e.INBOX_ADMIN_TOKEN, publicOrigin, publishedOverHttps, allowedHosts, startupWarning };
 }

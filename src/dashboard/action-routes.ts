@@ -3,12 +3,13 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { type ReplayFilter, replayEvents } from '../operations/replay-events.ts';
-import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest } from './admin-access.ts';
+import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, isSameOriginRequest, sessionExpiresAt } from './admin-access.ts';
 import { type DashboardDeps, type DashboardEnv, formFields } from './dashboard-env.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { findEventById } from '../inbox/sql/find-events.ts';
 import { renderMessagePage } from './views/event-page.ts';
 import { renderReplayPreviewPage } from './views/replay-preview-page.ts';
+import { recordSignedOutSession } from './sql/signed-out-sessions.ts';
 import { SIGN_IN_MAX_CLIENTS, SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_SECONDS, clientKeyOf, createSignInThrottle } from './sign-in-throttle.ts';
 
 type Guard = MiddlewareHandler<DashboardEnv>;
@@ -37,6 +38,14 @@ function remoteAddressOf(c: Context): string | undefined {
 export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
   const throttle = createSignInThrottle({ maxFailures: SIGN_IN_MAX_FAILURES, windowSeconds: SIGN_IN_WINDOW_SECONDS, maxClients: SIGN_IN_MAX_CLIENTS, clock: deps.clock });
+  // Secure wherever the browser's connection is TLS: INBOX_PUBLIC_URL says so behind a proxy that
+  // terminates it (the request here is plain http); a proxy may also say so per request.
+  const sessionCookieOptions = (c: Context) => ({
+    httpOnly: true,
+    sameSite: 'Strict' as const,
+    secure: deps.publishedOverHttps || c.req.header('x-forwarded-proto') === 'https' || new URL(c.req.url).protocol === 'https:',
+    path: '/dashboard',
+  });
   const refuse = (c: Parameters<Guard>[0], title: string, message: string) => {
     c.get('logger').warn({ path: c.req.path, reason: title }, 'dashboard action refused');
     return c.html(renderMessagePage({ title, message, access: c.get('viewer') }), 403);
@@ -86,20 +95,16 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       return refuse(c, 'Wrong token', 'That is not the admin token.');
     }
     throttle.recordSuccess(client);
-    const secure = c.req.header('x-forwarded-proto') === 'https' || new URL(c.req.url).protocol === 'https:';
-    setCookie(c, SESSION_COOKIE, deps.access.issueSession(deps.clock()), {
-      httpOnly: true,
-      sameSite: 'Strict',
-      secure,
-      path: '/dashboard',
-      maxAge: SESSION_LIFETIME_SECONDS,
-    });
+    setCookie(c, SESSION_COOKIE, deps.access.issueSession(deps.clock()), { ...sessionCookieOptions(c), maxAge: SESSION_LIFETIME_SECONDS });
     c.get('logger').info('dashboard admin signed in');
     return c.redirect('/dashboard?notice=signed-in', 303);
   });
 
-  routes.post('/dashboard/session/end', signedIn, (c) => {
-    deleteCookie(c, SESSION_COOKIE, { path: '/dashboard' });
+  // The browser forgets its cookie; the record makes every instance refuse any copy of it too.
+  routes.post('/dashboard/session/end', signedIn, async (c) => {
+    const session = c.get('session')!;
+    await recordSignedOutSession(deps.db, session.nonce, sessionExpiresAt(session), deps.clock());
+    deleteCookie(c, SESSION_COOKIE, sessionCookieOptions(c));
     return c.redirect('/dashboard?notice=signed-out', 303);
   });
 

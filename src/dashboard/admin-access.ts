@@ -5,8 +5,10 @@ import { equalSecrets } from '../web/equal-secrets.ts';
 /**
  * Who may change state from the dashboard. Signing in with INBOX_ADMIN_TOKEN issues a session
  * cookie that is an HMAC over (issued-at, nonce) keyed by the token itself: stateless (any
- * instance can check it), expiring, and void the moment the token is rotated. Each session has a
- * CSRF token derived from the same key, which every state-changing form must carry.
+ * instance can check it), expiring, and void the moment the token is rotated. That it was signed
+ * out is the one thing a token cannot say: the routes look that up (sql/signed-out-sessions.ts).
+ * Each session has a CSRF token derived from the same key, which every state-changing form must
+ * carry.
  */
 export interface AdminSession {
   issuedAtSeconds: number;
@@ -28,6 +30,10 @@ export interface AdminAccess {
 export const SESSION_COOKIE = 'inbox_admin';
 export const SESSION_LIFETIME_SECONDS = 8 * 3600;
 
+/** When sessionOf stops accepting the session's cookie. */
+export function sessionExpiresAt(session: AdminSession): Date {
+  return new Date((session.issuedAtSeconds + SESSION_LIFETIME_SECONDS) * 1000);
+}
 
 export function createAdminAccess(adminToken: string | undefined): AdminAccess {
   // A derived key, so the token itself is never the direct HMAC key of anything a browser holds.

@@ -19,6 +19,8 @@ export interface DashboardDeps {
   access: AdminAccess;
   /** The names the dashboard answers to (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS): the host guard's and the Origin check's. */
   allowedHosts: AllowedHosts;
+  /** INBOX_PUBLIC_URL is https://: the session cookie is Secure whatever the request's own scheme. */
+  publishedOverHttps: boolean;
   clock: () => Date;
 }
 

@@ -12,6 +12,7 @@ import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
 import { countConflictsByProvider, findConflictsOfEvent } from '../inbox/sql/conflicts.ts';
 import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
 import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
+import { isSessionSignedOut } from './sql/signed-out-sessions.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
@@ -59,7 +60,8 @@ function noticeFrom(query: (name: string) => string | undefined): Notice | undef
 export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
   routes.use('/dashboard/*', async (c, next) => {
-    const session = deps.access.sessionOf(getCookie(c, SESSION_COOKIE), deps.clock());
+    const authentic = deps.access.sessionOf(getCookie(c, SESSION_COOKIE), deps.clock());
+    const session = authentic && !(await isSessionSignedOut(deps.db, authentic.nonce)) ? authentic : undefined;
     c.set('session', session);
     c.set('viewer', !deps.access.canSignIn ? { kind: 'no-token' } : session ? { kind: 'signed-in', csrfToken: deps.access.csrfTokenFor(session) } : { kind: 'signed-out' });
     await next();

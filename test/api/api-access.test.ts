@@ -60,6 +60,19 @@ describe('the API token', () => {
     }
   });
 
+  test('two Authorization headers, even both with the right token: 401 token_ambiguous, never accepted', async () => {
+    const host = new URL(service.baseUrl).host;
+    const wrong = `Bearer ${'x'.repeat(API_TOKEN.length)}`;
+    for (const authorization of [[auth.authorization, auth.authorization], [auth.authorization, wrong], [wrong, auth.authorization], [`${auth.authorization}, ${wrong}`]]) {
+      const response = await requestWithHost(`${service.baseUrl}/api/v1/payment-events`, { host, headers: { authorization } });
+      assert.equal(response.status, 401, authorization.join(' | '));
+      assert.match(String(response.headers['www-authenticate']), /^Bearer .*error="invalid_request"/);
+      const error = (JSON.parse(response.text) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'token_ambiguous');
+      assert.ok(!response.text.includes(API_TOKEN), 'nothing of a candidate in the answer');
+    }
+  });
+
   test('the right token: 200', async () => {
     assert.equal((await get(service, '/api/v1/payment-events')).status, 200);
   });
@@ -194,6 +207,29 @@ describe('GET /api/v1/payments/:provider/:chargeId', () => {
       assert.equal(response.status, 404, path);
       assert.equal(await errorCode(response), 'payment_not_found');
     }
+  });
+});
+
+describe('a method a route does not serve', () => {
+  test('POST, PUT, DELETE on the GET routes: 405 method_not_allowed with Allow: GET, HEAD; HEAD itself is answered', async () => {
+    for (const path of ['/api/v1/payment-events', '/api/v1/payments/stripe/ch_api_1', '/api/v1/openapi.json']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const response = await fetch(`${service.baseUrl}${path}`, { method, headers: auth });
+        assert.equal(response.status, 405, `${method} ${path}`);
+        assert.equal(response.headers.get('allow'), 'GET, HEAD', `${method} ${path}`);
+        assert.equal(await errorCode(response), 'method_not_allowed');
+      }
+      assert.equal((await fetch(`${service.baseUrl}${path}`, { method: 'HEAD', headers: auth })).status, 200, `HEAD ${path}`);
+    }
+  });
+
+  test('without the token the answer is still 401: the 405 says nothing of a route to a caller who may not use it', async () => {
+    const response = await fetch(`${service.baseUrl}/api/v1/payment-events`, { method: 'POST' });
+    assert.equal(response.status, 401);
+  });
+
+  test('a path that does not exist stays 404 for every method', async () => {
+    for (const method of ['GET', 'POST']) assert.equal((await fetch(`${service.baseUrl}/api/v1/no-such-route`, { method, headers: auth })).status, 404, method);
   });
 });
 

@@ -133,9 +133,12 @@ describe('loadConfig', () => {
   test('the dashboard’s names: INBOX_PUBLIC_URL becomes an origin, INBOX_ALLOWED_HOSTS a lower-cased list', () => {
     const dashboard = loadConfig({ INBOX_PUBLIC_URL: 'HTTPS://Ops.Example.com:8443/dashboard', INBOX_ALLOWED_HOSTS: ' Inbox:3000, ,ops-2.internal ' }, noFiles).dashboard;
     assert.equal(dashboard.publicOrigin, 'https://ops.example.com:8443');
+    assert.equal(dashboard.publishedOverHttps, true, 'the scheme in any case');
     assert.deepEqual(dashboard.allowedHosts, ['inbox:3000', 'ops-2.internal']);
+    assert.equal(loadConfig({ INBOX_PUBLIC_URL: 'http://inbox.internal:8443' }, noFiles).dashboard.publishedOverHttps, false);
     const none = loadConfig({}, noFiles).dashboard;
     assert.equal(none.publicOrigin, undefined);
+    assert.equal(none.publishedOverHttps, false);
     assert.deepEqual(none.allowedHosts, []);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { useTestDatabase } from '../support/database.ts';
+import { recordSignedOutSession } from '../../src/dashboard/sql/signed-out-sessions.ts';
 import { useService, startTestService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
 
@@ -28,11 +29,11 @@ async function statusOf(id: number): Promise<string> {
   return row!.status;
 }
 
-function post(path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-  return fetch(`${service.baseUrl}${path}`, {
+function post(path: string, form: Record<string, string>, headers: Record<string, string> = {}, baseUrl = service.baseUrl) {
+  return fetch(`${baseUrl}${path}`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: service.baseUrl, ...headers },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: baseUrl, ...headers },
     body: new URLSearchParams(form).toString(),
   });
 }
@@ -148,6 +149,28 @@ describe('dashboard actions', () => {
     assert.equal(await statusOf(id), 'failed');
   });
 
+  test('signing out ends that session on every instance, a copy of its cookie too; another session stays signed in', async () => {
+    const { id } = await failedEvent();
+    const copied = await signIn();
+    const another = await signIn();
+    const signOut = await post('/dashboard/session/end', { csrf: copied.csrf }, { cookie: copied.cookie });
+    assert.equal(signOut.status, 303);
+    assert.match(signOut.headers.get('set-cookie') ?? '', /^inbox_admin=;/, 'the browser drops its cookie');
+    // A second container on the same database: sessions are checked without instance state.
+    const second = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ADMIN_TOKEN: ADMIN_TOKEN } });
+    try {
+      for (const instance of [service, second]) {
+        const page = await (await fetch(`${instance.baseUrl}/dashboard`, { headers: { cookie: copied.cookie } })).text();
+        assert.doesNotMatch(page, /Sign out/, `${instance.baseUrl}: the copied cookie is signed out`);
+        assert.equal((await post(`/dashboard/events/${id}/replay`, { csrf: copied.csrf }, { cookie: copied.cookie }, instance.baseUrl)).status, 403);
+        assert.match(await (await fetch(`${instance.baseUrl}/dashboard`, { headers: { cookie: another.cookie } })).text(), /Sign out/);
+      }
+    } finally {
+      await second.stop();
+    }
+    assert.equal(await statusOf(id), 'failed');
+  });
+
   test('replaying one event puts it back to pending with a job', async () => {
     const { id } = await failedEvent();
     const { cookie, csrf } = await signIn();
@@ -178,6 +201,19 @@ describe('dashboard actions', () => {
     assert.equal(confirmed.status, 303);
     assert.equal(confirmed.headers.get('location'), `/dashboard?notice=replayed&count=${failedBefore}`);
     assert.equal(await statusOf(id), 'pending');
+  });
+});
+
+describe('signed-out sessions', () => {
+  test('a record is kept only until its session would have expired: the next sign-out deletes it', async () => {
+    const { db } = database.connect('signed-out-sessions');
+    const t0 = new Date('2026-03-01T10:00:00Z');
+    const hours = (n: number) => new Date(t0.getTime() + n * 3_600_000);
+    await recordSignedOutSession(db, 'nonce-expiring-first', hours(1), t0);
+    await recordSignedOutSession(db, 'nonce-expiring-later', hours(8), t0);
+    await recordSignedOutSession(db, 'nonce-signed-out-later', hours(9), hours(2));
+    const left = await database.sql`select nonce from dashboard_signed_out_sessions where nonce like 'nonce-%' order by nonce`;
+    assert.deepEqual(left.map((r) => r.nonce), ['nonce-expiring-later', 'nonce-signed-out-later']);
   });
 });
 

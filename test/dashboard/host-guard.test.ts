@@ -38,10 +38,10 @@ async function storedEvent(host = hostOf(service)): Promise<{ id: number; eventI
   return { id: Number(row?.id), eventId, status: response.status };
 }
 
-async function signIn(s: TestService, host: string, origin = `http://${host}`): Promise<{ status: number; cookie: string | undefined }> {
+async function signIn(s: TestService, host: string, origin = `http://${host}`): Promise<{ status: number; cookie: string | undefined; setCookie: string | undefined }> {
   const response = await post(s, '/dashboard/session', host, { token: ADMIN_TOKEN }, { origin });
   const setCookie = response.headers['set-cookie']?.[0];
-  return { status: response.status, cookie: setCookie?.split(';')[0] };
+  return { status: response.status, cookie: setCookie?.split(';')[0], setCookie };
 }
 
 async function withService<T>(extra: Record<string, string>, use: (s: TestService) => Promise<T>): Promise<T> {
@@ -133,5 +133,18 @@ describe('the sign-in form’s Origin check uses the same names', () => {
   test('X-Forwarded-Host does not vouch for a foreign Origin', async () => {
     const response = await post(service, '/dashboard/session', hostOf(service), { token: ADMIN_TOKEN }, { origin: `http://${FORGED}`, 'x-forwarded-host': FORGED });
     assert.equal(response.status, 403);
+  });
+});
+
+describe('the session cookie behind a TLS-terminating proxy', () => {
+  test('INBOX_PUBLIC_URL https://… makes it Secure though the request the service gets is plain http, with no X-Forwarded-Proto', async () => {
+    await withService({ INBOX_PUBLIC_URL: 'https://ops.example.com' }, async (proxied) => {
+      const { status, setCookie } = await signIn(proxied, 'ops.example.com', 'https://ops.example.com');
+      assert.equal(status, 303);
+      assert.match(setCookie ?? '', /;\s*Secure/i);
+    });
+    const plain = await signIn(service, hostOf(service));
+    assert.equal(plain.status, 303);
+    assert.doesNotMatch(plain.setCookie ?? '', /Secure/i, 'over plain http with no https public URL a Secure cookie would never be sent back');
   });
 });

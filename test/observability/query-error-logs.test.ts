@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { describeError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
 import { connectDatabase } from '../../src/db/client.ts';
 import { useTestDatabase } from '../support/database.ts';
@@ -69,4 +70,19 @@ test('a statement PostgreSQL refuses logs its SQLSTATE and message; wrapped in a
 
   const aggregate = await logged(new AggregateError([error], 'two things failed'));
   assertNoStatement(aggregate.line);
+});
+
+test('a function\'s RAISE, under its own SQLSTATE too, logs and describes without the text it formatted, naming the function and line', async () => {
+  const pool = database.connect('query-error-logs-raise');
+  await pool.sql.unsafe(`
+    create function refuse_value(value text) returns void language plpgsql as $$
+    begin
+      raise exception 'refused %', value using errcode = 'check_violation';
+    end $$`);
+  const error = await failure(() => pool.db.execute(sql`select refuse_value(${CANARY})`));
+
+  const { line, err } = await logged(error);
+  assertNoStatement(line);
+  assert.deepEqual([err.code, err.routine], ['23514', 'exec_stmt_raise']);
+  assert.equal(describeError(error), 'PostgresError: a database function raised this error; its text is not shown, as it may quote the values it was given (SQLSTATE 23514; raised at refuse_value(text) line 3)');
 });

@@ -4,7 +4,8 @@ export interface HostRequest {
   method?: 'GET' | 'POST';
   /** The Host header to send, whatever address the socket connects to (fetch will not forge it). */
   host: string;
-  headers?: Record<string, string>;
+  /** An array is sent as that many header lines (`Authorization` twice). */
+  headers?: Record<string, string | string[]>;
   /** Sent as application/x-www-form-urlencoded. */
   form?: Record<string, string>;
   /** A raw body (set its content-type in `headers`); ignored when `form` is given. */
@@ -22,7 +23,7 @@ export interface HostResponse {
 /** One request to `url` over a real socket with a chosen Host header and client address. */
 export function requestWithHost(url: string, options: HostRequest): Promise<HostResponse> {
   const body = options.form ? new URLSearchParams(options.form).toString() : options.body;
-  const headers: Record<string, string> = { host: options.host, connection: 'close', ...options.headers };
+  const headers: Record<string, string | string[]> = { host: options.host, connection: 'close', ...options.headers };
   if (options.form) headers['content-type'] = 'application/x-www-form-urlencoded';
   return new Promise((resolve, reject) => {
     const sent = request(url, { method: options.method ?? 'GET', headers, localAddress: options.localAddress }, (response) => {
