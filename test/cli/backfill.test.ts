@@ -80,7 +80,7 @@ describe('inboxctl backfill stripe', () => {
 
     const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, since: undefined });
+    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, refused: [], since: undefined });
     assert.deepEqual((await inboxRowsBySource()).map((r) => r.event_id), [delivered.id], 'the dry run stored nothing');
 
     const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], backfill.env);
