@@ -119,13 +119,27 @@ function secondsToWait(deps: BackfillDeps, error: GatewayUnavailableError | Gate
   return error.requestedSeconds ?? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000));
 }
 
+/** A call the refetcher did not send, holding calls back for an earlier answer's Retry-After. */
+const heldBack = (error: GatewayUnavailableError | GatewayRetryAfterError): boolean => error instanceof GatewayRetryAfterError && error.status === undefined;
+
+/**
+ * What really happened to the call: the gateway answered (its status, and what its answer says,
+ * bounded with the API key masked), or this run's own limiter held the call back unsent.
+ */
+function whatHappened(deps: BackfillDeps, error: GatewayUnavailableError | GatewayRetryAfterError): string {
+  if (!(error instanceof GatewayRetryAfterError)) return `the ${deps.provider} API answered ${error.status} without Retry-After`;
+  if (heldBack(error)) return `no call was sent: this run holds back calls to the ${deps.provider} API until ${error.retryAt.toISOString()}, as an earlier answer asked (Retry-After)`;
+  return `the ${deps.provider} API answered ${error.status}${error.answer ? ` (${error.answer})` : ''}`;
+}
+
 /**
  * The gateway's own answer says nothing of the wait, and "run it again" at once only meets the
- * same 429: the operator is told how long the gateway asked for, and from when a run can pass.
+ * same 429: the operator is told what happened, how long the wait is, and from when a run can pass.
  */
 function tooLongToWait(deps: BackfillDeps, error: GatewayRetryAfterError | GatewayUnavailableError, seconds: number): GatewayRetryAfterError {
   const notBefore = new Date(deps.clock().getTime() + seconds * 1000);
-  const message = `the ${deps.provider} API answered ${error.status ?? 429}; it asks to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
+  const wait = heldBack(error) ? `${seconds} s from now` : `it asks to wait ${seconds} s (Retry-After)`;
+  const message = `${whatHappened(deps, error)}; ${wait}, more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
   return new GatewayRetryAfterError(deps.provider, message, { status: error.status, retryAt: notBefore, requestedSeconds: seconds, cause: error });
 }
 
@@ -139,7 +153,7 @@ async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimit
       const seconds = secondsToWait(deps, error);
       if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
       progress.rateLimitedWaits += 1;
-      deps.notice(`${deps.provider}: the API answered 429; waiting ${seconds} s (Retry-After) before asking again`);
+      deps.notice(`${deps.provider}: ${whatHappened(deps, error)}; waiting ${seconds} s before asking again`);
       await deps.sleep(seconds * 1000);
     }
   }

@@ -69,6 +69,7 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     provider,
     baseUrl: target.baseUrl,
     headers: target.gateway.authHeaders(target.key),
+    apiKey: target.key,
     timeoutMs: target.timeoutMs,
     clock: deps.clock,
     fetch: deps.fetch,
