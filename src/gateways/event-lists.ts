@@ -14,7 +14,16 @@ export interface GatewayEventList {
   pagePath(since: Date, cursor: string | undefined): string;
   /** The page's events, newest first, each the object a webhook would have POSTed; `nextCursor` undefined on the last page. */
   readPage(json: unknown): EventListPage;
+  /** A listed event's id and type as the list carries them, to name one the inbox refused (the driver could not read it). */
+  nameOf(event: Record<string, unknown>): ListedEventName;
 }
+
+export interface ListedEventName {
+  eventId: string | undefined;
+  eventType: string | undefined;
+}
+
+const textOrUndefined = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 export interface EventListPage {
   events: Record<string, unknown>[];
@@ -46,6 +55,7 @@ export const stripeEventList: GatewayEventList = {
     if (page.has_more && typeof last?.id !== 'string') throw new GatewayResponseShapeError('stripe', '"has_more" is true but the page ends with no event id');
     return { events, nextCursor: page.has_more ? (last!.id as string) : undefined };
   },
+  nameOf: (event) => ({ eventId: textOrUndefined(event.id), eventType: textOrUndefined(event.type) }),
 };
 
 /**
@@ -100,6 +110,7 @@ export const mercadoPagoPaymentList: GatewayEventList = {
     const events = page.results.map((entry) => mercadoPagoNotice(asRecord(entry, 'mercadopago', 'a payment in the search')));
     return { events, nextCursor: nextOffset(paging.offset, events.length, paging.offset + events.length < paging.total) };
   },
+  nameOf: (event) => ({ eventId: textOrUndefined(event.id), eventType: textOrUndefined(event.action) }),
 };
 
 /** The notice Mercado Pago would have POSTed for this payment's last change. */
@@ -186,6 +197,7 @@ export const asaasPaymentList: GatewayEventList = {
     const events = page.data.map((entry) => asaasWebhook(asRecord(entry, 'asaas', 'a payment in the list')));
     return { events, nextCursor: nextOffset(page.offset, events.length, page.hasMore) };
   },
+  nameOf: (event) => ({ eventId: textOrUndefined(event.id), eventType: textOrUndefined(event.event) }),
 };
 
 function asaasWebhook(payment: Record<string, unknown>): Record<string, unknown> {

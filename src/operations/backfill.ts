@@ -1,4 +1,5 @@
-import type { GatewayEventList } from '../gateways/event-lists.ts';
+import { InboxError } from '../errors.ts';
+import type { EventListPage, GatewayEventList, ListedEventName } from '../gateways/event-lists.ts';
 import { GatewayResponseShapeError } from '../gateways/types.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import type { IncomingEvent } from '../inbox/incoming-event.ts';
@@ -45,7 +46,24 @@ export interface BackfillResult {
   storedEventIds: string[];
   /** Times a 429 made the backfill wait out Retry-After. */
   rateLimitedWaits: number;
+  /**
+   * Listed, not in the inbox, and refused by it (its driver or the database) as a delivery of the
+   * same body would be: not stored, and a run again refuses them again.
+   */
+  refused: RefusedEvent[];
 }
+
+/** An event the inbox cannot store: named as the list carries it (cut to MAX_NAME_CHARS), and why. */
+export interface RefusedEvent {
+  eventId: string | null;
+  eventType: string | null;
+  /** The refusal's code (malformed_payload, event_unstorable, …) and message, as a delivery's 400 would say. */
+  code: string;
+  reason: string;
+}
+
+/** The id column's width: a listed id or type past it is shown cut, with an ellipsis. */
+const MAX_NAME_CHARS = 150;
 
 /** A 429 is retried this many times per page, each after its Retry-After; then the run stops (exit 4). */
 const MAX_RATE_LIMITED_RETRIES = 5;
@@ -76,6 +94,19 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   };
 }
 
+/**
+ * What the receiver answers 4xx: the event itself cannot be stored, and would be refused again.
+ * Anything else (the database unavailable, a bug) stops the run: it may pass later.
+ */
+function refusedByTheInbox(error: unknown): error is InboxError {
+  return error instanceof InboxError && error.status >= 400 && error.status < 500;
+}
+
+function refusal(name: ListedEventName, error: InboxError): RefusedEvent {
+  const shown = (text: string | undefined) => (text === undefined ? null : text.length > MAX_NAME_CHARS ? `${text.slice(0, MAX_NAME_CHARS)}…` : text);
+  return { eventId: shown(name.eventId), eventType: shown(name.eventType), code: error.code, reason: error.message };
+}
+
 /** A 429, with or without Retry-After; a call the refetcher held back for an earlier 429's Retry-After. */
 function rateLimited(error: unknown): error is GatewayUnavailableError | GatewayRetryAfterError {
   if (error instanceof GatewayRetryAfterError) return error.status === 429 || error.status === undefined;
@@ -88,13 +119,27 @@ function secondsToWait(deps: BackfillDeps, error: GatewayUnavailableError | Gate
   return error.requestedSeconds ?? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000));
 }
 
+/** A call the refetcher did not send, holding calls back for an earlier answer's Retry-After. */
+const heldBack = (error: GatewayUnavailableError | GatewayRetryAfterError): boolean => error instanceof GatewayRetryAfterError && error.status === undefined;
+
+/**
+ * What really happened to the call: the gateway answered (its status, and what its answer says,
+ * bounded with the API key masked), or this run's own limiter held the call back unsent.
+ */
+function whatHappened(deps: BackfillDeps, error: GatewayUnavailableError | GatewayRetryAfterError): string {
+  if (!(error instanceof GatewayRetryAfterError)) return `the ${deps.provider} API answered ${error.status} without Retry-After`;
+  if (heldBack(error)) return `no call was sent: this run holds back calls to the ${deps.provider} API until ${error.retryAt.toISOString()}, as an earlier answer asked (Retry-After)`;
+  return `the ${deps.provider} API answered ${error.status}${error.answer ? ` (${error.answer})` : ''}`;
+}
+
 /**
  * The gateway's own answer says nothing of the wait, and "run it again" at once only meets the
- * same 429: the operator is told how long the gateway asked for, and from when a run can pass.
+ * same 429: the operator is told what happened, how long the wait is, and from when a run can pass.
  */
 function tooLongToWait(deps: BackfillDeps, error: GatewayRetryAfterError | GatewayUnavailableError, seconds: number): GatewayRetryAfterError {
   const notBefore = new Date(deps.clock().getTime() + seconds * 1000);
-  const message = `the ${deps.provider} API answered ${error.status ?? 429}; it asks to wait ${seconds} s (Retry-After), more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
+  const wait = heldBack(error) ? `${seconds} s from now` : `it asks to wait ${seconds} s (Retry-After)`;
+  const message = `${whatHappened(deps, error)}; ${wait}, more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
   return new GatewayRetryAfterError(deps.provider, message, { status: error.status, retryAt: notBefore, requestedSeconds: seconds, cause: error });
 }
 
@@ -108,7 +153,7 @@ async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimit
       const seconds = secondsToWait(deps, error);
       if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
       progress.rateLimitedWaits += 1;
-      deps.notice(`${deps.provider}: the API answered 429; waiting ${seconds} s (Retry-After) before asking again`);
+      deps.notice(`${deps.provider}: ${whatHappened(deps, error)}; waiting ${seconds} s before asking again`);
       await deps.sleep(seconds * 1000);
     }
   }
@@ -121,7 +166,8 @@ const STORE_BATCH_SIZE = 100;
  * Stores the missing events oldest first, as the deliveries would have arrived: ids, and so the
  * workers' order per payment, follow the gateway's. Each batch is stored concurrently, so the group
  * commit puts it in one transaction with its jobs. An event delivered since the listing is a
- * duplicate here (the unique index decides) and counts as present.
+ * duplicate here (the unique index decides) and counts as present; one the database refuses for
+ * what it holds is named in `refused`, and the others are stored.
  */
 async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[], result: BackfillResult): Promise<void> {
   const oldestFirst = [...newestFirst].reverse();
@@ -131,35 +177,57 @@ async function storeMissing(deps: BackfillDeps, newestFirst: IncomingEvent[], re
     // stores the others when one is refused, and the result must name each one stored.
     const outcomes = await Promise.allSettled(batch.map((event) => deps.ingest(event)));
     outcomes.forEach((outcome, i) => {
-      if (outcome.status !== 'fulfilled') return;
-      if (outcome.value.kind === 'accepted') result.storedEventIds.push(batch[i]!.event.eventId);
+      const { event } = batch[i]!;
+      if (outcome.status === 'rejected') {
+        if (refusedByTheInbox(outcome.reason)) result.refused.push(refusal(event, outcome.reason));
+      } else if (outcome.value.kind === 'accepted') result.storedEventIds.push(event.eventId);
       else result.alreadyPresent += 1;
     });
     result.stored = result.storedEventIds.length;
-    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
-    if (refused) throw refused.reason;
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected' && !refusedByTheInbox(outcome.reason));
+    if (failed) throw failed.reason;
   }
+}
+
+/**
+ * A page's events as the inbox would store them, each once: an offset-paged list (Mercado Pago,
+ * Asaas) moves on by one for each payment that changes during the run, so the next page starts
+ * with one already read. One the inbox refuses is counted and named, never stored, and the run
+ * goes on: it would be refused again, and stopping would leave every other missing event missing.
+ */
+function storableEvents(deps: BackfillDeps, page: EventListPage, pagePath: string, seen: Set<string>, result: BackfillResult): IncomingEvent[] {
+  const now = deps.clock();
+  const events: IncomingEvent[] = [];
+  for (const apiEvent of page.events) {
+    let event: IncomingEvent;
+    try {
+      event = backfilledEvent(deps, apiEvent, pagePath, now);
+    } catch (error) {
+      if (!refusedByTheInbox(error)) throw error;
+      const name = deps.list.nameOf(apiEvent);
+      if (name.eventId !== undefined && seen.has(name.eventId)) continue;
+      if (name.eventId !== undefined) seen.add(name.eventId);
+      result.listed += 1;
+      result.refused.push(refusal(name, error));
+      continue;
+    }
+    if (seen.has(event.event.eventId)) continue;
+    seen.add(event.event.eventId);
+    events.push(event);
+  }
+  return events;
 }
 
 /** Every page of the window (newest first, as the APIs list), keeping only the events the inbox lacks. */
 async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResult): Promise<IncomingEvent[]> {
   const missing: IncomingEvent[] = [];
-  // An offset-paged list (Mercado Pago, Asaas) moves on by one for each payment that changes
-  // during the run, so the next page starts with one already read: listed and counted once.
   const seen = new Set<string>();
   let cursor: string | undefined;
   do {
     const pagePath = deps.list.pagePath(since, cursor);
     const page = deps.list.readPage(await fetchPage(deps, pagePath, result));
     result.pages += 1;
-    const now = deps.clock();
-    const events = page.events
-      .map((apiEvent) => backfilledEvent(deps, apiEvent, pagePath, now))
-      .filter((e) => {
-        if (seen.has(e.event.eventId)) return false;
-        seen.add(e.event.eventId);
-        return true;
-      });
+    const events = storableEvents(deps, page, pagePath, seen, result);
     const present = await deps.findPresent(events.map((e) => e.event.eventId));
     result.listed += events.length;
     const absent = events.filter((e) => !present.has(e.event.eventId));
@@ -181,7 +249,7 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
  * finishes the job.
  */
 export async function backfillEvents(deps: BackfillDeps, options: BackfillOptions): Promise<BackfillResult> {
-  const result: BackfillResult = { provider: deps.provider, since: options.since, dryRun: options.dryRun, pages: 0, listed: 0, alreadyPresent: 0, stored: 0, storedEventIds: [], rateLimitedWaits: 0 };
+  const result: BackfillResult = { provider: deps.provider, since: options.since, dryRun: options.dryRun, pages: 0, listed: 0, alreadyPresent: 0, stored: 0, storedEventIds: [], rateLimitedWaits: 0, refused: [] };
   try {
     const missing = await listMissing(deps, options.since, result);
     if (options.dryRun) {
@@ -191,7 +259,7 @@ export async function backfillEvents(deps: BackfillDeps, options: BackfillOption
   } catch (error) {
     const cause = error instanceof GatewayResponseShapeError ? new GatewayRejectedError(deps.provider, error.message, { cause: error }) : error;
     // What was listed and stored so far stays true: the stored events are committed, with their jobs.
-    throw new PartialResultError(new OperationIncompleteError('backfill', progressOf(result), cause), { ...result, storedEventIds: [...result.storedEventIds] });
+    throw new PartialResultError(new OperationIncompleteError('backfill', progressOf(result), cause), { ...result, storedEventIds: [...result.storedEventIds], refused: [...result.refused] });
   }
   return result;
 }

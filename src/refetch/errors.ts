@@ -40,11 +40,14 @@ export class GatewayRetryAfterError extends RefetchError {
   readonly retryAt: Date;
   /** The wait the answer asked for, before any cap; undefined for a call held back by an earlier answer. */
   readonly requestedSeconds: number | undefined;
-  constructor(provider: string, message: string, options: { retryAt: Date; requestedSeconds?: number; status?: number; cause?: unknown }) {
+  /** The answer's body as messages may quote it (one line, bounded, the API key masked); undefined for a call held back. */
+  readonly answer: string | undefined;
+  constructor(provider: string, message: string, options: { retryAt: Date; requestedSeconds?: number; status?: number; answer?: string; cause?: unknown }) {
     super(provider, message, { cause: options.cause });
     this.status = options.status;
     this.retryAt = options.retryAt;
     this.requestedSeconds = options.requestedSeconds;
+    this.answer = options.answer;
   }
 }
 

@@ -7,6 +7,8 @@ export interface GatewayHttpOptions {
   baseUrl: string;
   /** Authentication headers for every request. */
   headers: Record<string, string>;
+  /** The API key: masked wherever an answer quoted in a message repeats it (a gateway echoing a bad key). */
+  apiKey: string;
   /** Per request, body included: a gateway that stops answering must not hold a worker. */
   timeoutMs: number;
   /** Reads a Retry-After that is an HTTP-date. */
@@ -28,9 +30,14 @@ const RETRY_AFTER_STATUSES = new Set([429, 503]);
  */
 const MAX_RETRY_AFTER_SECONDS = 5 * 60;
 
-async function detailOf(response: Response): Promise<string> {
+/**
+ * The answer's body as messages quote it (last_error, logs, inboxctl): one line without control
+ * characters (nothing that moves a terminal's cursor), the API key masked, at most
+ * MAX_DETAIL_CHARS. The key is masked before the cut, so no part of it is left at the end.
+ */
+async function detailOf(response: Response, apiKey: string): Promise<string> {
   const text = await response.text().catch(() => '');
-  const oneLine = text.replace(/\s+/g, ' ').trim();
+  const oneLine = (apiKey === '' ? text : text.replaceAll(apiKey, '[api key]')).replace(/[\s\p{Cc}]+/gu, ' ').trim();
   return oneLine.length > MAX_DETAIL_CHARS ? `${oneLine.slice(0, MAX_DETAIL_CHARS)}…` : oneLine;
 }
 
@@ -40,21 +47,22 @@ function rejectionHint(status: number): string {
   return 'the request was refused: check api.baseUrl and the provider\'s api settings';
 }
 
-function retryAfterFailure(provider: string, where: string, status: number, response: Response, now: Date): GatewayRetryAfterError | undefined {
+function retryAfterFailure(provider: string, where: string, answer: string, status: number, response: Response, now: Date): GatewayRetryAfterError | undefined {
   if (!RETRY_AFTER_STATUSES.has(status)) return undefined;
   const seconds = parseRetryAfter(response.headers.get('retry-after'), now);
   if (seconds === undefined) return undefined;
   const retryAt = new Date(now.getTime() + Math.min(seconds, MAX_RETRY_AFTER_SECONDS) * 1000);
   const capped = seconds > MAX_RETRY_AFTER_SECONDS ? ` (asked for ${seconds} s, capped at ${MAX_RETRY_AFTER_SECONDS} s)` : '';
-  return new GatewayRetryAfterError(provider, `${where}, Retry-After: no call to the ${provider} API before ${retryAt.toISOString()}${capped}.`, { status, retryAt, requestedSeconds: seconds });
+  return new GatewayRetryAfterError(provider, `${where}, Retry-After: no call to the ${provider} API before ${retryAt.toISOString()}${capped}.`, { status, retryAt, requestedSeconds: seconds, answer });
 }
 
-async function failureFor(provider: string, url: string, response: Response, now: Date): Promise<Error> {
+async function failureFor(options: GatewayHttpOptions, url: string, response: Response): Promise<Error> {
+  const { provider } = options;
   const status = response.status;
-  const detail = await detailOf(response);
+  const detail = await detailOf(response, options.apiKey);
   const where = `GET ${url} answered ${status}${detail ? `: ${detail}` : ''}`;
   if (status >= 500 || RETRYABLE_STATUSES.has(status)) {
-    return retryAfterFailure(provider, where, status, response, now) ?? new GatewayUnavailableError(provider, `${where}.`, { status });
+    return retryAfterFailure(provider, where, detail, status, response, options.clock()) ?? new GatewayUnavailableError(provider, `${where}.`, { status });
   }
   if (status >= 300 && status < 400) {
     const location = response.headers.get('location');
@@ -92,7 +100,7 @@ export function createGatewayGet(options: GatewayHttpOptions): AbortableGatewayG
       const deadline = AbortSignal.timeout(options.timeoutMs);
       const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
       response = await doFetch(url, { headers, signal, redirect: 'manual' });
-      if (response.status < 200 || response.status >= 300) throw await failureFor(options.provider, url, response, options.clock());
+      if (response.status < 200 || response.status >= 300) throw await failureFor(options, url, response);
       text = await response.text();
     } catch (error) {
       if (error instanceof GatewayUnavailableError || error instanceof GatewayRejectedError || error instanceof GatewayRetryAfterError) throw error;

@@ -23,7 +23,9 @@ export interface Refetcher {
    * The charge as the gateway says it is now. Throws GatewayUnavailableError (retry later),
    * GatewayRetryAfterError (retry after `retryAt`, the gateway's Retry-After), BreakerOpenError
    * (retry after `halfOpensAt`) or GatewayRejectedError (a human must look).
-   * `signal` (the job's) aborts the HTTP call; its reason is thrown as it is.
+   * `signal` (the job's) aborts the HTTP call, or a wait behind the rate limit; its reason is
+   * thrown as it is. A half-open breaker's trial call is only stopped being waited for: it runs on,
+   * and its answer decides the breaker.
    */
   fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
   /**
@@ -55,6 +57,20 @@ function rateLimiter(ratePerSecond: number) {
     : pThrottle({ limit: 1, interval: Math.ceil(1000 / ratePerSecond), strict: true });
 }
 
+/**
+ * The promise's outcome, or the signal's reason as soon as it aborts: the caller stops waiting,
+ * and the promise goes on to settle unobserved.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function outcomeOf(error: unknown): RefetchOutcome {
   if (error instanceof BreakerOpenError) return 'breaker_open';
   if (error instanceof GatewayRetryAfterError && error.status === undefined) return 'retry_after';
@@ -69,6 +85,7 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     provider,
     baseUrl: target.baseUrl,
     headers: target.gateway.authHeaders(target.key),
+    apiKey: target.key,
     timeoutMs: target.timeoutMs,
     clock: deps.clock,
     fetch: deps.fetch,
@@ -121,13 +138,20 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
     }
   }
 
-  /** One guarded call: the breaker decides whether it is sent, and the metrics count its outcome. */
-  async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * One guarded call: the breaker decides whether it is sent, and the metrics count its outcome.
+   * A half-open trial does not get the caller's signal: cockatiel takes a trial that ends in an
+   * error it does not count as a failure, an abort included, for a success and closes the breaker,
+   * yet a job stopped by us says nothing of the gateway. So the trial runs on to the gateway's
+   * answer or `timeoutMs`, which decides, while the stopped caller stops waiting for it at once.
+   */
+  async function guarded<T>(work: (signal: AbortSignal | undefined) => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     const started = performance.now();
     try {
       // Before the breaker: a half-open breaker would take a call held back as its trial's success.
       throwIfHeldBack();
-      const answer = await breaker.execute(work);
+      const execution = breaker.execute(() => work(breaker.state === CircuitState.HalfOpen ? undefined : signal));
+      const answer = await untilAborted(execution, signal);
       metrics.call(provider, 'ok', (performance.now() - started) / 1000);
       return answer;
     } catch (caught) {
@@ -139,8 +163,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
 
   return {
     breakerState: () => STATE_NAMES[breaker.state],
-    fetchCharge: (chargeId: string, signal?: AbortSignal) => guarded(() => readCharge(chargeId, signal)),
-    get: (path: string, signal?: AbortSignal) => guarded(() => throttledGet(path, signal)),
+    fetchCharge: (chargeId: string, signal?: AbortSignal) => guarded((sent) => readCharge(chargeId, sent), signal),
+    get: (path: string, signal?: AbortSignal) => guarded((sent) => throttledGet(path, sent), signal),
   };
 }
 

@@ -102,7 +102,7 @@ describe('inboxctl backfill mercadopago', () => {
 
     const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: PROVIDER, dryRun: true, pages: 3, listed: 5, alreadyPresent: 0, stored: 5, storedEventIds: [...listed].reverse(), rateLimitedWaits: 0, since: undefined });
+    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: PROVIDER, dryRun: true, pages: 3, listed: 5, alreadyPresent: 0, stored: 5, storedEventIds: [...listed].reverse(), rateLimitedWaits: 0, refused: [], since: undefined });
     assert.equal((await backfillRows()).length, 1, 'the dry run stored nothing');
 
     const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h'], backfill.env);

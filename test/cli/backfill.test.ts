@@ -80,7 +80,7 @@ describe('inboxctl backfill stripe', () => {
 
     const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, since: undefined });
+    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, refused: [], since: undefined });
     assert.deepEqual((await inboxRowsBySource()).map((r) => r.event_id), [delivered.id], 'the dry run stored nothing');
 
     const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], backfill.env);
@@ -88,7 +88,7 @@ describe('inboxctl backfill stripe', () => {
     assert.match(run.out, /3 pages read/);
     assert.match(run.out, /listed 7, already present 1, stored 6/);
     assert.match(run.out, /rate limited 1 time/);
-    assert.match(run.stderr, /429; waiting 1 s \(Retry-After\)/);
+    assert.match(run.stderr, /the stripe API answered 429 \(\{"error":\{"type":"rate_limit_error"\}\}\); waiting 1 s before asking again/);
 
     // The request after each 429 waited out its Retry-After (a lower bound: load only adds to it).
     const pageRequests = backfill.gateway.requests.filter((r) => r.pathname === '/v1/events');
@@ -158,14 +158,18 @@ describe('inboxctl backfill stripe', () => {
 
   test('a 429 asking to wait longer than a backfill waits stops the run (exit 4), saying how long and from when to run it again', async () => {
     const asked = backfill.gateway.requests.length;
-    const rateLimited = (request: RecordedRequest) =>
-      request.pathname === '/v1/events' ? { status: 429, headers: { 'retry-after': '3600' }, json: { error: { type: 'rate_limit_error' } } } : undefined;
+    // The answer repeats the key and runs long: quoted, but bounded and with the key masked.
+    const answer = { error: { type: 'rate_limit_error', message: `Too many requests with ${API_KEY}.${' Slow down.'.repeat(40)}` } };
+    const rateLimited = (request: RecordedRequest) => (request.pathname === '/v1/events' ? { status: 429, headers: { 'retry-after': '3600' }, json: answer } : undefined);
     backfill.gateway.rules.unshift(rateLimited);
     try {
       const startedAt = Date.now();
       const run = await runInboxctl(['backfill', 'stripe', '--since', '1h', '--dry-run'], backfill.env);
       assert.equal(run.code, 4, run.stderr);
-      assert.match(run.stderr, /3600 s \(Retry-After\)/);
+      assert.match(run.stderr, /the stripe API answered 429 \(\{"error":\{"type":"rate_limit_error","message":"Too many requests with \[api key\]\. Slow down\./);
+      assert.match(run.stderr, /Slow down[^)]*…\); it asks to wait 3600 s \(Retry-After\)/, 'the answer is cut, and says so');
+      assert.ok(!run.stderr.includes(API_KEY), 'the key is never quoted');
+      assert.ok(run.stderr.length < 1000, run.stderr);
       const when = /not before (\S+Z)/.exec(run.stderr)?.[1];
       assert.ok(when, run.stderr);
       assert.ok(Math.abs(Date.parse(when) - (startedAt + 3_600_000)) < 60_000, `${when} is about an hour from now`);

@@ -177,20 +177,45 @@ describe('circuit breaker', () => {
     assert.deepEqual(calls.map((c) => c.outcome), ['error', 'error', 'error', 'breaker_open', 'ok']);
   });
 
-  test('a failed half-open trial opens it again for another period', async () => {
+  /** A breaker (opened by one failure, for 200 ms) that a 500 opened, its half-open time now come; the gateway still answers 500. */
+  async function breakerDueToHalfOpen(chargeId: string) {
     const { metrics, states } = recordingMetrics();
     const refetcher = createRefetcher({ targets: [target({ breaker: { consecutiveFailures: 1, halfOpenAfterMs: 200 } })], clock: () => NOW, metrics });
     gateway.rules.push(() => ({ status: 500, json: {} }));
-    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError);
-    const first = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
-    assert.ok(first instanceof BreakerOpenError);
-    await waitFor(() => Date.now() >= first.halfOpensAt.getTime(), { message: 'the half-open time' });
+    await assert.rejects(refetcher.fetchCharge('stripe', chargeId), GatewayUnavailableError);
+    const open = await refetcher.fetchCharge('stripe', chargeId).catch((error: unknown) => error);
+    assert.ok(open instanceof BreakerOpenError);
+    await waitFor(() => Date.now() >= open.halfOpensAt.getTime(), { message: 'the half-open time' });
+    return { refetcher, states, open };
+  }
+
+  test('a failed half-open trial opens it again for another period', async () => {
+    const { refetcher, states, open: first } = await breakerDueToHalfOpen('ch_c');
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_c'), GatewayUnavailableError, 'the trial call reaches the gateway and fails');
     const second = await refetcher.fetchCharge('stripe', 'ch_c').catch((error: unknown) => error);
     assert.ok(second instanceof BreakerOpenError);
     assert.ok(second.halfOpensAt > first.halfOpensAt);
     assert.equal(gateway.requests.length, 2);
     assert.deepEqual(states, ['closed', 'open', 'half_open', 'open']);
+  });
+
+  test("a half-open trial the caller aborts neither closes the breaker nor opens it: the gateway's own answer to the trial decides", async () => {
+    const { refetcher, states } = await breakerDueToHalfOpen('ch_t');
+
+    // The trial reaches a gateway that has not answered yet when the job is stopped.
+    gateway.rules.length = 0;
+    gateway.rules.push(() => ({ hold: true }));
+    gateway.resources.set('/v1/charges/ch_t', charge('ch_t'));
+    const controller = new AbortController();
+    const trial = refetcher.fetchCharge('stripe', 'ch_t', controller.signal);
+    await waitFor(() => gateway.heldCount() === 1, { message: 'the trial call to reach the gateway' });
+    controller.abort(new Error('job expired'));
+    await assert.rejects(trial, /job expired/, 'the caller stops waiting at once, with its own reason');
+    assert.equal(refetcher.breakerState('stripe'), 'half_open', 'an abort is no evidence that the gateway is back');
+
+    gateway.releaseHeld();
+    await waitFor(() => refetcher.breakerState('stripe') === 'closed', { message: "the trial's answer to close the breaker" });
+    assert.deepEqual(states, ['closed', 'open', 'half_open', 'closed']);
   });
 
   test('one breaker per provider: one gateway failing does not stop another', async () => {

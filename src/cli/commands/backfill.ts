@@ -19,13 +19,30 @@ interface BackfillFlags {
   json?: boolean;
 }
 
+/**
+ * Each event the inbox refused, and what to do: no run will store them, so they are named on
+ * every run whose window lists them, never dropped from the count in silence.
+ */
+function describeRefused(result: BackfillResult): string[] {
+  const { refused } = result;
+  if (refused.length === 0) return [];
+  const named = refused.map((r) => ({ ...r, eventId: r.eventId ?? '(no id)' }));
+  const width = Math.max(...named.map((r) => r.eventId.length));
+  const them = refused.length === 1 ? 'it' : 'them';
+  return [
+    '  refused (the inbox cannot store them as listed; a run again refuses them again):',
+    ...named.map((r) => `    ${r.eventId.padEnd(width)}  ${r.eventType ?? '(no type)'}: ${r.code}: ${r.reason}`),
+    `${plural(refused.length, 'listed event')} ${refused.length === 1 ? 'is' : 'are'} not in the inbox, and no backfill will store ${them}: look ${them} up at the gateway and act on ${them} by hand (the workers never see ${them}); if many share one reason, the ${result.provider} driver may need a change.`,
+  ];
+}
+
 function describe(result: BackfillResult, cutTo: Date | undefined): string[] {
   const lines = [
     `${result.provider}: listed since ${result.since.toISOString()}${cutTo ? ' (cut to what the API keeps)' : ''}, ${plural(result.pages, 'page')} read.`,
-    `  listed ${result.listed}, already present ${result.alreadyPresent}, ${result.dryRun ? 'missing (would be stored)' : 'stored'} ${result.stored}`,
+    `  listed ${result.listed}, already present ${result.alreadyPresent}, ${result.dryRun ? 'missing (would be stored)' : 'stored'} ${result.stored}${result.refused.length > 0 ? `, refused ${result.refused.length}` : ''}`,
   ];
   if (result.rateLimitedWaits > 0) lines.push(`  rate limited ${plural(result.rateLimitedWaits, 'time')}: waited out Retry-After each time`);
-  if (result.stored === 0) return lines;
+  if (result.stored === 0) return [...lines, ...describeRefused(result)];
   const shown = result.storedEventIds.slice(0, 10).join(', ') + (result.stored > 10 ? ', …' : '');
   lines.push(`  ${result.dryRun ? 'missing' : 'stored'}, oldest first: ${shown}`);
   lines.push(
@@ -33,7 +50,7 @@ function describe(result: BackfillResult, cutTo: Date | undefined): string[] {
       ? 'Dry run: nothing changed. Without --dry-run these are stored (source backfill) and processed like deliveries.'
       : `The inbox had missed ${plural(result.stored, 'event')}: stored with source backfill and queued. Is the gateway's webhook endpoint still enabled?`,
   );
-  return lines;
+  return [...lines, ...describeRefused(result)];
 }
 
 /** The provider's gateway API and its event list, or exit 2 saying what is missing. */
@@ -110,8 +127,9 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
     });
   if (flags.json) context.runtime.stdout.write(toJson(result));
   else for (const line of describe(result, cutTo)) context.print(line);
-  // Missing events mean deliveries were lost: worth a look (a cron's `|| alert`).
-  return result.stored > 0 ? exitCodes.attention : exitCodes.ok;
+  // Missing events mean deliveries were lost, and refused ones need a human: worth a look (a
+  // cron's `|| alert`). Not exit 4: the run is done, and running it again would not change that.
+  return result.stored > 0 || result.refused.length > 0 ? exitCodes.attention : exitCodes.ok;
 }
 
 export const registerBackfill: Register = (cli: CAC, run) => {
