@@ -3,6 +3,7 @@ import { appendFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { setup } from '../support/setup.ts';
@@ -28,7 +29,7 @@ setup(async () => {
 /** A disk or database error, standing in: every `operation` of the row of `eventId` fails. */
 const failOn = (operation: 'insert' | 'update' | 'delete', eventId: string, reason: string) =>
   database.sql.unsafe(
-    `create trigger fail_${operation} before ${operation} on webhook_inbox for each row
+    `create trigger fail_${operation}_${eventId} before ${operation} on webhook_inbox for each row
        when (${operation === 'insert' ? 'new' : 'old'}.event_id = '${eventId}') execute function fail_statement('${reason}')`,
   );
 
@@ -139,6 +140,31 @@ describe('inboxctl restore of a torn archive', () => {
     assert.equal(text.code, 4, text.stderr);
     assert.equal(text.out, `${damaged}: 2 events read, 0 inserted, 2 already in the inbox (left as they are).\n`);
     assert.match(text.stderr, /cannot decompress/);
+  });
+});
+
+describe('inboxctl restore stopped part-way', () => {
+  // Found by review: the id sequence was moved past the restored ids only at the end of a file, so
+  // a file whose later batch failed left committed rows with ids the sequence had not reached, and
+  // the receiver's next rows were given those ids again (the primary key is (id, received_at): no
+  // error, two rows of one id).
+  test('the rows of the batches committed before the failure are past the id sequence', async () => {
+    const [sequence] = await database.sql<{ last: number }[]>`select last_value::float8 as last from webhook_inbox_id_seq`;
+    // An archive from another database, whose ids are just ahead of this one's: a restore's first
+    // batch is 500 rows, so the 501st is in the second, which the inbox refuses.
+    const events = Array.from({ length: 501 }, (_, i) => ({
+      v: 1, id: sequence!.last + 1 + i, provider: 'seq', event_id: i === 500 ? 'evt_q_stop' : `evt_q${i}`, event_type: 'charge.succeeded', resource_id: null,
+      status: 'processed', attempts: 1, last_error: null, occurred_at: '2024-06-01T10:00:00.000000Z', received_at: '2024-06-01T10:00:00.000000Z',
+      processed_at: null, payload_json: '{}', raw_body_base64: Buffer.from('{}').toString('base64'),
+    }));
+    const file = path.join(archiveDir, 'seq-2024-06-01.jsonl.gz');
+    await writeFile(file, gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join('')));
+    await failOn('insert', 'evt_q_stop', 'insert refused (simulated)');
+
+    const partial = stoppedPartWay(await runInboxctl(['restore', file, '--json'], env), 'failed', /insert refused \(simulated\)/);
+    assert.deepEqual(partial, [{ file, dryRun: false, read: 501, inserted: 500, skipped: 0 }]);
+    const [next] = await insertInboxRows(database.sql, [{ eventId: 'evt_after_restore', receivedAt: new Date() }]);
+    assert.ok(next! > events[499]!.id, `the next row stored got id ${next}, which a restored row (ids ${events[0]!.id}–${events[499]!.id}) already has`);
   });
 });
 
