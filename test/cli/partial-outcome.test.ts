@@ -6,6 +6,7 @@ import { after, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
+import { freePort } from '../support/free-port.ts';
 import { setup } from '../support/setup.ts';
 import { chargeEvent } from '../support/stripe.ts';
 import { insertInboxRows, minutesAgo } from '../operations/harness.ts';
@@ -210,5 +211,40 @@ describe('inboxctl backfill stopped part-way', () => {
       { pages: partial.pages, listed: partial.listed, alreadyPresent: partial.alreadyPresent, stored: partial.stored, storedEventIds: partial.storedEventIds },
       { pages: 1, listed: 3, alreadyPresent: 0, stored: 2, storedEventIds: ['evt_bf_1', 'evt_bf_3'] },
     );
+  });
+});
+
+describe('inboxctl verify stopped part-way', () => {
+  // Found by review: with --json a verify stopped by a failure printed the error alone, and the
+  // events it had checked before it (printed one by one without --json) were lost.
+  let verifyEnv: Record<string, string>;
+
+  // Two Pagar.me events: the first has no proof to check, the second needs the gateway's signing
+  // keys, from an address nothing answers.
+  setup(async () => {
+    const config = path.join(archiveDir, 'verify.json');
+    await writeFile(config, JSON.stringify({ providers: { pagarme: { driver: 'pagarme', jwksUrl: `http://127.0.0.1:${await freePort()}/jwks.json` } } }));
+    verifyEnv = { ...env, INBOX_CONFIG: config };
+    await insertInboxRows(database.sql, [
+      { provider: 'pagarme', eventId: 'hook_v1_unproven', status: 'processed', receivedAt: minutesAgo(5) },
+      { provider: 'pagarme', eventId: 'hook_v2_signed', status: 'processed', receivedAt: minutesAgo(4) },
+    ]);
+    const proof = { scheme: 'pagarme-rs256', kid: 'key-1', secret: null, verifiedAt: minutesAgo(4).toISOString(), signed: { headers: { 'x-webhook-asymmetric-signature': 'alg=RS256; kid=key-1; signature=c2lnbmF0dXJl' } } };
+    await database.sql`update webhook_inbox set verification = ${database.sql.json(proof)} where event_id = 'hook_v2_signed'`;
+  });
+
+  const verify = ['verify', '--since', '1h', '--provider', 'pagarme'];
+
+  test('--json: exit 4, the error and the events checked before it', async () => {
+    const partial = stoppedPartWay(await runInboxctl([...verify, '--json'], verifyEnv), 'signing_keys_unavailable', /signing keys could not be fetched from 127\.0\.0\.1/);
+    assert.deepEqual(partial.events.map((e: { eventId: string; now: { outcome: string } }) => [e.eventId, e.now.outcome]), [['hook_v1_unproven', 'not_checkable']]);
+    assert.deepEqual(partial.summary, { matches: 0, noMatch: 0, notCheckable: 1 });
+  });
+
+  test('without --json: the events as they were checked, their summary, then the error', async () => {
+    const run = await runInboxctl(verify, verifyEnv);
+    assert.equal(run.code, 4, run.stderr);
+    assert.match(run.out, /hook_v1_unproven[^]*cannot be checked: no proof stored[^]*\n1 event: 0 still verify, 0 verify with NO configured secret, 1 cannot be checked\.\n$/);
+    assert.match(run.stderr, /^inboxctl: .*signing keys could not be fetched/m);
   });
 });
