@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { eventDecisions, eventSources } from '../db/schema.ts';
 import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
 import { ArchiveFormatError } from './errors.ts';
-import { makeDirectory } from '../fs/make-directory.ts';
+import { makeDurableDirectory, syncDirectory } from '../fs/durable-directory.ts';
 
 export { ArchiveFormatError } from './errors.ts';
 
@@ -129,7 +129,8 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
   return {
     async append(file, events) {
       if (events.length === 0) return;
-      await makeDirectory(path.dirname(file));
+      // A folder made for the archive is as durable as the file before the rows are deleted.
+      await makeDurableDirectory(path.dirname(file));
       await ensureIntact(file);
       const member = gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
       const sizeBefore = await stat(file).then((s) => s.size, () => undefined);
@@ -144,19 +145,10 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
         throw error;
       }
       await handle.close();
+      // The new file's name must be durable too, not only its bytes.
       if (sizeBefore === undefined) await syncDirectory(path.dirname(file));
     },
   };
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  // The new file's name must be durable too, not only its bytes.
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /**

@@ -5,7 +5,8 @@ import { type Database, drizzleExecutor } from '../db/client.ts';
 import { INBOX_PARTITION_MONTHS_AHEAD, createMonthPartitionsAhead } from '../db/inbox-partitions.ts';
 import type { OperationsMetrics } from '../observability/metrics.ts';
 import { createArchiveWriter } from './archive.ts';
-import { type RetentionPolicy, applyRetention } from './retention.ts';
+import { PartialResultError } from './errors.ts';
+import { type RetentionPolicy, type RetentionRun, applyRetention } from './retention.ts';
 import { sweepPendingEvents } from './sweep-pending-events.ts';
 
 export const SWEEP_QUEUE = 'inbox-sweep';
@@ -78,30 +79,34 @@ export async function startOperationsCron(deps: OperationsCronDeps): Promise<voi
       const partitions = await deps.db.transaction((tx) => createMonthPartitionsAhead(drizzleExecutor(tx), deps.clock(), INBOX_PARTITION_MONTHS_AHEAD));
       if (partitions.created.length > 0) logger.info(partitions, 'inbox partitions created ahead');
       if (partitions.leftToDefault.length > 0) logger.warn(partitions, 'months already holding rows in the default partition get no partition of their own');
-      // Rows deleted with a month dropped whole count too: the metric is every row the run archived and deleted.
-      const deleted = new Map<string, number>();
-      const count = (provider: string, rows: number) => deleted.set(provider, (deleted.get(provider) ?? 0) + rows);
-      const results = await applyRetention(
+      const run = await applyRetention(
         { db: deps.db, archive },
-        {
-          providers: deps.providers,
-          now: deps.clock(),
-          archiveDir: operations.archiveDir,
-          batchSize: operations.retentionBatchSize,
-          signal: job?.signal,
-          onPartitions: (result) => {
-            for (const { byProvider } of result.dropped) for (const [provider, rows] of Object.entries(byProvider)) count(provider, rows);
-            logger.info(result, 'retention: months archived whole and dropped, months kept for unsettled rows');
-          },
-        },
+        { providers: deps.providers, now: deps.clock(), archiveDir: operations.archiveDir, batchSize: operations.retentionBatchSize, signal: job?.signal },
       );
-      for (const result of results) count(result.provider, result.deleted);
-      deps.metrics?.retentionRun('ok', [...deleted].map(([provider, rows]) => ({ provider, deleted: rows })));
-      for (const result of results) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');
+      deps.metrics?.retentionRun('ok', deletedByProvider(run));
+      logRetentionRun(logger, run);
     } catch (error) {
-      deps.metrics?.retentionRun('error', []);
-      logger.error({ err: error, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');
+      // The months dropped and the batches deleted before the failure are committed: counted and told like a finished run's.
+      const done = error instanceof PartialResultError ? (error.partial as RetentionRun) : undefined;
+      deps.metrics?.retentionRun('error', done ? deletedByProvider(done) : []);
+      if (done) logRetentionRun(logger, done);
+      const failure = error instanceof PartialResultError ? error.cause : error;
+      logger.error({ err: failure, queue: RETENTION_QUEUE }, 'retention failed; rows not yet archived stay until the next run');
       throw error;
     }
   });
+}
+
+/** Every row the run archived and deleted, per provider: a month dropped whole counts its rows too. */
+function deletedByProvider(run: RetentionRun): Array<{ provider: string; deleted: number }> {
+  const deleted = new Map<string, number>();
+  const count = (provider: string, rows: number) => deleted.set(provider, (deleted.get(provider) ?? 0) + rows);
+  for (const { byProvider } of run.partitions.dropped) for (const [provider, rows] of Object.entries(byProvider)) count(provider, rows);
+  for (const result of run.providers) count(result.provider, result.deleted);
+  return [...deleted].map(([provider, rows]) => ({ provider, deleted: rows }));
+}
+
+function logRetentionRun(logger: Logger, run: RetentionRun): void {
+  logger.info(run.partitions, 'retention: months archived whole and dropped, months kept for unsettled rows');
+  for (const result of run.providers) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, stopped: result.stopped }, 'retention run');
 }

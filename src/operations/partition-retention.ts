@@ -2,6 +2,7 @@ import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.t
 import { type MonthPartition, dropMonthPartition, listMonthPartitions } from '../db/inbox-partitions.ts';
 import { deleteConflictsOfPartition, lockSettledPartition, selectPartitionRows } from '../inbox/sql/partition-rows.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath, toArchived } from './archive.ts';
+import { OperationIncompleteError, PartialResultError } from './errors.ts';
 
 const DAY_MS = 86_400_000;
 const ARCHIVE_BATCH_ROWS = 5_000;
@@ -35,11 +36,17 @@ export async function dropExpiredPartitions(deps: { db: Database; archive: Archi
   const longest = Math.max(...request.providers.map((p) => p.retentionDays));
   const cutoff = new Date(request.now.getTime() - longest * DAY_MS);
   const names = request.providers.map((p) => p.name);
-  for (const partition of await listMonthPartitions(drizzleExecutor(deps.db))) {
-    if (partition.to.getTime() > cutoff.getTime()) break;
-    const outcome = await deps.db.transaction(async (transaction) => archiveAndDrop(drizzleExecutor(transaction), deps.archive, partition, names, request.archiveDir));
-    if (outcome.blocking > 0) result.kept.push({ partition: partition.name, blocking: outcome.blocking });
-    else result.dropped.push({ partition: partition.name, rows: outcome.rows, byProvider: outcome.byProvider });
+  try {
+    for (const partition of await listMonthPartitions(drizzleExecutor(deps.db))) {
+      if (partition.to.getTime() > cutoff.getTime()) break;
+      const outcome = await deps.db.transaction(async (transaction) => archiveAndDrop(drizzleExecutor(transaction), deps.archive, partition, names, request.archiveDir));
+      if (outcome.blocking > 0) result.kept.push({ partition: partition.name, blocking: outcome.blocking });
+      else result.dropped.push({ partition: partition.name, rows: outcome.rows, byProvider: outcome.byProvider });
+    }
+  } catch (error) {
+    // The months before it are committed: archived, detached and dropped.
+    const progress = `${result.dropped.length} ${result.dropped.length === 1 ? 'month' : 'months'} archived and dropped`;
+    throw new PartialResultError(new OperationIncompleteError('retention of whole months', progress, error), { dropped: [...result.dropped], kept: [...result.kept] });
   }
   return result;
 }

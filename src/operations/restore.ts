@@ -1,5 +1,5 @@
 import { type Database, type SqlExecutor, drizzleExecutor } from '../db/client.ts';
-import { advanceIdSequencePast, countExistingEvents, insertExactRowsIfAbsent } from '../inbox/sql/archive-rows.ts';
+import { countExistingEvents, insertExactRowsIfAbsent } from '../inbox/sql/archive-rows.ts';
 import { type ArchivedEvent, readArchive, wasSetAsideAsTorn } from './archive.ts';
 import { ArchiveFormatError, PartialResultError } from './errors.ts';
 
@@ -79,7 +79,6 @@ async function restoreInto(db: SqlExecutor, result: RestoreResult, options: Rest
     batch.push(event);
   }
   if (batch.length > 0) await flush();
-  if (!result.dryRun && result.inserted > 0) await advanceIdSequencePast(db);
   if (unreadable !== undefined) throw explainTear(unreadable, result);
 }
 

@@ -151,8 +151,6 @@ export interface RetentionRequest {
   archiveDir: string;
   batchSize?: number;
   signal?: AbortSignal;
-  /** Told which months were dropped whole, and which were kept for a pending or failed row. */
-  onPartitions?: (result: PartitionRetentionResult) => void;
 }
 
 /** A provider's retention run: its payloads' purge, then its keys'. */
@@ -162,24 +160,47 @@ export interface RetentionResult extends PurgeResult {
   keysDeleted: number;
 }
 
+/** What a retention run did: the months dropped whole (and those kept for an unsettled row), then each provider's purge. */
+export interface RetentionRun {
+  partitions: PartitionRetentionResult;
+  providers: RetentionResult[];
+}
+
 /**
  * The daily job, in two tiers per configured provider: processed and ignored rows older than its
  * retentionDays are archived and deleted; then its dedupe keys older than keyRetentionDays are
  * deleted, in a step of their own. Providers this configuration does not know are left alone:
- * their windows are unknown.
+ * their windows are unknown. A failure throws a PartialResultError whose partial is the run up to
+ * it: the months dropped and the batches deleted before it are committed, and must be counted.
  */
-export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<RetentionResult[]> {
-  // Whole months first: what they held needs no row-by-row delete below.
-  const partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir });
-  request.onPartitions?.(partitions);
-  const results: RetentionResult[] = [];
-  for (const provider of request.providers.values()) {
-    if (request.signal?.aborted) break;
-    const cutoff = new Date(request.now.getTime() - provider.retentionDays * DAY_MS);
-    const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal });
-    const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
-    const keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize: request.batchSize ?? 500, signal: request.signal });
-    results.push({ ...purged, keyCutoff, keysDeleted });
+export async function applyRetention(deps: PurgeDeps, request: RetentionRequest): Promise<RetentionRun> {
+  const run: RetentionRun = { partitions: { dropped: [], kept: [] }, providers: [] };
+  try {
+    // Whole months first: what they held needs no row-by-row delete below.
+    run.partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir }).catch((error: unknown) => {
+      run.partitions = partialOf<PartitionRetentionResult>(error) ?? run.partitions;
+      throw error;
+    });
+    for (const provider of request.providers.values()) {
+      if (request.signal?.aborted) break;
+      const cutoff = new Date(request.now.getTime() - provider.retentionDays * DAY_MS);
+      const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
+      const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal }).catch((error: unknown) => {
+        const partial = partialOf<PurgeResult>(error);
+        if (partial) run.providers.push({ ...partial, keyCutoff, keysDeleted: 0 });
+        throw error;
+      });
+      const result: RetentionResult = { ...purged, keyCutoff, keysDeleted: 0 };
+      run.providers.push(result);
+      result.keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize: request.batchSize ?? 500, signal: request.signal });
+    }
+  } catch (error) {
+    throw new PartialResultError(error instanceof PartialResultError ? error.cause : error, run);
   }
-  return results;
+  return run;
+}
+
+/** How far a step that failed got, when it says (the months or batches before the failure are committed). */
+function partialOf<T>(error: unknown): T | undefined {
+  return error instanceof PartialResultError ? (error.partial as T) : undefined;
 }

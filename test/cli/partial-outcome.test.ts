@@ -3,8 +3,10 @@ import { appendFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
+import { freePort } from '../support/free-port.ts';
 import { setup } from '../support/setup.ts';
 import { chargeEvent } from '../support/stripe.ts';
 import { insertInboxRows, minutesAgo } from '../operations/harness.ts';
@@ -31,7 +33,7 @@ setup(async () => {
  */
 const failOn = (operation: 'insert' | 'update' | 'delete', eventId: string, reason: string) =>
   database.sql.unsafe(
-    `create trigger fail_${operation} before ${operation} on webhook_inbox for each row
+    `create trigger fail_${operation}_${eventId} before ${operation} on webhook_inbox for each row
        when (${operation === 'insert' ? 'new' : 'old'}.event_id = '${eventId}') execute function fail_statement('${reason}')`,
   );
 
@@ -145,6 +147,31 @@ describe('inboxctl restore of a torn archive', () => {
   });
 });
 
+describe('inboxctl restore stopped part-way', () => {
+  // Found by review: the id sequence was moved past the restored ids only at the end of a file, so
+  // a file whose later batch failed left committed rows with ids the sequence had not reached, and
+  // the receiver's next rows were given those ids again (the primary key is (id, received_at): no
+  // error, two rows of one id).
+  test('the rows of the batches committed before the failure are past the id sequence', async () => {
+    const [sequence] = await database.sql<{ last: number }[]>`select last_value::float8 as last from webhook_inbox_id_seq`;
+    // An archive from another database, whose ids are just ahead of this one's: a restore's first
+    // batch is 500 rows, so the 501st is in the second, which the inbox refuses.
+    const events = Array.from({ length: 501 }, (_, i) => ({
+      v: 1, id: sequence!.last + 1 + i, provider: 'seq', event_id: i === 500 ? 'evt_q_stop' : `evt_q${i}`, event_type: 'charge.succeeded', resource_id: null,
+      status: 'processed', attempts: 1, last_error: null, occurred_at: '2024-06-01T10:00:00.000000Z', received_at: '2024-06-01T10:00:00.000000Z',
+      processed_at: null, payload_json: '{}', raw_body_base64: Buffer.from('{}').toString('base64'),
+    }));
+    const file = path.join(archiveDir, 'seq-2024-06-01.jsonl.gz');
+    await writeFile(file, gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join('')));
+    await failOn('insert', 'evt_q_stop', 'insert refused (simulated)');
+
+    const partial = stoppedPartWay(await runInboxctl(['restore', file, '--json'], env), 'failed', /insert refused \(simulated\)/);
+    assert.deepEqual(partial, [{ file, dryRun: false, read: 501, inserted: 500, skipped: 0 }]);
+    const [next] = await insertInboxRows(database.sql, [{ eventId: 'evt_after_restore', receivedAt: new Date() }]);
+    assert.ok(next! > events[499]!.id, `the next row stored got id ${next}, which a restored row (ids ${events[0]!.id}–${events[499]!.id}) already has`);
+  });
+});
+
 describe('inboxctl replay stopped part-way', () => {
   // The second batch of one cannot be put back to pending: the first stays replayed and queued.
   setup(async () => {
@@ -187,5 +214,40 @@ describe('inboxctl backfill stopped part-way', () => {
       { pages: partial.pages, listed: partial.listed, alreadyPresent: partial.alreadyPresent, stored: partial.stored, storedEventIds: partial.storedEventIds },
       { pages: 1, listed: 3, alreadyPresent: 0, stored: 2, storedEventIds: ['evt_bf_1', 'evt_bf_3'] },
     );
+  });
+});
+
+describe('inboxctl verify stopped part-way', () => {
+  // Found by review: with --json a verify stopped by a failure printed the error alone, and the
+  // events it had checked before it (printed one by one without --json) were lost.
+  let verifyEnv: Record<string, string>;
+
+  // Two Pagar.me events: the first has no proof to check, the second needs the gateway's signing
+  // keys, from an address nothing answers.
+  setup(async () => {
+    const config = path.join(archiveDir, 'verify.json');
+    await writeFile(config, JSON.stringify({ providers: { pagarme: { driver: 'pagarme', jwksUrl: `http://127.0.0.1:${await freePort()}/jwks.json` } } }));
+    verifyEnv = { ...env, INBOX_CONFIG: config };
+    await insertInboxRows(database.sql, [
+      { provider: 'pagarme', eventId: 'hook_v1_unproven', status: 'processed', receivedAt: minutesAgo(5) },
+      { provider: 'pagarme', eventId: 'hook_v2_signed', status: 'processed', receivedAt: minutesAgo(4) },
+    ]);
+    const proof = { scheme: 'pagarme-rs256', kid: 'key-1', secret: null, verifiedAt: minutesAgo(4).toISOString(), signed: { headers: { 'x-webhook-asymmetric-signature': 'alg=RS256; kid=key-1; signature=c2lnbmF0dXJl' } } };
+    await database.sql`update webhook_inbox set verification = ${database.sql.json(proof)} where event_id = 'hook_v2_signed'`;
+  });
+
+  const verify = ['verify', '--since', '1h', '--provider', 'pagarme'];
+
+  test('--json: exit 4, the error and the events checked before it', async () => {
+    const partial = stoppedPartWay(await runInboxctl([...verify, '--json'], verifyEnv), 'signing_keys_unavailable', /signing keys could not be fetched from 127\.0\.0\.1/);
+    assert.deepEqual(partial.events.map((e: { eventId: string; now: { outcome: string } }) => [e.eventId, e.now.outcome]), [['hook_v1_unproven', 'not_checkable']]);
+    assert.deepEqual(partial.summary, { matches: 0, noMatch: 0, notCheckable: 1 });
+  });
+
+  test('without --json: the events as they were checked, their summary, then the error', async () => {
+    const run = await runInboxctl(verify, verifyEnv);
+    assert.equal(run.code, 4, run.stderr);
+    assert.match(run.out, /hook_v1_unproven[^]*cannot be checked: no proof stored[^]*\n1 event: 0 still verify, 0 verify with NO configured secret, 1 cannot be checked\.\n$/);
+    assert.match(run.stderr, /^inboxctl: .*signing keys could not be fetched/m);
   });
 });

@@ -31,7 +31,7 @@ after(async () => {
 
 async function retention(now: Date) {
   const archive = createArchiveWriter({ clock: () => now });
-  return applyRetention({ db: service.database.db, archive }, { providers: new Map([['stripe', stripe]]), now, archiveDir });
+  return (await applyRetention({ db: service.database.db, archive }, { providers: new Map([['stripe', stripe]]), now, archiveDir })).providers;
 }
 
 async function deliverAndProcess(eventId: string, chargeId: string): Promise<string> {

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { postgresExecutor } from '../../src/db/client.ts';
 import { createMonthPartitionsAhead } from '../../src/db/inbox-partitions.ts';
-import { createArchiveWriter, readArchive } from '../../src/operations/archive.ts';
-import type { PartitionRetentionResult } from '../../src/operations/partition-retention.ts';
+import { type ArchiveWriter, createArchiveWriter, readArchive } from '../../src/operations/archive.ts';
+import { PartialResultError } from '../../src/operations/errors.ts';
 import { applyRetention } from '../../src/operations/retention.ts';
 import { insertInboxRows, useOperationsHarness } from './harness.ts';
 
@@ -41,14 +41,13 @@ describe('retention by partition (issue 15)', () => {
     await h.database.sql`insert into webhook_inbox_conflicts (inbox_id, inbox_received_at, provider, event_id, fingerprint, differences, raw_body)
       select id, received_at, provider, event_id, 'other', '[]', '\\x7b7d' from webhook_inbox where id = ${january[0]!}`;
 
-    let told: PartitionRetentionResult | undefined;
     const providers = new Map([
       ['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3 }],
       ['asaas', { name: 'asaas', retentionDays: 60, keyRetentionDays: 400, resendWindowDays: 15 }],
     ]);
-    const results = await applyRetention(
+    const { partitions: told, providers: results } = await applyRetention(
       { db: h.handle.db, archive: createArchiveWriter({ clock: () => new Date() }) },
-      { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir, onPartitions: (result) => (told = result) },
+      { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir },
     );
 
     assert.deepEqual(told, { dropped: [{ partition: 'webhook_inbox_p2025_01', rows: 3, byProvider: { stripe: 2, asaas: 1 } }], kept: [{ partition: 'webhook_inbox_p2025_02', blocking: 2 }] });
@@ -67,5 +66,30 @@ describe('retention by partition (issue 15)', () => {
       for await (const line of readArchive(path.join(archiveDir, `${file}.jsonl.gz`))) archived.push(line.event_id);
     }
     assert.deepEqual(archived.sort(), ['evt_jan_1', 'evt_jan_2', 'evt_jan_3'], 'every January row is in the usual archive files');
+  });
+
+  test('a run stopped by a month it cannot archive says which months went before it', async () => {
+    await h.database.sql.begin((tx) => createMonthPartitionsAhead(postgresExecutor(tx), new Date('2023-01-10T00:00:00Z'), 1));
+    await insertInboxRows(h.database.sql, [
+      { eventId: 'evt_2023_jan', status: 'processed', receivedAt: new Date('2023-01-05T10:00:00Z') },
+      { eventId: 'evt_2023_feb', status: 'processed', receivedAt: new Date('2023-02-05T10:00:00Z') },
+    ]);
+    const archive = createArchiveWriter({ clock: () => new Date() });
+    const diskFullInFebruary: ArchiveWriter = {
+      append: async (file, events) => {
+        if (file.endsWith('-2023-02-05.jsonl.gz')) throw new Error('no space left on device (simulated)');
+        await archive.append(file, events);
+      },
+    };
+    const providers = new Map([['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3 }]]);
+    const stopped: unknown = await applyRetention({ db: h.handle.db, archive: diskFullInFebruary }, { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir }).then(
+      () => assert.fail('February cannot be archived: the run stops there'),
+      (error: unknown) => error,
+    );
+    assert.ok(stopped instanceof PartialResultError, String(stopped));
+    assert.match(stopped.message, /^The retention of whole months stopped part-way \(1 month archived and dropped\): .*no space left on device \(simulated\)/);
+    assert.deepEqual(stopped.partial, { partitions: { dropped: [{ partition: 'webhook_inbox_p2023_01', rows: 1, byProvider: { stripe: 1 } }], kept: [] }, providers: [] });
+    const left = await h.database.sql`select event_id from webhook_inbox where event_id like 'evt_2023%'`;
+    assert.deepEqual(left.map((r) => r.event_id), ['evt_2023_feb'], 'January went, committed; February stays');
   });
 });

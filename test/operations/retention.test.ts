@@ -216,7 +216,7 @@ describe('the daily retention job', () => {
       { provider: 'stripe-br', eventId: 'ret-br-9', status: 'processed', receivedAt: daysAgo(9, now) },
       { provider: 'unconfigured', eventId: 'ret-u-400', status: 'processed', receivedAt: daysAgo(400, now) },
     ]);
-    const results = await applyRetention(deps(), { providers: config.providers, now, archiveDir });
+    const { providers: results } = await applyRetention(deps(), { providers: config.providers, now, archiveDir });
     assert.deepEqual(results.map((r) => [r.provider, r.deleted]).sort(), [['stripe', 1], ['stripe-br', 1]]);
     const left = await h.database.sql`select event_id from webhook_inbox where event_id like 'ret-%' order by event_id`;
     assert.deepEqual(left.map((r) => r.event_id), ['ret-br-9', 'ret-s-20', 'ret-u-400']);

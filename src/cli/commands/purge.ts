@@ -1,6 +1,6 @@
 import { access, constants } from 'node:fs/promises';
 import type { CAC } from 'cac';
-import { makeDirectory } from '../../fs/make-directory.ts';
+import { makeDurableDirectory } from '../../fs/durable-directory.ts';
 import type { PurgeResult } from '../../operations/retention.ts';
 import { type PurgeableStatus, retentionStatuses } from '../../operations/statuses.ts';
 import type { CommandContext } from '../context.ts';
@@ -36,7 +36,7 @@ function describeOne(result: PurgeResult): string[] {
 /** The archive folder must be writable before the first batch, not found unusable half-way. */
 async function ensureWritableFolder(dir: string, setting: string): Promise<void> {
   try {
-    await makeDirectory(dir);
+    await makeDurableDirectory(dir);
     await access(dir, constants.W_OK);
   } catch (error) {
     throw usageError(`${setting}: cannot write archive files to "${dir}" (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);

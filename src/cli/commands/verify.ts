@@ -1,8 +1,10 @@
 import type { CAC } from 'cac';
+import { PartialResultError } from '../../operations/errors.ts';
 import type { EventVerification, VerifyDeps } from '../../operations/verify-events.ts';
 import { describeProof, describeSecretMatch } from '../../providers/proof.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
+import { partialResult } from '../failure.ts';
 import { plural, toJson } from '../output.ts';
 import { parseCount, parseInstant, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';
@@ -37,9 +39,10 @@ interface Tally {
   notCheckable: number;
 }
 
+const checked = (tally: Tally) => tally.matches + tally.noMatch + tally.notCheckable;
+
 function summary(tally: Tally): string {
-  const total = tally.matches + tally.noMatch + tally.notCheckable;
-  return `${plural(total, 'event')}: ${tally.matches} still verify, ${tally.noMatch} verify with NO configured secret, ${tally.notCheckable} cannot be checked.`;
+  return `${plural(checked(tally), 'event')}: ${tally.matches} still verify, ${tally.noMatch} verify with NO configured secret, ${tally.notCheckable} cannot be checked.`;
 }
 
 async function verify(context: CommandContext, idArg: unknown, flags: VerifyFlags): Promise<number> {
@@ -68,6 +71,11 @@ async function verify(context: CommandContext, idArg: unknown, flags: VerifyFlag
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
     for await (const result of verifyEventsSince(deps, { since: since!, provider })) report(result);
     return true;
+  }).catch((error: unknown) => {
+    // The events checked before the failure are an answer too: the partial, as a finished run prints it
+    // (without --json their lines are out already; the summary of them follows).
+    if (checked(tally) === 0) throw error;
+    throw partialResult(new PartialResultError(error, { events: results, summary: tally }), () => [summary(tally)]);
   });
   if (!found) {
     if (flags.json) context.runtime.stdout.write(toJson(null));

@@ -107,6 +107,10 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
   });
   // A restored row gets its dedupe key back too if key retention has deleted it since, so that a
   // resend of it stays a duplicate (every inbox row has its key: webhook_event_keys).
+  // Restored ids are the originals: restored into a database whose id sequence is behind them (a
+  // fresh one), the sequence is moved past them, in this statement, so no committed row is ever
+  // behind it whatever stops the restore later (the receiver would give its id to a new row:
+  // the primary key is (id, received_at), so nothing would refuse it).
   const { rows } = await db.executeSql<{ restored: number }>(
     `with restored as (
        insert into webhook_inbox (id, provider, event_id, event_type, resource_id, status, attempts, last_error, occurred_at, received_at,
@@ -115,12 +119,16 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
          processed_at, payload, payload_lossy, raw_body, fact, fingerprint, source, decision, decision_detail, verification)
        where not exists (select 1 from webhook_inbox i where i.id = v.id)
          and not exists (select 1 from webhook_inbox i where i.provider = v.provider and i.event_id = v.event_id)
-       returning provider, event_id, fingerprint, received_at),
+       returning id, provider, event_id, fingerprint, received_at),
      keys as (
        insert into webhook_event_keys (provider, event_id, fingerprint, received_at)
        select provider, event_id, fingerprint, received_at from restored
-       on conflict do nothing)
-     select count(*)::int as restored from restored`,
+       on conflict do nothing),
+     sequence_past as (
+       select setval(pg_get_serial_sequence('webhook_inbox', 'id'), max(id)) from restored
+       having max(id) > (select last_value from webhook_inbox_id_seq))
+     -- sequence_past named here: a CTE that modifies nothing runs only when it is read.
+     select (select count(*)::int from restored) as restored, (select count(*) from sequence_past) as sequence_moved`,
     values,
   );
   return rows[0]!.restored;
@@ -138,15 +146,4 @@ export async function countExistingEvents(db: SqlExecutor, events: readonly Exac
   const present = new Set(rows.map((r) => `${r.provider}\u0000${r.event_id}`));
   const presentIds = new Set(rows.map((r) => r.id));
   return events.filter((e) => presentIds.has(e.id) || present.has(`${e.provider}\u0000${e.event_id}`)).length;
-}
-
-/**
- * Restored ids are the originals; if the archive is restored into a database whose id sequence
- * is behind them (a fresh one), the sequence is moved past them so new deliveries cannot collide.
- */
-export async function advanceIdSequencePast(db: SqlExecutor): Promise<void> {
-  await db.executeSql(`
-    select setval(pg_get_serial_sequence('webhook_inbox', 'id'), max_id)
-    from (select max(id) as max_id from webhook_inbox) m
-    where max_id > (select last_value from webhook_inbox_id_seq)`);
 }
