@@ -53,7 +53,7 @@ describe('a lane whose delivery runs fail every retry', () => {
       const row = await laneOf(database.sql, 'app', poisoned!.id);
       return row?.parked ? row : undefined;
     }, { message: 'the poisoned lane to park', timeoutMs: 60_000 });
-    assert.match(lane.lastError ?? '', /delivery runs failed 2 times .*the test poisoned this lane/);
+    assert.match(lane.lastError ?? '', /delivery runs failed 2 times .*raised at fail_poisoned_lane\(\)/);
     assert.equal(lane.deliveredSequence, 0);
     await waitFor(async () => (await laneOf(database.sql, 'app', fine!.id))?.deliveredSequence === 1, { message: 'the other payment delivered' });
 
