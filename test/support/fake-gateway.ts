@@ -104,6 +104,21 @@ export async function startFakeGateway(): Promise<FakeGateway> {
 }
 
 /** The most requests that arrived within any window of `windowMs` (a sliding window over arrivals). */
+/**
+ * Whether the requests arrived no faster than `limit` per `intervalMs` since `startMs` (performance.now()
+ * before the first call): the n-th to arrive (from 0) not before startMs + floor(n / limit) × intervalMs.
+ * Arrival is never earlier than sending, so a busy machine (late arrivals, bunched together) cannot
+ * fail this; only sending too early can. `toleranceMs` covers the two clocks' granularity.
+ */
+export function earliestArrivalTooSoon(requests: readonly RecordedRequest[], startMs: number, limit: number, intervalMs: number, toleranceMs = 20): string | undefined {
+  const times = requests.map((r) => r.arrivedAtMs).sort((a, b) => a - b);
+  for (const [n, time] of times.entries()) {
+    const earliest = startMs + Math.floor(n / limit) * intervalMs - toleranceMs;
+    if (time < earliest) return `request ${n + 1} arrived ${(time - startMs).toFixed(0)} ms after the start, before ${(earliest - startMs).toFixed(0)} ms`;
+  }
+  return undefined;
+}
+
 export function maxRequestsInWindow(requests: readonly RecordedRequest[], windowMs: number): number {
   const times = requests.map((r) => r.arrivedAtMs).sort((a, b) => a - b);
   let most = 0;
