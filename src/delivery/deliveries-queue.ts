@@ -1,5 +1,6 @@
 import type { JobInsert, PgBoss, Queue } from 'pg-boss';
 import type { WorkerConfig } from '../config/config.ts';
+import { DEAD_LETTER_QUEUE_OPTIONS } from '../queue/dead-letters.ts';
 
 export const DELIVERIES_QUEUE = 'deliveries';
 /** Lanes whose runs failed every retry (database errors, not destinations' answers): parked for a human. */
@@ -53,7 +54,7 @@ export function deliveriesQueueOptions(worker: WorkerConfig): Omit<Queue, 'name'
 }
 
 export async function ensureDeliveriesQueue(boss: PgBoss, worker: WorkerConfig): Promise<void> {
-  await boss.createQueue(DELIVERIES_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
+  await boss.createQueue(DELIVERIES_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS);
   const { policy, ...updatable } = deliveriesQueueOptions(worker);
   await boss.createQueue(DELIVERIES_QUEUE, { policy, ...updatable });
   await boss.updateQueue(DELIVERIES_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });

@@ -2,7 +2,7 @@ import type { JobResult, JobWithMetadata, PgBoss, WorkOptions } from 'pg-boss';
 import { describeError } from '../errors.ts';
 import type { DeliveryDeps } from './deliver-lane.ts';
 import { type EndedLane, deliverLanes } from './deliver-lanes.ts';
-import { describeFinalFailure } from '../queue/final-failure.ts';
+import { workDeadLetters } from '../queue/dead-letters.ts';
 import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
 import { parkLaneAfterFailedRuns } from './lane-sql.ts';
 
@@ -48,14 +48,10 @@ async function runJobs(boss: PgBoss, deps: DeliveryDeps, jobs: JobWithMetadata<D
  * run the lane again before its payment's next change.
  */
 async function startDeadLetterWorker(boss: PgBoss, deps: DeliveryDeps, pollingIntervalSeconds: number): Promise<void> {
-  const work = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds } as const;
-  await boss.work<DeliveryJobData, void, typeof work>(DELIVERIES_DEAD_LETTER_QUEUE, work, async (jobs) => {
-    for (const job of jobs) {
-      const runs = (job.sourceRetryCount ?? 0) + 1;
-      const reason = `its delivery runs failed ${runs} times (not the destination's answers): ${describeFinalFailure(job.sourceOutput)}`;
-      if (await parkLaneAfterFailedRuns(deps.db, job.data.destination, job.data.paymentId, reason)) {
-        deps.logger.error({ destination: job.data.destination, paymentId: job.data.paymentId, runs, reason }, 'delivery lane parked after its runs kept failing: it needs a human (fix the cause, then inboxctl lanes retry)');
-      }
+  await workDeadLetters<DeliveryJobData>(boss, DELIVERIES_DEAD_LETTER_QUEUE, pollingIntervalSeconds, async ({ data, runs, finalFailure }) => {
+    const reason = `its delivery runs failed ${runs} times (not the destination's answers): ${finalFailure}`;
+    if (await parkLaneAfterFailedRuns(deps.db, data.destination, data.paymentId, reason)) {
+      deps.logger.error({ destination: data.destination, paymentId: data.paymentId, runs, reason }, 'delivery lane parked after its runs kept failing: it needs a human (fix the cause, then inboxctl lanes retry)');
     }
   });
 }

@@ -7,16 +7,16 @@ import { type Database, drizzleExecutor } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import { type IngestPressure, NO_INGEST_PRESSURE } from '../inbox/ingest-pressure.ts';
 import type { IngestFirstMetrics, ProcessingMetrics } from '../observability/metrics.ts';
+import { workDeadLetters } from '../queue/dead-letters.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
 import type { PaymentsHandlerDeps } from './payments-handler.ts';
-import { failDeadLetteredEvent } from './dead-letter.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
-import { noteEventDeferred } from '../inbox/sql/mark-events.ts';
+import { markEventFailed, noteEventDeferred } from '../inbox/sql/mark-events.ts';
 import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
 import { type IngestFirstApplier, createIngestFirstApplier } from './ingest-first.ts';
 
@@ -125,16 +125,16 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: 
   }
 }
 
+/**
+ * A job pg-boss dead-lettered: every attempt failed, so the event becomes `failed`, the one inbox
+ * status that needs a human. markEventFailed keeps the row's last recorded error (the letter's
+ * fills in when none was), changes a row no longer pending not at all (a replay may already have
+ * fixed it), and a letter that comes again changes nothing.
+ */
 async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerConfig, logger: Logger): Promise<void> {
-  const deadLetterWork = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds: worker.pollingIntervalSeconds } as const;
-  await boss.work<WebhookJobData, void, typeof deadLetterWork>(WEBHOOKS_DEAD_LETTER_QUEUE, deadLetterWork, async (jobs) => {
-    for (const job of jobs) {
-      if (await failDeadLetteredEvent(drizzleExecutor(db), job.data.inboxId, job.sourceOutput)) {
-        logger.error(
-          { inboxId: job.data.inboxId, attempts: (job.sourceRetryCount ?? 0) + 1 },
-          'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',
-        );
-      }
+  await workDeadLetters<WebhookJobData>(boss, WEBHOOKS_DEAD_LETTER_QUEUE, worker.pollingIntervalSeconds, async (letter) => {
+    if (await markEventFailed(drizzleExecutor(db), letter.data.inboxId, letter.finalFailure)) {
+      logger.error({ inboxId: letter.data.inboxId, attempts: letter.runs }, 'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)');
     }
   });
 }

@@ -1,5 +1,6 @@
 import type { JobInsert, PgBoss, Queue } from 'pg-boss';
 import type { WorkerConfig } from '../config/config.ts';
+import { DEAD_LETTER_QUEUE_OPTIONS } from './dead-letters.ts';
 import { askAutovacuumToAnalyzeOften } from './job-table-statistics.ts';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -82,7 +83,7 @@ export function webhookQueueOptions(worker: WorkerConfig, notify = true): Omit<Q
  * `notify` is the deployment's DATABASE_LISTEN_NOTIFY: every instance must agree on it.
  */
 export async function ensureQueues(boss: PgBoss, worker: WorkerConfig, notify = true): Promise<void> {
-  await boss.createQueue(WEBHOOKS_DEAD_LETTER_QUEUE, { policy: 'standard', retryLimit: 5, retryDelay: 5, retryBackoff: true });
+  await boss.createQueue(WEBHOOKS_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS);
   const { policy, ...updatable } = webhookQueueOptions(worker, notify);
   await boss.createQueue(WEBHOOKS_QUEUE, { policy, ...updatable });
   await boss.updateQueue(WEBHOOKS_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });
