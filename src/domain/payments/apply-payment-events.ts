@@ -1,5 +1,6 @@
 import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
+import { beforeCheckpoint, foldStart, isAfterStart } from './checkpoint.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decision.ts';
 import { type KnownFact, type PaymentState, applyFact, canApply, foldPaymentFacts, samePayment, sameState } from './fold.ts';
@@ -48,17 +49,6 @@ function stateOf(row: PaymentRow): PaymentState {
     amountRefunded: row.amountRefunded,
     currency: row.currency,
     lastGatewayEventAt: row.lastGatewayEventAt,
-  };
-}
-
-/** The state a `require`-mode fold starts from: the row as the application created it. */
-function applicationBaseline(row: PaymentRow): PaymentState {
-  return {
-    status: row.initialStatus ?? row.status,
-    amount: row.amount,
-    amountRefunded: 0,
-    currency: row.currency,
-    lastGatewayEventAt: null,
   };
 }
 
@@ -178,15 +168,20 @@ function foldCharge(payment: LockedPayment | undefined, group: ChargeGroup, othe
   if (payment === undefined) return refuseCharge(group);
   const { row } = payment;
   const require = group.events[0]!.event.unknownPayment === 'require';
-  const initial = require ? applicationBaseline(row) : null;
+  // From its checkpoint when its older facts were pruned (checkpoint.ts): those facts are in it.
+  const start = foldStart(row, require);
   let current = stateOf(row);
   let created = payment.created;
-  let known = others;
+  let known = others.filter((fact) => isAfterStart(start, fact));
   const result: ChargeResult = { outcomes: [], transitions: [], changes: [] };
   for (const { index, event } of group.events) {
     const own: KnownFact = { inboxId: event.inboxId, fact: event.fact };
+    if (start !== null && !isAfterStart(start, own)) {
+      result.outcomes.push({ index, applied: { outcome: 'ignored', decision: beforeCheckpoint(own, start) } });
+      continue;
+    }
     known = [...known, own];
-    const fold = foldPaymentFacts(initial, known);
+    const fold = foldPaymentFacts(start, known);
     const folded = fold.state;
     const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
     if (folded === null) {

@@ -29,6 +29,15 @@ import { canTransitionTo, lifecycleRank } from './state-machine.ts';
  * machine again. It takes its place at the START of the second it was read in: webhook times are
  * whole seconds, so a fact stamped in that second may have happened after the read; applied after
  * the reset it is either already reflected (the state machine then refuses it: no harm) or news.
+ *
+ * Where the facts come from, and how long (docs/payment-history.md): every settled event's fact is
+ * kept in payment_facts, whatever happens to its payload, for as long as its payment is active.
+ * Past that (quiet for the provider's keyRetentionDays) the facts are pruned and the state they
+ * fold to is kept on the payment row as its checkpoint. A fold then starts from the checkpoint
+ * instead of the initial state, with the facts after the checkpoint's time only: a fact from
+ * before it is part of what the checkpoint sums up, or history it can no longer place, and
+ * changes nothing (checkpoint.ts). So a late event is folded onto the payment's known history,
+ * never onto nothing.
  */
 
 export interface PaymentState {
