@@ -2,7 +2,7 @@ import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { PaymentFact } from '../domain/payments/payment-fact.ts';
 import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
-import type { ChargeSnapshot } from '../gateways/types.ts';
+import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 
