@@ -13,7 +13,7 @@ import {
   settledAtOf,
 } from '../inbox/sql/carry-over.ts';
 import { toInboxEvent } from '../inbox/sql/event-columns.ts';
-import type { ProviderDriver } from '../providers/types.ts';
+import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 
 /** Inbox ids per transaction: a few thousand rows, a fraction of a second, then writers go on. */
 const DEFAULT_IDS_PER_BATCH = 5_000;
