@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../../db/client.ts';
 import type { ProviderFact } from './apply-payment-events.ts';
 import type { PaymentFact } from './payment-fact.ts';
@@ -70,13 +70,10 @@ export async function selectOldFacts(
 /** Every fact of one provider kept under these keys, as payment key or as legacy key. */
 export async function findFactsOfKeys(tx: Transaction, provider: string, keys: readonly string[]): Promise<PrunableFact[]> {
   if (keys.length === 0) return [];
-  const list = [...keys];
   const rows = await tx
     .select()
     .from(paymentFacts)
-    .where(
-      sql`${paymentFacts.provider} = ${provider} and (${paymentFacts.paymentKey} = any(${list}::text[]) or ${paymentFacts.legacyKey} = any(${list}::text[]))`,
-    );
+    .where(and(eq(paymentFacts.provider, provider), or(inArray(paymentFacts.paymentKey, [...keys]), inArray(paymentFacts.legacyKey, [...keys]))));
   return rows.map((row) => ({
     eventId: row.eventId,
     inboxId: row.inboxId,
@@ -89,5 +86,5 @@ export async function findFactsOfKeys(tx: Transaction, provider: string, keys: r
 
 export async function deleteFacts(tx: Transaction, provider: string, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  await tx.delete(paymentFacts).where(sql`${paymentFacts.provider} = ${provider} and ${paymentFacts.eventId} = any(${[...eventIds]}::text[])`);
+  await tx.delete(paymentFacts).where(and(eq(paymentFacts.provider, provider), inArray(paymentFacts.eventId, [...eventIds])));
 }
