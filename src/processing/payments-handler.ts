@@ -110,8 +110,9 @@ export interface PaymentsHandlerDeps {
  * Every canonical payment kind (and thin notices) goes to the payments domain (src/domain/payments).
  * For a kind ordered by `refetch`, `prepare` reads the charge from the gateway API, outside any
  * transaction: the event is then a notice and the snapshot is what it means. `apply` folds each
- * event's meaning into its payment and hands that meaning back to be kept on the inbox row (so
- * later folds see the snapshot again).
+ * event's meaning into its payment and hands that meaning back to be kept on the inbox row, from
+ * where the database keeps it in payment_facts (so later folds see the snapshot again, whatever
+ * becomes of the row).
  */
 export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
   const carryOver = carryOverProgress();
