@@ -28,17 +28,23 @@ CREATE INDEX "payment_facts_provider_legacy_key_idx" ON "payment_facts" USING bt
 CREATE INDEX "payment_facts_provider_recorded_at_idx" ON "payment_facts" USING btree ("provider","recorded_at");--> statement-breakpoint
 -- Hand-written from here (drizzle-kit cannot express triggers or data; its snapshot does not track
 -- them, so a later generate leaves them alone). Every settled event's payment fact is kept in
--- payment_facts by the database itself, in the transaction that settles the inbox row with it
+-- payment_facts by the database itself, in the statement that settles the inbox row with it
 -- (markEventOutcomes sets fact, decision and status in one UPDATE): whichever version of the
 -- service settles it. During a rolling deploy the instances still on the previous version write
 -- only webhook_inbox.fact; this trigger puts their facts where the new version's fold reads them.
--- A restore INSERTs rows (never fires it: facts are not duplicated or revived by a restore); a
--- replay's reset sets fact to null (does not fire); its new processing replaces the event's fact.
--- Only facts shaped as payment facts (a chargeId): a custom handler's fact is none of this table's.
-CREATE FUNCTION "record_payment_fact"() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Per statement, over the rows it updated (all partitions'): one INSERT for a whole batch, where a
+-- row trigger cost a function call and an INSERT per event. Only UPDATEs that leave a row settled
+-- with a payment fact (a chargeId) copy anything: every other UPDATE of webhook_inbox touches
+-- pending rows, a replay's reset clears the fact, a custom handler's fact is not this table's. A
+-- restore INSERTs rows: it fires nothing, so facts are neither duplicated nor revived by it. In
+-- key order, as the carry-over inserts: the two never wait on each other crosswise.
+CREATE FUNCTION "record_payment_facts"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO "payment_facts" AS f ("provider", "event_id", "inbox_id", "event_type", "payment_key", "legacy_key", "occurred_at", "fact", "decision", "decision_detail", "recorded_at")
-  VALUES (NEW."provider", NEW."event_id", NEW."id", NEW."event_type", NEW."fact"->>'chargeId', NEW."fact"->>'legacyChargeId', NEW."occurred_at", NEW."fact", NEW."decision", NEW."decision_detail", now())
+  SELECT s."provider", s."event_id", s."id", s."event_type", s."fact"->>'chargeId', s."fact"->>'legacyChargeId', s."occurred_at", s."fact", s."decision", s."decision_detail", now()
+  FROM "settled" s
+  WHERE s."status" IN ('processed', 'ignored') AND jsonb_typeof(s."fact"->'chargeId') = 'string'
+  ORDER BY s."provider", s."event_id"
   ON CONFLICT ("provider", "event_id") DO UPDATE SET
     "inbox_id" = EXCLUDED."inbox_id", "event_type" = EXCLUDED."event_type", "payment_key" = EXCLUDED."payment_key", "legacy_key" = EXCLUDED."legacy_key",
     "occurred_at" = EXCLUDED."occurred_at", "fact" = EXCLUDED."fact", "decision" = EXCLUDED."decision", "decision_detail" = EXCLUDED."decision_detail",
@@ -47,9 +53,8 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
-CREATE TRIGGER "webhook_inbox_records_payment_fact" AFTER UPDATE OF "fact" ON "webhook_inbox" FOR EACH ROW
-  WHEN (NEW."fact" IS NOT NULL AND jsonb_typeof(NEW."fact"->'chargeId') = 'string' AND NEW."status" IN ('processed', 'ignored'))
-  EXECUTE FUNCTION "record_payment_fact"();
+CREATE TRIGGER "webhook_inbox_records_payment_facts" AFTER UPDATE ON "webhook_inbox" REFERENCING NEW TABLE AS "settled"
+  FOR EACH STATEMENT EXECUTE FUNCTION "record_payment_facts"();
 --> statement-breakpoint
 -- The facts settled before the trigger existed are carried over in the background, in batches
 -- (src/processing/fact-carry-over.ts), up to the newest row stored now: CREATE TRIGGER waited for

@@ -131,7 +131,7 @@ export type PaymentEventRow = typeof paymentEvents.$inferSelect;
  * keys included. One row per event (provider, event_id): a replay that gives the event a new
  * meaning (a new snapshot) replaces it; a restored or resent event adds nothing.
  *
- * Written by the trigger webhook_inbox_records_payment_fact (drizzle/0016_payment_facts.sql) in
+ * Written by the trigger webhook_inbox_records_payment_facts (drizzle/0016_payment_facts.sql) in
  * the transaction that settles the inbox row with its fact, whichever version of the service
  * settles it: during a rolling deploy, an old instance's facts land here too.
  */
