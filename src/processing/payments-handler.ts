@@ -1,4 +1,4 @@
-import { type LoadOtherFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
+import { type LoadKnownFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
 import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
 import type { ChargeKey } from '../domain/payments/payment-sql.ts';
 import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
@@ -14,22 +14,20 @@ import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-even
 import type { InboxRowRef } from '../inbox/sql/received-window.ts';
 
 /**
- * The batch's charges' other facts (apply-payment-events.ts folds with them): those kept in
+ * The batch's charges' known facts (apply-payment-events.ts folds with them): those kept in
  * payment_facts and, until the one-time carry-over has reached them, those still only on inbox
  * rows settled before payment_facts existed (their recorded fact, or their payload read again).
  * The inbox rows are read first: a carry-over batch that commits in between has put their facts
  * in payment_facts by the time that is read, so a fact is found twice rather than not at all.
- * The batch's own events are left out (a replayed event's earlier fact is what it is replacing).
  * `charges` includes legacy keys (PaymentFact.legacyChargeId): facts stored before a gateway's key
  * changed are found under the old one.
  */
-function otherKnownFacts(batch: readonly PreparedEvent[], carryOver: CarryOverProgress): LoadOtherFacts {
-  const own = new Set(batch.map(({ event }) => event.inboxId));
+function knownFacts(batch: readonly PreparedEvent[], carryOver: CarryOverProgress): LoadKnownFacts {
   return async (tx, charges) => {
     const notCarried = (await carryOver.finished(tx)) ? [] : await factsNotCarriedYet(batch, tx, charges);
     const byInboxId = new Map<number, ProviderFact>();
     for (const fact of [...notCarried, ...(await findPaymentFacts(tx, charges))]) byInboxId.set(fact.known.inboxId, fact);
-    return [...byInboxId.values()].filter(({ known }) => !own.has(known.inboxId));
+    return [...byInboxId.values()];
   };
 }
 
@@ -147,7 +145,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
         positions.push(position);
       });
       const announce = deps.announceChanges;
-      const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch, carryOver), announce && ((changes) => announce(tx, changes)));
+      const outcomes = await applyPaymentEvents(tx, paymentEvents, knownFacts(batch, carryOver), announce && ((changes) => announce(tx, changes)));
       outcomes.forEach(({ outcome, decision }, i) => {
         Object.assign(applied[positions[i]!]!, { outcome, decision });
       });

@@ -83,7 +83,9 @@ async function populate(): Promise<void> {
   await database.sql`insert into webhook_event_keys (provider, event_id, received_at) select provider, event_id, received_at from webhook_inbox`;
   await database.sql`
     insert into payments (provider, gateway_charge_id, status, amount, amount_refunded, currency, last_gateway_event_at, event_sequence)
-    values ('stripe', 'ch_cv', 'refunded', 2000, 2000, 'BRL', ${new Date((t0 + 90) * 1000 + 500)}, 2), ('stripe', 'ch_cv_old', 'paid', 700, 0, 'BRL', ${new Date(t0 * 1000)}, 1)`;
+    values ('stripe', 'ch_cv', 'refunded', 2000, 2000, 'BRL', ${new Date((t0 + 90) * 1000 + 500)}, 2), ('stripe', 'ch_cv_old', 'paid', 700, 0, 'BRL', ${new Date(t0 * 1000)}, 1),
+           -- Its events were purged by the previous version, and their facts with them.
+           ('stripe', 'ch_cv_purged', 'refunded', 1035, 1035, 'BRL', ${new Date((t0 + 60) * 1000)}, 2)`;
 }
 
 async function deliver(body: string): Promise<void> {
@@ -112,6 +114,12 @@ describe('carrying facts over (migration 0016)', () => {
     const [dispute] = await database.sql`select decision from webhook_inbox where event_id = 'evt_cv_dispute'`;
     assert.equal(dispute!.decision, 'rejected_transition');
 
+    // A payment whose history the previous version purged goes on from its row, not from nothing.
+    await deliver(chargeEvent({ id: 'evt_cv_purged_dispute', type: 'charge.dispute.created', chargeId: 'ch_cv_purged', created: t0 + 86_400, amount: 1035 }));
+    assert.deepEqual([(await paymentOf(database.sql, 'ch_cv_purged'))?.status, (await paymentOf(database.sql, 'ch_cv_purged'))?.amountRefunded], ['refunded', 1035]);
+    const [purgedRow] = await database.sql`select checkpoint->>'status' as status, checkpoint->>'amountRefunded' as refunded from payments where gateway_charge_id = 'ch_cv_purged'`;
+    assert.deepEqual({ ...purgedRow }, { status: 'refunded', refunded: '1035' }, 'its row kept as its checkpoint');
+
     const purged = await purgeEvents({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { provider: 'stripe', cutoff: new Date(Date.now() - 60_000), archiveDir });
     assert.equal(purged.deleted, 0, 'no row whose fact is not carried yet is purged');
     const kept = await dropThisMonth();
@@ -135,6 +143,7 @@ describe('carrying facts over (migration 0016)', () => {
       ['evt_cv_dispute', 'ch_cv', 'rejected_transition'],
       ['evt_cv_old', 'ch_cv_old', null],
       ['evt_cv_paid', 'ch_cv', 'applied'],
+      ['evt_cv_purged_dispute', 'ch_cv_purged', 'rejected_transition'],
       ['evt_cv_refund', 'ch_cv', 'refetched'],
     ]);
     for (const fact of facts) {
@@ -148,8 +157,8 @@ describe('carrying facts over (migration 0016)', () => {
 
     // Carried: the rows may go, their facts stay and the fold reads them there.
     const purgedNow = await purgeEvents({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { provider: 'stripe', cutoff: new Date(Date.now() + 1000), archiveDir });
-    assert.equal(purgedNow.deleted, 5, 'every settled stripe row, the dispute too');
-    assert.equal((await keptFacts()).length, 4);
+    assert.equal(purgedNow.deleted, 6, 'every settled stripe row, the disputes too');
+    assert.equal((await keptFacts()).length, 5);
     await deliver(chargeEvent({ id: 'evt_cv_lost', type: 'charge.dispute.closed', chargeId: 'ch_cv', created: t0 + 30 * 86_400, amount: 2000, disputeStatus: 'lost' }));
     assert.deepEqual([(await paymentOf(database.sql, 'ch_cv'))?.status, (await paymentOf(database.sql, 'ch_cv'))?.amountRefunded], ['refunded', 2000]);
   });

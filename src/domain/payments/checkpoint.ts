@@ -13,7 +13,8 @@ import type { PaymentRow } from './schema.ts';
  * the facts up to that time are what the checkpoint sums up, or history it can no longer place,
  * so an event from then (a resend once its dedupe key is gone too, a late delivery) changes
  * nothing and is recorded `stale`. Without a checkpoint: the application's row in `require` mode,
- * nothing in `create` mode.
+ * nothing in `create` mode; and for a payment whose history was lost before facts were kept
+ * (isHistoryLost), its row, kept as its checkpoint from then on.
  */
 
 const DATE_TAG = '$date';
@@ -62,6 +63,16 @@ function applicationBaseline(row: PaymentRow): PaymentState {
 /** Where the payment's fold starts: its checkpoint, else the application's row in `require` mode, else nothing. */
 export function foldStart(row: PaymentRow, require: boolean): PaymentState | null {
   return decodeCheckpoint(row.checkpoint) ?? (require ? applicationBaseline(row) : null);
+}
+
+/**
+ * A payment the gateway moved (last_gateway_event_at is set) with no checkpoint and no fact known
+ * at all lost its history before facts were kept: an earlier version purged its rows and their
+ * facts with them. Its row is then the only account of it, and the fold goes on from that as from
+ * a checkpoint (kept as one), instead of from nothing. The caller knows whether any fact is known.
+ */
+export function isHistoryLost(row: PaymentRow): boolean {
+  return row.checkpoint === null && row.lastGatewayEventAt !== null;
 }
 
 /** Whether a fold from `start` can place the fact: one after the state's own time (none: any fact). */

@@ -36,8 +36,9 @@ import { canTransitionTo, lifecycleRank } from './state-machine.ts';
  * fold to is kept on the payment row as its checkpoint. A fold then starts from the checkpoint
  * instead of the initial state, with the facts after the checkpoint's time only: a fact from
  * before it is part of what the checkpoint sums up, or history it can no longer place, and
- * changes nothing (checkpoint.ts). So a late event is folded onto the payment's known history,
- * never onto nothing.
+ * changes nothing (checkpoint.ts). A payment whose facts an earlier version purged with its
+ * payloads goes on from its row the same way. So a late event is folded onto the payment's known
+ * history, never onto nothing.
  */
 
 export interface PaymentState {
