@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import { type DatabaseHandle, postgresExecutor } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
+import { findEventsByIds } from '../../src/inbox/sql/find-events.ts';
 import { storeNewEvents } from '../../src/inbox/sql/store-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
@@ -163,5 +164,17 @@ describe('storeNewEvents', () => {
       await database.sql.unsafe(`drop trigger refuse_job on ${jobTable}`);
     }
     assert.equal((await store([incoming('evt_refused_1'), incoming('evt_refused_2')])).length, 2, 'stored once pg-boss takes the jobs again');
+  });
+
+  test("payloads whose keys were written with an escape come back as stored through the application's pool, one after another in this process (nodejs/node#63785)", async () => {
+    // In the trigger pair's order: once the first key has been read, Node 24's JSON.parse reads each
+    // later one as a backslash, and processing's handlers would see a key the gateway never sent.
+    const payloads = [{ x: 1, '\\': 0 }, { x: 1, '"': 0 }, { x: 1, '\n': 0 }, { x: 1, '\t': 0 }];
+    const stored = await store(payloads.map((payload, i) => ({ ...incoming(`evt_escaped_key_${i}`), event: { ...incoming(`evt_escaped_key_${i}`).event, payload } })));
+    for (const [i, payload] of payloads.entries()) {
+      const row = stored.find((r) => r.eventId === `evt_escaped_key_${i}`)!;
+      const read = (await findEventsByIds(postgresExecutor(handle.sql), [row])).get(row.id);
+      assert.deepStrictEqual(read?.payload, payload, `payload #${i}`);
+    }
   });
 });
