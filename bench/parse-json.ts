@@ -1,12 +1,12 @@
 /**
- * A micro-benchmark of parseJson (src/providers/json-body.ts), the parse every JSON delivery takes:
+ * A micro-benchmark of parseJson (src/gateways/shared/json-body.ts), the parse every JSON delivery takes:
  * `npm exec -- node bench/parse-json.ts`. Not part of `npm run bench`; it prints ns per body, the
  * median of 9 rounds, for three bodies: a typical Stripe event (Stripe's published charge in its
  * event envelope, laid out as Stripe sends it: two-space indent), the same with `\/` in its values
  * (as PHP's json_encode writes URLs), and the same with one escaped key (the careful path).
  */
 import { readFileSync } from 'node:fs';
-import { parseJson } from '../src/providers/json-body.ts';
+import { parseJson } from '../src/gateways/shared/json-body.ts';
 
 const fixtures = JSON.parse(readFileSync(new URL('../test/support/stripe-openapi-fixtures.json', import.meta.url), 'utf8')) as Record<string, object>;
 const event = { ...fixtures.event, id: 'evt_3PgafmB7WZ01zgkW0Fz2mKxT', type: 'charge.succeeded', data: { object: fixtures.charge } };
