@@ -167,9 +167,11 @@ describe('storeNewEvents', () => {
   });
 
   test("payloads whose keys were written with an escape come back as stored through the application's pool, one after another in this process (nodejs/node#63785)", async () => {
-    // In the trigger pair's order: once the first key has been read, Node 24's JSON.parse reads each
-    // later one as a backslash, and processing's handlers would see a key the gateway never sent.
-    const payloads = [{ x: 1, '\\': 0 }, { x: 1, '"': 0 }, { x: 1, '\n': 0 }, { x: 1, '\t': 0 }];
+    // In the trigger pair's order: once the first has been read, Node 24's JSON.parse reads the second
+    // one's key as a backslash, and processing's handlers would see a key the gateway never sent.
+    // jsonb writes keys shortest first, then by their bytes, and V8 misreads an escaped key that
+    // comes last: ' ' (0x20) sorts before both.
+    const payloads = [{ ' ': 1, '\\': 0 }, { ' ': 1, '"': 0 }];
     const stored = await store(payloads.map((payload, i) => ({ ...incoming(`evt_escaped_key_${i}`), event: { ...incoming(`evt_escaped_key_${i}`).event, payload } })));
     for (const [i, payload] of payloads.entries()) {
       const row = stored.find((r) => r.eventId === `evt_escaped_key_${i}`)!;
