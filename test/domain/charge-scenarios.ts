@@ -45,6 +45,8 @@ export interface ReferenceState {
   amount: number | null;
   amountRefunded: number;
   lastEventSecond: number | null;
+  /** While disputed: what the payment was before the dispute (a win returns to it). */
+  beforeDispute?: string;
 }
 
 /** The transitions the issue lists, written out here rather than read from the code under test. */
@@ -63,10 +65,16 @@ export const issueTransitions: ReadonlySet<string> = new Set([
   'paid>refunded',
   'paid>partially_refunded',
   'paid>disputed',
+  // Chargebacks some gateways announce with no dispute before them (docs/disputes.md).
+  'paid>charged_back',
   'partially_refunded>refunded',
   'partially_refunded>disputed',
+  'partially_refunded>charged_back',
+  // Won (back to what the payment was before the dispute), lost, or a refund while it is open.
   'disputed>paid',
   'disputed>charged_back',
+  'disputed>partially_refunded',
+  'disputed>refunded',
 ]);
 
 // A further partial refund is news too (the amount refunded grows), as the reference counts it.
@@ -98,17 +106,37 @@ function meaning(step: Step, amount: number): { status: string; amountRefunded?:
   }
 }
 
+/**
+ * A dispute as the issue describes it: a win returns the payment to what it was before the dispute
+ * (its refunds kept), a loss keeps the refunds, and a refund while the dispute is open is recorded
+ * with the dispute still open. `null`: the step cannot apply.
+ */
+function disputedStep(state: ReferenceState, m: { status: string; amountRefunded?: number }): { status: string; beforeDispute?: string } | null {
+  if (m.status === 'paid') return { status: state.beforeDispute! };
+  if (m.status === 'charged_back') return { status: 'charged_back' };
+  const before = state.beforeDispute!;
+  if (!allowed.has(`${before}>${m.status}`)) return null;
+  if (m.status === 'partially_refunded' && before === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) return null;
+  return { status: 'disputed', beforeDispute: m.status };
+}
+
+function nextStatus(state: ReferenceState | null, m: { status: string; amountRefunded?: number }): { status: string; beforeDispute?: string } | null {
+  if (state === null) return { status: m.status, ...(m.status === 'disputed' ? { beforeDispute: 'paid' } : {}) };
+  if (!allowed.has(`${state.status}>${m.status}`)) return null;
+  if (state.status === 'disputed') return disputedStep(state, m);
+  if (m.status === 'partially_refunded' && state.status === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) return null;
+  return { status: m.status, ...(m.status === 'disputed' ? { beforeDispute: state.status } : {}) };
+}
+
 /** The payment after applying the steps one by one in true order (create mode). */
 export function referenceOutcome(scenario: Scenario): ReferenceState {
   let state = null as ReferenceState | null;
   for (const step of scenario.steps) {
     const m = meaning(step, scenario.amount);
-    if (state !== null) {
-      if (!allowed.has(`${state.status}>${m.status}`)) continue;
-      if (m.status === 'partially_refunded' && state.status === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) continue;
-    }
+    const next = nextStatus(state, m);
+    if (next === null) continue;
     state = {
-      status: m.status,
+      ...next,
       amount: m.carriesAmount ? scenario.amount : (state?.amount ?? null),
       amountRefunded: m.amountRefunded ?? state?.amountRefunded ?? 0,
       lastEventSecond: step.atSecond,
