@@ -127,8 +127,8 @@ describe('foldPaymentFacts', () => {
         const state = foldPaymentFacts(null, facts).state!;
         const expected = referenceOutcome(scenario);
         assert.deepEqual(
-          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
-          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, last: expected.lastEventSecond },
+          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, inquiryOpen: state.inquiryOpen, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
+          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, inquiryOpen: expected.inquiryOpen, last: expected.lastEventSecond },
         );
       }),
       { numRuns: 3000 },
