@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { decidePaymentEvent, rejectedMoneyMovement } from '../../src/domain/payments/event-decision.ts';
 import { type KnownFact, type PaymentState, foldPaymentFacts } from '../../src/domain/payments/fold.ts';
 import type { InquiryChange, PaymentStatus } from '../../src/domain/payments/payment-fact.ts';
+import { describeDecision } from '../../src/operations/decision-text.ts';
 
 /**
  * Disputes as docs/disputes.md states them, on canonical facts (the gateways' own payloads are
@@ -80,6 +81,7 @@ describe('inquiries move no money', () => {
   test('opening is applied and says so; the same inquiry told again is stale, never a refused transition', () => {
     const opened = decideLast([paid(), inquiry(T + DAY, 'opened')]);
     assert.deepEqual(opened, { decision: 'applied', detail: { from: 'paid', to: 'paid', inquiry: 'opened' } });
+    assert.equal(describeDecision(opened.decision, opened.detail), 'applied: paid → paid, inquiry opened');
     const again = decideLast([refund(T, 300), inquiry(T + DAY, 'opened'), inquiry(T + 2 * DAY, 'opened')]);
     assert.equal(again.decision, 'stale');
     assert.equal(rejectedMoneyMovement(again), undefined);
