@@ -50,6 +50,9 @@ export interface PaymentState {
   statusBeforeDispute: PaymentStatus | null;
 }
 
+/** An inquiry's webhook: it moves only the inquiry flag (a gateway read saying one is a snapshot, which resets). */
+const isInquiry = (fact: PaymentFact) => fact.inquiry !== undefined && !fact.snapshot;
+
 /** A fact and the inbox row it came from (the id only breaks otherwise exact ties). */
 export interface KnownFact {
   inboxId: number;
@@ -116,7 +119,7 @@ function foldTime(fact: PaymentFact): number {
  * it would create an amount-less payment the charge.succeeded beside it could no longer fill in),
  * and an inquiry opened before one closed.
  */
-const inquiryRank = (fact: PaymentFact) => (fact.inquiry === undefined || fact.snapshot ? 0 : fact.inquiry === 'opened' ? 1 : 2);
+const inquiryRank = (fact: PaymentFact) => (!isInquiry(fact) ? 0 : fact.inquiry === 'opened' ? 1 : 2);
 
 function tieOrder(a: KnownFact, b: KnownFact): number {
   return (
@@ -136,7 +139,7 @@ function tieOrder(a: KnownFact, b: KnownFact): number {
  */
 function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): boolean {
   // An inquiry moves no status, so it revisits none.
-  if (fact.inquiry !== undefined && !fact.snapshot) return false;
+  if (isInquiry(fact)) return false;
   return fact.status !== 'partially_refunded' && reachedInTie.has(fact.status);
 }
 
@@ -195,6 +198,9 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
       if (next < 0) break;
       const [known] = tied.splice(next, 1);
       state = applyFact(state, known!.fact);
+      // What the fact said and where it left the payment (a won dispute says paid, and may return
+      // to partially refunded): neither comes back within the tie. An inquiry says no status.
+      if (!isInquiry(known!.fact)) reachedInTie.add(known!.fact.status);
       reachedInTie.add(state.status);
       applied.push(known!);
     }
