@@ -101,9 +101,11 @@ describe('fact retention', () => {
 
     const run = await retentionRun(0);
     assert.deepEqual(run.providers.find((p) => p.provider === 'stripe')!.facts, { checkpointed: 1, withoutPayment: 1, active: 1, factsDeleted: 3 });
-    const quiet = await paymentOf(database.sql, 'ch_quiet');
-    const { id: _id, ...row } = quiet!;
-    assert.deepEqual(await checkpointOf('stripe', 'ch_quiet'), row, 'the checkpoint is the payment as its facts fold');
+    const [row] = await database.sql`
+      select status, amount::float8 as amount, amount_refunded::float8 as "amountRefunded", currency, last_gateway_event_at as "lastGatewayEventAt",
+        inquiry_open as "inquiryOpen", status_before_dispute as "statusBeforeDispute"
+      from payments where provider = 'stripe' and gateway_charge_id = 'ch_quiet'`;
+    assert.deepEqual(await checkpointOf('stripe', 'ch_quiet'), { ...row }, 'the checkpoint is the payment as its facts fold, every field of its state');
     assert.deepEqual([await factsOf('stripe', 'ch_quiet'), await factsOf('stripe', 'ch_never'), await factsOf('stripe', 'ch_active')], [0, 0, 2]);
     assert.equal(await checkpointOf('stripe', 'ch_active'), null);
     const [inbox] = await database.sql`select count(*)::int as n from webhook_inbox where event_id like 'evt_quiet_%'`;
@@ -177,9 +179,19 @@ describe('fact retention', () => {
 
 describe('a checkpoint', () => {
   test('keeps every field of the payment state, a field this version does not name too, and its dates as dates', () => {
-    const state = { status: 'partially_refunded', amount: 2000, amountRefunded: 150, currency: 'BRL', lastGatewayEventAt: new Date('2026-01-02T03:04:05.678Z'), disputedFrom: { status: 'paid', at: new Date('2026-01-01T00:00:00Z') } };
-    const stored = JSON.parse(encodeCheckpoint(state as PaymentState)) as unknown;
-    assert.deepEqual(decodeCheckpoint(stored), state);
+    const state: PaymentState = {
+      status: 'disputed',
+      amount: 2000,
+      amountRefunded: 150,
+      currency: 'BRL',
+      lastGatewayEventAt: new Date('2026-01-02T03:04:05.678Z'),
+      inquiryOpen: false,
+      statusBeforeDispute: 'partially_refunded',
+    };
+    const withMore = { ...state, reviewedAt: { by: 'acquirer', at: new Date('2026-01-01T00:00:00Z') } };
+    assert.deepEqual(decodeCheckpoint(JSON.parse(encodeCheckpoint(state))), state);
+    const stored = JSON.parse(encodeCheckpoint(withMore as PaymentState)) as unknown;
+    assert.deepEqual(decodeCheckpoint(stored), withMore);
     assert.equal(decodeCheckpoint(null), null);
     assert.throws(() => decodeCheckpoint({ status: 'teleported', amountRefunded: 0 }), /no payment state this version can read/);
   });

@@ -245,8 +245,8 @@ async function outcome(run: Run, telling: Telling) {
   const keys = run.histories.map(({ gateway: name }, history) => ({ provider: telling.providerOf(name), key: telling.keyOf(history) }));
   const payments = await database.sql`
     select p.provider, p.gateway_charge_id, p.status, p.amount::float8 as amount, p.amount_refunded::float8 as amount_refunded, p.currency,
-      p.last_gateway_event_at, p.initial_status, p.event_sequence, p.checkpoint,
-      coalesce((select json_agg(json_build_array(e.sequence, e.status, e.previous_status, e.amount, e.amount_refunded, e.currency, e.occurred_at, e.cause_event_type) order by e.sequence)
+      p.last_gateway_event_at, p.inquiry_open, p.status_before_dispute, p.initial_status, p.event_sequence, p.checkpoint,
+      coalesce((select json_agg(json_build_array(e.sequence, e.status, e.previous_status, e.amount, e.amount_refunded, e.currency, e.inquiry_open, e.occurred_at, e.cause_event_type) order by e.sequence)
         from payment_events e where e.payment_id = p.id), '[]') as events
     from payments p join unnest(${keys.map((k) => k.provider)}::text[], ${keys.map((k) => k.key)}::text[]) as k(provider, key)
       on p.provider = k.provider and p.gateway_charge_id = k.key`;

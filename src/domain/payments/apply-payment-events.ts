@@ -53,6 +53,8 @@ export function stateOf(row: PaymentRow): PaymentState {
     amountRefunded: row.amountRefunded,
     currency: row.currency,
     lastGatewayEventAt: row.lastGatewayEventAt,
+    inquiryOpen: row.inquiryOpen,
+    statusBeforeDispute: row.statusBeforeDispute,
   };
 }
 

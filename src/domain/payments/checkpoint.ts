@@ -57,6 +57,8 @@ function applicationBaseline(row: PaymentRow): PaymentState {
     amountRefunded: 0,
     currency: row.currency,
     lastGatewayEventAt: null,
+    inquiryOpen: false,
+    statusBeforeDispute: null,
   };
 }
 

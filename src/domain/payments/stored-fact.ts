@@ -14,6 +14,7 @@ const storedFact = z.object({
   amount: z.number().int().optional(),
   amountRefunded: z.number().int().optional(),
   currency: z.string().optional(),
+  inquiry: z.enum(['opened', 'closed']).optional(),
   snapshot: z.literal(true).optional(),
 });
 
@@ -28,6 +29,7 @@ export function toStoredFact(fact: PaymentFact): StoredFact {
     amount: fact.amount,
     amountRefunded: fact.amountRefunded,
     currency: fact.currency,
+    inquiry: fact.inquiry,
     snapshot: fact.snapshot,
   };
 }
@@ -36,6 +38,13 @@ export function toStoredFact(fact: PaymentFact): StoredFact {
 export function fromStoredFact(value: unknown): PaymentFact | undefined {
   const parsed = storedFact.safeParse(value);
   if (!parsed.success) return undefined;
-  const { occurredAt, snapshot, legacyChargeId, ...rest } = parsed.data;
-  return { ...rest, kind: paymentKind(rest.status), occurredAt: new Date(occurredAt), ...(legacyChargeId ? { legacyChargeId } : {}), ...(snapshot ? { snapshot } : {}) };
+  const { occurredAt, snapshot, inquiry, legacyChargeId, ...rest } = parsed.data;
+  return {
+    ...rest,
+    kind: paymentKind(rest.status),
+    occurredAt: new Date(occurredAt),
+    ...(legacyChargeId ? { legacyChargeId } : {}),
+    ...(inquiry ? { inquiry } : {}),
+    ...(snapshot ? { snapshot } : {}),
+  };
 }
