@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { classifyDatabaseError } from '../../src/db/database-errors.ts';
 import { PayloadTooDeepError } from '../../src/errors.ts';
 import { toJsonbText } from '../../src/inbox/event-row.ts';
-import { assertNestingWithinLimit, parseJson, wasAlteredByParse } from '../../src/providers/json-body.ts';
+import { assertNestingWithinLimit, parseJson, wasAlteredByParse } from '../../src/gateways/shared/json-body.ts';
 
 describe('toJsonbText: what jsonb refuses, and only that, becomes U+FFFD', () => {
   test('U+0000 and lone surrogates are replaced; pairs, other escapes and an escaped backslash before "u0000" are not', () => {
@@ -35,6 +35,27 @@ describe('parseJson: depth and numbers', () => {
     const ids = parseJson(Buffer.from('{"id":12345678901234567890,"n":2}'));
     assert.deepEqual(ids, { id: '12345678901234567890', n: 2 });
     assert.equal(wasAlteredByParse(ids), false);
+  });
+});
+
+describe('parseJson: keys written with an escape (nodejs/node#63785)', () => {
+  test('the trigger pair, parsed one after the other in this process: each key as written', () => {
+    const keysOf = (text: string) => Object.keys(parseJson(Buffer.from(text)) as object);
+    assert.deepEqual(keysOf('{"x":1,"\\\\":0}'), ['x', '\\']);
+    // Node 24's JSON.parse answers ['x', '\\'] for each of these from here on.
+    assert.deepEqual(keysOf('{"x":1,"\\"":0}'), ['x', '"']);
+    assert.deepEqual(keysOf('{"x":1,"\\n":0}'), ['x', '\n']);
+    assert.deepEqual(keysOf('{"x":1,"\\t":0}'), ['x', '\t']);
+    assert.deepEqual(keysOf('{"x":1,"\\u0041":0}'), ['x', 'A']);
+  });
+
+  test('a body with an escaped key keeps the rest of the contract: numbers beyond a double as text (marked), long integers as digits', () => {
+    const altered = parseJson(Buffer.from('{"k\\n":1e400,"id":12345678901234567890,"n":2.5}'));
+    assert.deepEqual(altered, { 'k\n': '1e400', id: '12345678901234567890', n: 2.5 });
+    assert.equal(wasAlteredByParse(altered), true);
+    const ids = parseJson(Buffer.from('{"k\\n":12345678901234567890}'));
+    assert.equal(wasAlteredByParse(ids), false);
+    assert.throws(() => parseJson(Buffer.from('{"k\\n":1,}')), { code: 'malformed_payload' });
   });
 });
 
