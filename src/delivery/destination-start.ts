@@ -16,6 +16,7 @@ import { deliveryDestinations } from './schema.ts';
  * receives them; payments changing later are queued by their changes as usual.
  */
 const PAYMENTS_PER_SEED = 500;
+const NOT_HERE_RETRY_SECONDS = 60;
 
 interface SeedJobData {
   destination: string;
@@ -83,9 +84,14 @@ async function seedBatch(db: Database, boss: PgBoss, destination: DestinationCon
 
 export async function startSeedingWorker(boss: PgBoss, db: Database, targets: ReadonlyMap<string, { config: DestinationConfig }>, logger: Logger, pollingIntervalSeconds: number): Promise<void> {
   await boss.work<SeedJobData>(DELIVERY_SEEDS_QUEUE, { pollingIntervalSeconds }, async ([job]) => {
-    const target = job && targets.get(job.data.destination);
-    // A destination this instance does not have: another instance, which has it, queues it.
-    if (!target) return;
+    if (!job) return;
+    const target = targets.get(job.data.destination);
+    if (!target) {
+      // Not configured on this instance (a rolling deploy): the batch waits for one that has it.
+      // A retired destination's seeding jobs are deleted with it, so this does not go on forever.
+      await boss.send(DELIVERY_SEEDS_QUEUE, job.data, { singletonKey: job.data.destination, startAfter: NOT_HERE_RETRY_SECONDS });
+      return;
+    }
     const queued = await seedBatch(db, boss, target.config);
     logger.info({ destination: target.config.name, paymentsQueued: queued }, 'queued payments written before the destination was added (its start)');
   });
