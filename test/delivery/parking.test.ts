@@ -42,7 +42,7 @@ setup(async () => {
   database.onTeardown(() => (scratch ? rm(scratch, { recursive: true, force: true }) : undefined));
   const secret = newDestinationSecret();
   consumer = await startConsumer(secret);
-  // Everything that does not fail is taken as the consumer of docs/destinations.md takes it: by sequence, 409 when early.
+  // Everything that does not fail is taken as the consumer of docs/consuming.md takes it: by sequence, 409 when early.
   consumer.behaviour = (event) => (failing ? (failures[event.chargeId] ?? { kind: 'docs_consumer' }) : { kind: 'docs_consumer' });
   scratch = await mkdtemp(path.join(tmpdir(), 'inbox-lanes-'));
   const configPath = path.join(scratch, 'inbox.json');

@@ -11,7 +11,7 @@ export type Behaviour =
   | { kind: 'hang' }
   /** Closes the connection without an answer. */
   | { kind: 'hang_up' }
-  /** As the consumer in docs/destinations.md does: applies by sequence (204), or 409 when it is early. */
+  /** As the consumer in docs/consuming.md does: applies by sequence (204), or 409 when it is early. */
   | { kind: 'docs_consumer' };
 
 export interface ReceivedEvent {

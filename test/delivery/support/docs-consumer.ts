@@ -1,5 +1,5 @@
 /**
- * The consumer of docs/destinations.md ("A consumer in TypeScript"), its `apply` line for line, so
+ * The consumer of docs/consuming.md ("A consumer in TypeScript"), its `apply` line for line, so
  * the tests run what the docs tell the application to do: dedupe on the id, apply each payment's
  * events by sequence, and take an event whose `follows_sequence` the application has reached even
  * when the events in between were never sent to it (a skip, a filter, a later start).
