@@ -25,6 +25,7 @@ export interface ReceivedEvent {
   status: string;
   previousStatus: string | null;
   amountRefunded: number;
+  inquiryOpen: boolean;
   /** Whether this consumer answered it 2xx. */
   accepted: boolean;
   /** When the request arrived (consumer clock). */
@@ -102,7 +103,7 @@ export async function startConsumer(secret: string | readonly Verifier[], path =
       sequence: number;
       follows_sequence?: number;
       type: string;
-      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number };
+      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
     } | undefined;
     let refused = false;
     verifiers.forEach((verify, i) => {
@@ -128,6 +129,7 @@ export async function startConsumer(secret: string | readonly Verifier[], path =
       status: payload.payment.status,
       previousStatus: payload.payment.previous_status,
       amountRefunded: payload.payment.amount_refunded,
+      inquiryOpen: payload.payment.inquiry_open,
       accepted: false,
       at: Date.now(),
     };
