@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { type DestinationTransport, brokerOptionsShape, brokerUrlProblem, destinationTransport, transportKindOf } from './broker-destinations.ts';
 import { issueMessage } from './issue-message.ts';
 
 /** `payment.paid`, `payment.refunded`, …: the body's `type`, what a destination may filter on. */
@@ -9,7 +10,10 @@ export type PaymentEventType = (typeof paymentEventTypes)[number];
 /** Where the inbox pushes payment events, and how hard it tries (src/delivery). */
 export interface DestinationConfig {
   name: string;
+  /** An http(s) URL, or a broker's (amqp(s)://, nats:// or tls://, which may carry its credentials: never logged). */
   url: string;
+  /** HTTP, or the broker the URL names (its scheme decides). */
+  transport: DestinationTransport;
   /** `whsec_<base64>`: the Standard Webhooks signing secret. Never logged. */
   secret: string;
   /** Only these providers' payments; undefined: every provider. */
@@ -18,7 +22,7 @@ export interface DestinationConfig {
   kinds: readonly PaymentEventType[] | undefined;
   /** Failed attempts at a lane's head event before the lane parks. */
   maxAttempts: number;
-  /** One POST, from connecting to the last byte of the answer read. */
+  /** One POST, from connecting to the last byte of the answer read; for a broker, one publish until its confirm. */
   timeoutMs: number;
   /** The first retry's delay; each further one doubles it (with jitter), up to retryDelayMaxSeconds. */
   retryDelaySeconds: number;
@@ -55,6 +59,7 @@ const optionsSchema = z.strictObject({
   retryDelaySeconds: z.number().positive().max(86_400).optional(),
   retryDelayMaxSeconds: z.number().positive().max(7 * 86_400).optional(),
   backoffAfterFailingLanes: z.number().int().min(2).max(10_000).optional(),
+  ...brokerOptionsShape,
 });
 type DestinationOptions = z.infer<typeof optionsSchema>;
 
@@ -66,7 +71,10 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-/** Refuses what would let a destination leak events or secrets: other schemes, plain http off this machine, credentials in the URL. */
+/**
+ * Refuses what would let a destination leak events or secrets: other schemes, plain transport off
+ * this machine, credentials in an HTTP URL (a broker's URL carries them: broker-destinations.ts).
+ */
 function urlProblem(value: string, allowHttp: boolean): string | undefined {
   let url: URL;
   try {
@@ -74,7 +82,9 @@ function urlProblem(value: string, allowHttp: boolean): string | undefined {
   } catch {
     return 'is not a URL';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an https:// URL (got ${url.protocol})`;
+  const kind = transportKindOf(url);
+  if (kind === undefined) return `must be an https:// URL, or a broker's amqps:// or tls:// (got ${url.protocol})`;
+  if (kind !== 'http') return brokerUrlProblem(url, allowHttp, isLoopback);
   if (url.username || url.password) return 'must not carry credentials (the signature authenticates the inbox)';
   if (url.protocol === 'http:' && !allowHttp && !isLoopback(url.hostname)) {
     return 'must be https:// (plain http is allowed only to loopback, or everywhere with DESTINATION_ALLOW_HTTP=1)';
@@ -148,8 +158,11 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   else if (secretProblem(secret)) problems.push(`${secretKey}: ${secretProblem(secret)}`);
   const merged = { ...destinationDefaults, ...options };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
+  const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
+  const transport = kind && destinationTransport(name, kind, options, problems);
   if (problems.length > before) return undefined;
-  return { name, url: url!, secret: secret!, ...merged, providers: options.providers, kinds: options.kinds };
+  const { rabbitmq: _rabbitmq, nats: _nats, ...settings } = merged;
+  return { name, url: url!, transport: transport!, secret: secret!, ...settings, providers: options.providers, kinds: options.kinds };
 }
 
 /**

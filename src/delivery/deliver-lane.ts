@@ -10,23 +10,26 @@ import type { DeliveryJobData } from './deliveries-queue.ts';
 import { enqueueLaneJobs } from './enqueue-deliveries.ts';
 import type { LaneState } from './lane-batch-sql.ts';
 import { countFailingLanes, disableDestination, endDestinationBackoff, noteLaneHeld, recordLaneFailure, startDestinationBackoff } from './lane-sql.ts';
+import type { EventTransport } from './event-transport.ts';
 import { toPaymentEventBody } from './payment-event-body.ts';
-import { type PostResult, postEvent } from './post-event.ts';
+import type { PostResult } from './post-event.ts';
 import { signWebhook, signingKey } from './sign.ts';
 
 /** A destination as a run uses it: its configuration and its key, decoded once. */
 export interface DeliveryTarget {
   config: DestinationConfig;
   key: KeyObject;
+  /** How its events leave: an HTTP POST, or a publish to its broker (event-transport.ts). */
+  transport: EventTransport;
   /**
-   * When (performance.now()) this process last got a 2xx from it. A failure whose request began
+   * When (performance.now()) this process last got a 2xx (or a broker's confirm) from it. A failure whose request began
    * before then is not the destination being down: it answered meanwhile.
    */
   lastDeliveredAt: number;
 }
 
-export function deliveryTargets(destinations: readonly DestinationConfig[]): ReadonlyMap<string, DeliveryTarget> {
-  return new Map(destinations.map((config) => [config.name, { config, key: signingKey(config.secret), lastDeliveredAt: -Infinity }]));
+export function deliveryTargets(destinations: readonly DestinationConfig[], transports: ReadonlyMap<string, EventTransport>): ReadonlyMap<string, DeliveryTarget> {
+  return new Map(destinations.map((config) => [config.name, { config, key: signingKey(config.secret), transport: transports.get(config.name)!, lastDeliveredAt: -Infinity }]));
 }
 
 export interface DeliveryDeps {
@@ -71,10 +74,10 @@ export async function laneHeldBack(deps: DeliveryDeps, job: DeliveryJobData, sta
   return undefined;
 }
 
-/** POSTs one event, signed for this attempt; a 2xx is noted on the target. */
+/** Sends one event, signed for this attempt, by the target's transport (a POST or a publish); a success is noted on the target. */
 export async function postSigned(target: DeliveryTarget, event: PaymentEventRow, now: Date, signal?: AbortSignal): Promise<PostResult> {
   const body = JSON.stringify(toPaymentEventBody(event));
-  const result = await postEvent({ url: target.config.url, headers: signWebhook(target.key, event.id, now, body), body, timeoutMs: target.config.timeoutMs, signal });
+  const result = await target.transport.send({ event, body, headers: signWebhook(target.key, event.id, now, body), timeoutMs: target.config.timeoutMs, signal });
   if (result.kind === 'delivered') target.lastDeliveredAt = performance.now();
   return result;
 }
