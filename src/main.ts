@@ -4,7 +4,7 @@ import { DatabaseUnreachableError } from './db/database-unreachable.ts';
 import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './logger.ts';
-import { loadConfig } from './runtime/load-config.ts';
+import { loadConfig } from './config/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
 
