@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
-import { loadConfig } from '../../../src/runtime/load-config.ts';
+import { loadConfig } from '../../../src/config/load-config.ts';
 import { closeEventTransports, createEventTransports } from '../../../src/delivery/destination-transports.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { newDestinationSecret } from '../support/lanes.ts';
