@@ -85,7 +85,7 @@ export function createNatsTransport(destination: NatsDestination): EventTranspor
       throw new Error('the inbox is shutting down');
     }
     const opened: Link = { connection, js: jetstream(connection), up: true };
-    void watchStatus(opened, logger);
+    watchStatus(opened, logger).catch((error: unknown) => logger.warn({ err: error }, 'watching the NATS connection failed'));
     // Closed for good (closed by us, or the client gave up): the next publish connects anew.
     void connection.closed().then((error) => {
       if (link === opened) link = undefined;
