@@ -11,7 +11,12 @@ import { paymentStatuses } from '../domain/payments/payment-fact.ts';
  * Changing a field here is changing the contract: add fields, never rename or remove one.
  */
 const status = z.enum(paymentStatuses).describe('The canonical payment status, the same for every gateway.');
-const minorUnits = z.int().min(0).describe('Minor units (cents): 1050 is 10.50.');
+const minorUnits = z
+  .int()
+  .min(0)
+  .describe(
+    "In `currency`'s minor units, by its ISO 4217 exponent, whatever the gateway sent (docs/amounts.md): 1050 is 10.50 BRL, 1500 is 1500 CLP or JPY (exponent 0), 12345 is 12.345 KWD or BHD (exponent 3).",
+  );
 
 export const paymentEventBodySchema = z
   .object({
@@ -34,8 +39,8 @@ export const paymentEventBodySchema = z
           ),
         status,
         previous_status: status.nullable().describe('The status before this change: the same as `status` when only the amounts moved; null on the payment\'s first event.'),
-        amount: minorUnits.nullable().describe('The charged amount in minor units; null while no gateway event has said it.'),
-        amount_refunded: minorUnits.describe('The amount refunded so far, in minor units.'),
+        amount: minorUnits.nullable().describe("The charged amount in `currency`'s minor units; null while no gateway event has said it."),
+        amount_refunded: minorUnits.describe("The amount refunded so far, in `currency`'s minor units."),
         currency: z.string().min(1).max(3).nullable().describe('ISO 4217 code in upper case (e.g. `BRL`); null while no gateway event has said it.'),
       })
       .describe('The payment right after this change.'),

@@ -414,8 +414,9 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     const { transaction_amount: __, ...withoutAmount } = mpPayment({ transaction_amount_refunded: 50.25 });
     assert.throws(() => mapMercadoPagoPayment(withoutAmount), GatewayResponseShapeError);
     assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount: 150.505 })), GatewayResponseShapeError);
-    // Whole-unit amounts (CLP, COP) are well formed.
-    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 350000);
+    // Whole-unit amounts (CLP, COP) are well formed, in each currency's ISO 4217 minor units.
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 3500);
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'COP' })).amount, 350000);
   });
 
   test('pending/in_process → pending, authorized (capture=false) → authorized, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {

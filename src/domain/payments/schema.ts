@@ -17,7 +17,7 @@ export const payments = pgTable(
     provider: varchar('provider', { length: 30 }).notNull(),
     gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
     status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
-    // Minor units (cents): gateways that send decimals are converted by their driver.
+    // The currency's ISO 4217 minor units (docs/amounts.md): decimals and Stripe's own scale are converted by the driver.
     amount: bigint('amount', { mode: 'number' }),
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
     currency: varchar('currency', { length: 3 }),

@@ -11,6 +11,7 @@ import {
   requireString,
 } from '../shared/gateway-api.ts';
 import { upperCurrency } from '../shared/payment-facts.ts';
+import { stripeAmountInMinorUnits } from './amounts.ts';
 
 /**
  * Stripe: a payment keyed by a PaymentIntent (pi_…, see ./webhook-driver.ts) is read
@@ -56,6 +57,13 @@ function capturedStatus(charge: Record<string, unknown>, dispute: Record<string,
   return refundStatus(captured, requireMinorUnits(charge, 'amount_refunded', GATEWAY));
 }
 
+/** Stripe's integer in ISO 4217 minor units (./amounts.ts); a fractional ISK króna cannot be one. */
+function inMinorUnits(amount: number, currency: string | undefined): number {
+  const minor = stripeAmountInMinorUnits(amount, currency);
+  if (minor === undefined) throw new GatewayResponseShapeError(GATEWAY, `${amount} is not a whole number of ${currency}'s ISO 4217 minor units`);
+  return minor;
+}
+
 /** Maps a charge (and, when disputed, its newest dispute) to the canonical state. */
 export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): ChargeState {
   const charge = asRecord(chargeJson, GATEWAY, 'the charge');
@@ -69,14 +77,15 @@ export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): Cha
   else status = capturedStatus(charge, dispute);
   // Every charge carries its amount and amount_refunded: an answer without them is not a charge
   // this mapping can read (a snapshot resets the payment, so a guess would overwrite the truth).
-  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
-  const amountRefunded = requireMinorUnits(charge, 'amount_refunded', GATEWAY);
+  const currency = upperCurrency(charge.currency);
+  const amount = inMinorUnits(requireMinorUnits(charge, 'amount', GATEWAY), currency);
+  const amountRefunded = inMinorUnits(requireMinorUnits(charge, 'amount_refunded', GATEWAY), currency);
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
     amount,
     amountRefunded: charge.captured === false ? 0 : amountRefunded,
-    currency: upperCurrency(charge.currency),
+    currency,
   };
 }
 
@@ -95,8 +104,9 @@ export function mapStripePaymentIntent(intentJson: unknown, disputeJson?: unknow
   if (charge === null || charge === undefined) {
     // Every PaymentIntent carries its integer amount (stripe-node: `amount: number`, not optional):
     // without one this is not an intent, and 0 would overwrite the payment's amount.
-    const amount = requireMinorUnits(intent, 'amount', GATEWAY);
-    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency: upperCurrency(intent.currency) };
+    const currency = upperCurrency(intent.currency);
+    const amount = inMinorUnits(requireMinorUnits(intent, 'amount', GATEWAY), currency);
+    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency };
   }
   const state = mapStripeCharge(charge, disputeJson);
   const lapsed = intentStatus === 'canceled' && (state.status === 'pending' || state.status === 'authorized');

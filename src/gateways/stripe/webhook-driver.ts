@@ -9,6 +9,7 @@ import { reverifySignature } from '../shared/reverify.ts';
 import { secretFingerprints } from '../shared/secret-fingerprint.ts';
 import { assertTimestampWithinTolerance, hmac, matchingDigestIndex, requireHeader } from '../shared/signature.ts';
 import { signedMaterial } from '../shared/signed-material.ts';
+import { stripeAmountInMinorUnits } from './amounts.ts';
 
 /**
  * Stripe: `Stripe-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `${t}.${rawBody}`
@@ -195,10 +196,12 @@ export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
   const meaning = meaningOf(event.eventType, object);
   const keys = meaning && stripePaymentKeys(event.eventType, object);
   if (!meaning || !keys) return null;
+  const currency = upperCurrency(object.currency);
+  const inMinorUnits = (amount: number | undefined) => (amount === undefined ? undefined : stripeAmountInMinorUnits(amount, currency));
   const fact = chargeFact(keys.key, meaning.status, event.occurredAt, {
-    amount: meaning.amount,
-    amountRefunded: meaning.amountRefunded,
-    currency: upperCurrency(object.currency),
+    amount: inMinorUnits(meaning.amount),
+    amountRefunded: inMinorUnits(meaning.amountRefunded),
+    currency,
   });
   return keys.legacyChargeId === undefined ? fact : { ...fact, legacyChargeId: keys.legacyChargeId };
 }

@@ -77,11 +77,12 @@ export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
   if (!object || event.resourceId === null || object.resource !== 'transaction') return null;
   const status = statusOf(event.eventType, object);
   if (!status) return null;
-  const amount = decimalToMinorUnits(object.amount);
+  const currency = upperCurrency(object.currency);
+  const amount = decimalToMinorUnits(object.amount, currency);
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : undefined,
-    currency: upperCurrency(object.currency),
+    currency,
   });
 }
 
