@@ -18,7 +18,10 @@ import { newDestinationSecret, paymentsOf } from './support/lanes.ts';
 
 const BASE = 1_760_000_000;
 const MAX_ATTEMPTS = 3;
-const destinationOptions = { maxAttempts: MAX_ATTEMPTS, timeoutMs: 3_000, retryDelaySeconds: 0.2, retryDelayMaxSeconds: 1, backoffAfterFailingLanes: 5 };
+// A lane alone would park after its 3 attempts, 1 + 2 s later at the least: time enough, on a busy
+// machine, for the 5 failing lanes that make the destination back off as a whole (with 0.2 s, as
+// test/delivery/destination-down.test.ts has it, a first lane sometimes parked before the fifth failed).
+const destinationOptions = { maxAttempts: MAX_ATTEMPTS, timeoutMs: 3_000, retryDelaySeconds: 1, retryDelayMaxSeconds: 4, backoffAfterFailingLanes: 5 };
 const CHARGES = Array.from({ length: 20 }, (_, n) => `ch_brokerdown_${n}`);
 const rabbitmqSkip = await rabbitmqUnavailable();
 const natsSkip = await natsUnavailable();
