@@ -74,52 +74,63 @@ async function watchStatus(link: Link, logger: Logger): Promise<void> {
  * later ones by the client itself. The inbox creates no stream: that is the consuming team's.
  */
 export function createNatsTransport(destination: NatsDestination): EventTransport {
-  const { logger, subjectPrefix, stream } = destination;
-  let link: Link | undefined;
-  let closing = false;
+  return new NatsPublisher(destination);
+}
 
-  const openLink = async (): Promise<Link> => {
-    const connection = await connect(natsConnectOptions(destination));
-    if (closing) {
-      await connection.close().catch(() => {});
-      throw new Error('the inbox is shutting down');
-    }
-    const opened: Link = { connection, js: jetstream(connection), up: true };
-    watchStatus(opened, logger).catch((error: unknown) => logger.warn({ err: error }, 'watching the NATS connection failed'));
-    // Closed for good (closed by us, or the client gave up): the next publish connects anew.
-    void connection.closed().then((error) => {
-      if (link === opened) link = undefined;
-      if (!closing) logger.warn({ reason: error?.message }, 'the NATS connection closed: the next publish reconnects');
-    });
-    logger.info({ subjectPrefix }, 'connected to NATS (JetStream publishes)');
-    return opened;
-  };
+class NatsPublisher implements EventTransport {
+  private link: Link | undefined;
+  private closing = false;
+  private readonly gate = createReconnectGate({ connect: () => this.openLink(), now: () => performance.now() });
 
-  const gate = createReconnectGate({ connect: openLink, now: () => performance.now() });
-  const publish = async (outgoing: OutgoingEvent): Promise<PostResult> => {
-    if (closing) return brokerFailure('the inbox is shutting down');
-    const current = link ?? (link = await gate.open());
-    if (!current.up) return brokerFailure('the NATS connection is down: the client is reconnecting');
+  private readonly destination: NatsDestination;
+
+  constructor(destination: NatsDestination) {
+    this.destination = destination;
+  }
+
+  send(outgoing: OutgoingEvent): Promise<PostResult> {
+    return withinDeadline(this.publish(outgoing), outgoing.timeoutMs, 'JetStream ack', outgoing.signal);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const open = this.link;
+    this.link = undefined;
+    if (open) await boundedBy(open.connection.close(), CLOSE_TIMEOUT_MS, 'closing the NATS connection');
+  }
+
+  private async publish(outgoing: OutgoingEvent): Promise<PostResult> {
+    if (this.closing) return brokerFailure('the inbox is shutting down');
+    const link = this.link ?? (this.link = await this.gate.open());
+    if (!link.up) return brokerFailure('the NATS connection is down: the client is reconnecting');
+    const { subjectPrefix, stream } = this.destination;
     const subject = `${subjectPrefix}.${paymentRoutingKey(outgoing.event)}`;
     const headers = natsHeaders();
     for (const [name, value] of Object.entries(outgoing.headers)) headers.set(name, value);
     headers.set('content-type', 'application/json');
     try {
-      await current.js.publish(subject, outgoing.body, { msgID: outgoing.event.id, headers, timeout: outgoing.timeoutMs, ...(stream && { expect: { streamName: stream } }) });
+      await link.js.publish(subject, outgoing.body, { msgID: outgoing.event.id, headers, timeout: outgoing.timeoutMs, ...(stream && { expect: { streamName: stream } }) });
       return BROKER_DELIVERED;
     } catch (error) {
       return brokerFailure(publishError(error, subject, subjectPrefix));
     }
-  };
+  }
 
-  return {
-    send: (outgoing) => withinDeadline(publish(outgoing), outgoing.timeoutMs, 'JetStream ack', outgoing.signal),
-    async close() {
-      closing = true;
-      const open = link;
-      link = undefined;
-      if (!open) return;
-      await boundedBy(open.connection.close(), CLOSE_TIMEOUT_MS, 'closing the NATS connection');
-    },
-  };
+  private async openLink(): Promise<Link> {
+    const { logger } = this.destination;
+    const connection = await connect(natsConnectOptions(this.destination));
+    if (this.closing) {
+      await connection.close().catch(() => {});
+      throw new Error('the inbox is shutting down');
+    }
+    const link: Link = { connection, js: jetstream(connection), up: true };
+    watchStatus(link, logger).catch((error: unknown) => logger.warn({ err: error }, 'watching the NATS connection failed'));
+    // Closed for good (closed by us, or the client gave up): the next publish connects anew.
+    void connection.closed().then((error) => {
+      if (this.link === link) this.link = undefined;
+      if (!this.closing) logger.warn({ reason: error?.message }, 'the NATS connection closed: the next publish reconnects');
+    });
+    logger.info({ subjectPrefix: this.destination.subjectPrefix }, 'connected to NATS (JetStream publishes)');
+    return link;
+  }
 }

@@ -87,69 +87,81 @@ function publishConfirmed(link: Link, exchange: string, outgoing: OutgoingEvent,
  * the exchange, queues and bindings are the consuming team's (docs/brokers.md).
  */
 export function createRabbitmqTransport(destination: RabbitmqDestination): EventTransport {
-  const { logger, exchange } = destination;
-  let connection: ChannelModel | undefined;
-  let link: Link | undefined;
-  let closing = false;
-  // The broker's last word on a closed connection or channel, for the publishes that close failed.
-  let lastCloseReason: string | undefined;
+  return new RabbitmqPublisher(destination);
+}
 
-  const connect = async (): Promise<ChannelModel> => {
-    const opened = await amqp.connect(destination.url, { clientProperties: { connection_name: `webhook-inbox ${destination.name}` }, timeout: destination.connectTimeoutMs });
-    lastCloseReason = undefined;
+class RabbitmqPublisher implements EventTransport {
+  private connection: ChannelModel | undefined;
+  private link: Link | undefined;
+  private closing = false;
+  /** The broker's last word on a closed connection or channel, for the publishes that close failed. */
+  private lastCloseReason: string | undefined;
+  private readonly gate = createReconnectGate({ connect: () => this.openLink(), now: () => performance.now() });
+
+  private readonly destination: RabbitmqDestination;
+
+  constructor(destination: RabbitmqDestination) {
+    this.destination = destination;
+  }
+
+  send(outgoing: OutgoingEvent): Promise<PostResult> {
+    return withinDeadline(this.publish(outgoing), outgoing.timeoutMs, 'publisher confirm', outgoing.signal);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const open = this.connection;
+    [this.connection, this.link] = [undefined, undefined];
+    if (open) await boundedBy(open.close(), CLOSE_TIMEOUT_MS, 'closing the RabbitMQ connection');
+  }
+
+  private async publish(outgoing: OutgoingEvent): Promise<PostResult> {
+    if (this.closing) return brokerFailure('the inbox is shutting down');
+    const link = this.link ?? (this.link = await this.gate.open());
+    return publishConfirmed(link, this.destination.exchange, outgoing, () => this.lastCloseReason);
+  }
+
+  /** A confirm channel, on the open connection or a new one. */
+  private async openLink(): Promise<Link> {
+    if (!this.connection) {
+      const opened = await this.connect();
+      // close() ran while it connected: nothing may stay open after it.
+      if (this.closing) {
+        await opened.close().catch(() => {});
+        throw new Error('the inbox is shutting down');
+      }
+      this.connection = opened;
+    }
+    const channel = await this.connection.createConfirmChannel();
+    const link: Link = { channel, returned: new Map() };
+    channel.on('return', (message: Message) => {
+      const id = String(message.properties.messageId);
+      link.returned.set(id, (link.returned.get(id) ?? 0) + 1);
+    });
+    channel.on('error', (error: Error) => {
+      this.lastCloseReason = error.message;
+      this.destination.logger.warn({ reason: error.message }, 'RabbitMQ closed the publishing channel: the next publish opens another');
+    });
+    channel.on('close', () => {
+      if (this.link === link) this.link = undefined;
+    });
+    this.destination.logger.info({ exchange: this.destination.exchange }, 'connected to RabbitMQ (publisher confirms)');
+    return link;
+  }
+
+  private async connect(): Promise<ChannelModel> {
+    const { url, name, connectTimeoutMs, logger } = this.destination;
+    const opened = await amqp.connect(url, { clientProperties: { connection_name: `webhook-inbox ${name}` }, timeout: connectTimeoutMs });
+    this.lastCloseReason = undefined;
     opened.on('error', (error: Error) => {
-      lastCloseReason = error.message;
+      this.lastCloseReason = error.message;
     });
     opened.on('close', () => {
-      if (connection === opened) [connection, link] = [undefined, undefined];
-      if (!closing) logger.warn({ reason: lastCloseReason }, 'the RabbitMQ connection closed: the next publish reconnects');
+      if (this.connection === opened) [this.connection, this.link] = [undefined, undefined];
+      if (!this.closing) logger.warn({ reason: this.lastCloseReason }, 'the RabbitMQ connection closed: the next publish reconnects');
     });
     opened.on('blocked', (reason: string) => logger.warn({ reason }, 'RabbitMQ blocks publishing (a resource alarm): publishes wait for their confirms until it lifts'));
     opened.on('unblocked', () => logger.info('RabbitMQ takes publishes again'));
     return opened;
-  };
-
-  const openLink = async (): Promise<Link> => {
-    if (!connection) {
-      const opened = await connect();
-      // close() ran while it connected: nothing may stay open after it.
-      if (closing) {
-        await opened.close().catch(() => {});
-        throw new Error('the inbox is shutting down');
-      }
-      connection = opened;
-    }
-    const channel = await connection.createConfirmChannel();
-    const opened: Link = { channel, returned: new Map() };
-    channel.on('return', (message: Message) => {
-      const id = String(message.properties.messageId);
-      opened.returned.set(id, (opened.returned.get(id) ?? 0) + 1);
-    });
-    channel.on('error', (error: Error) => {
-      lastCloseReason = error.message;
-      logger.warn({ reason: error.message }, 'RabbitMQ closed the publishing channel: the next publish opens another');
-    });
-    channel.on('close', () => {
-      if (link === opened) link = undefined;
-    });
-    logger.info({ exchange }, 'connected to RabbitMQ (publisher confirms)');
-    return opened;
-  };
-
-  const gate = createReconnectGate({ connect: openLink, now: () => performance.now() });
-  const publish = async (outgoing: OutgoingEvent): Promise<PostResult> => {
-    if (closing) return brokerFailure('the inbox is shutting down');
-    const current = link ?? (link = await gate.open());
-    return publishConfirmed(current, exchange, outgoing, () => lastCloseReason);
-  };
-
-  return {
-    send: (outgoing) => withinDeadline(publish(outgoing), outgoing.timeoutMs, 'publisher confirm', outgoing.signal),
-    async close() {
-      closing = true;
-      const open = connection;
-      [connection, link] = [undefined, undefined];
-      if (open) await boundedBy(open.close(), CLOSE_TIMEOUT_MS, 'closing the RabbitMQ connection');
-    },
-  };
+  }
 }
