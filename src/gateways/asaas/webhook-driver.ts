@@ -96,7 +96,8 @@ const statusByEvent: Record<string, PaymentStatus> = {
   PAYMENT_PARTIALLY_REFUNDED: 'partially_refunded',
   PAYMENT_CHARGEBACK_REQUESTED: 'disputed',
   PAYMENT_CHARGEBACK_DISPUTE: 'disputed',
-  // "Dispute won, waiting for the transfer from the acquirer": the money stays, back to paid.
+  // "Dispute won, waiting for the transfer from the acquirer": the money stays; the fold returns
+  // the payment to what it was before the dispute (docs/disputes.md).
   // Asaas documents no webhook for a lost chargeback; refetch is how a charged_back status is seen.
   PAYMENT_AWAITING_CHARGEBACK_REVERSAL: 'paid',
 };

@@ -16,6 +16,11 @@ export interface ChargeSnapshot {
   /** ISO 4217, upper case; undefined when the gateway did not say. */
   currency: string | undefined;
   /**
+   * Whether an inquiry is open (Stripe: the charge's newest dispute is a `warning_*` one; no money
+   * moved). Absent when the gateway has no inquiries to tell of, or could not say.
+   */
+  inquiryOpen?: boolean;
+  /**
    * When the request was sent, by our clock: everything that happened at the gateway before it
    * is in the answer. (The answer's own time would order an event that happened during the
    * request, and is missing from the answer, before the snapshot, where the reset would hide it.)

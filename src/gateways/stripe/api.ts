@@ -30,9 +30,13 @@ import { stripeAmountInMinorUnits } from './amounts.ts';
  * Charge mapping: failed → failed; pending → pending; succeeded but not captured → authorized,
  * or canceled once the authorisation was voided or lapsed (Stripe then marks it refunded; nothing
  * was taken, so nothing counts as refunded). Captured: a dispute decides first — lost →
- * charged_back; won, warning_closed (an inquiry that never became a chargeback) and prevented →
- * back to the refund view; any other dispute status → disputed. Refunds: amount_refunded against
- * amount_captured → paid / partially_refunded / refunded.
+ * charged_back; needs_response, under_review (funds withdrawn) → disputed; an inquiry
+ * (warning_needs_response, warning_under_review: no funds withdrawn) is the refund view with
+ * `inquiryOpen`; won, warning_closed (an inquiry that never became a chargeback) and prevented →
+ * the refund view. Refunds: amount_refunded against amount_captured → paid / partially_refunded
+ * / refunded. `inquiryOpen` is said only when a dispute was read: whether `disputed` is true on
+ * a charge with an open inquiry is not documented (UNVERIFIED), so an undisputed charge's read
+ * leaves the inquiry as the webhooks said rather than close it.
  * PaymentIntent mapping: its latest charge, as above (a canceled intent's uncaptured charge is
  * canceled); without a charge, requires_capture → authorized, canceled → canceled, any other
  * status → pending (the webhooks of such an intent are no facts: see ./webhook-driver.ts).
@@ -40,15 +44,18 @@ import { stripeAmountInMinorUnits } from './amounts.ts';
 
 const GATEWAY = 'stripe';
 
-function wonOrNeverCharged(disputeStatus: string): boolean {
-  return disputeStatus === 'won' || disputeStatus === 'warning_closed' || disputeStatus === 'prevented';
+/** Funds withdrawn and not (yet) returned: the payment is disputed or, lost, charged back. */
+function withdrawnStatus(disputeStatus: string): PaymentStatus | undefined {
+  if (disputeStatus === 'lost') return 'charged_back';
+  return disputeStatus === 'needs_response' || disputeStatus === 'under_review' ? 'disputed' : undefined;
 }
+
+const isInquiry = (disputeStatus: string) => disputeStatus === 'warning_needs_response' || disputeStatus === 'warning_under_review';
 
 function capturedStatus(charge: Record<string, unknown>, dispute: Record<string, unknown> | undefined): PaymentStatus {
   if (dispute) {
-    const disputeStatus = requireString(dispute, 'status', GATEWAY);
-    if (disputeStatus === 'lost') return 'charged_back';
-    if (!wonOrNeverCharged(disputeStatus)) return 'disputed';
+    const withdrawn = withdrawnStatus(requireString(dispute, 'status', GATEWAY));
+    if (withdrawn) return withdrawn;
   } else if (charge.disputed === true) {
     return 'disputed';
   }
@@ -80,12 +87,14 @@ export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): Cha
   const currency = upperCurrency(charge.currency);
   const amount = inMinorUnits(requireMinorUnits(charge, 'amount', GATEWAY), currency);
   const amountRefunded = inMinorUnits(requireMinorUnits(charge, 'amount_refunded', GATEWAY), currency);
+  const inquiryOpen = dispute && isInquiry(requireString(dispute, 'status', GATEWAY));
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
     amount,
     amountRefunded: charge.captured === false ? 0 : amountRefunded,
     currency,
+    ...(inquiryOpen === undefined ? {} : { inquiryOpen }),
   };
 }
 
