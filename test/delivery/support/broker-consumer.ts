@@ -3,7 +3,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { type MsgHdrs, connect } from '@nats-io/transport-node';
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { Webhook } from 'standardwebhooks';
-import type { ReceivedEvent } from './consumer.ts';
+import { type ReceivedEvent, type VerifiedPayload, receivedEventOf } from './consumer.ts';
 
 /** The application's side of a broker destination: what it took off the queue or stream, verified. */
 export interface BrokerConsumer {
@@ -17,13 +17,6 @@ export interface BrokerConsumer {
   readonly routes: Map<string, string>;
   acceptedFor(chargeId: string, provider?: string): ReceivedEvent[];
   close(): Promise<void>;
-}
-
-interface EventPayload {
-  id: string;
-  sequence: number;
-  type: string;
-  payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number };
 }
 
 /**
@@ -42,28 +35,16 @@ function createRecorder(secret: string) {
     routes,
     unverified: () => unverified,
     record(body: string, headers: Record<string, string>, brokerId: string | undefined, route: string): void {
-      let payload: EventPayload;
+      let payload: VerifiedPayload;
       try {
-        payload = webhook.verify(body, headers) as EventPayload;
+        payload = webhook.verify(body, headers) as VerifiedPayload;
       } catch {
         unverified += 1;
         return;
       }
       if (brokerId !== payload.id) misaddressed.push(`${payload.id}: broker message id ${brokerId}`);
       routes.set(payload.id, route);
-      const { payment } = payload;
-      received.push({
-        webhookId: headers['webhook-id']!,
-        chargeId: payment.charge_id,
-        provider: payment.provider,
-        sequence: payload.sequence,
-        type: payload.type,
-        status: payment.status,
-        previousStatus: payment.previous_status,
-        amountRefunded: payment.amount_refunded,
-        accepted: true,
-        at: Date.now(),
-      });
+      received.push(receivedEventOf(payload, headers['webhook-id']!, true));
     },
   };
 }

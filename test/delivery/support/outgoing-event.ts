@@ -18,6 +18,7 @@ export function paymentEventRow(overrides: Partial<PaymentEventRow> = {}): Payme
     previousStatus: null,
     amount: 2000,
     amountRefunded: 0,
+    inquiryOpen: false,
     currency: 'BRL',
     occurredAt: new Date('2026-01-02T03:04:05Z'),
     causeInboxId: 1,
