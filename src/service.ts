@@ -27,8 +27,9 @@ import type { AppConfig } from './config/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
-import { startForwarding } from './delivery/forwarding.ts';
+import { type Forwarding, startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
+import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
 /** Most deliveries one ingest statement carries. */
 const INGEST_BATCH_SIZE = 100;
@@ -39,6 +40,8 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
+  /** The push side's timeouts and run budget (src/delivery/delivery-timers.ts); tests move them by hand. */
+  deliveryTimers?: DeliveryTimers;
   /** Event handlers by canonical kind; default: the built-in ones (src/processing/built-in-handlers.ts). */
   handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
@@ -179,10 +182,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   let jobTableAnalyzer: JobTableAnalyzer | undefined;
   let factCarryOver: FactCarryOver | undefined;
+  let forwarding: Forwarding | undefined;
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
+    forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
     await startProcessing({
       boss,
       db: database.db,
@@ -192,7 +196,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       handlers: options.handlers,
       metrics: metrics.processing,
       refetcher,
-      announceChanges,
+      announceChanges: forwarding?.announceChanges,
       ingestPressure,
       ingestFirst: config.ingestFirst,
       ingestFirstMetrics: metrics.ingestFirst,
@@ -220,6 +224,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await jobTableAnalyzer?.stop();
       await factCarryOver?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+      // After the workers: a publish still in flight gets its confirm before its connection ends.
+      await forwarding?.closeConnections();
       await ingestPool?.end({ timeout: 5 });
       await database.close();
     },

@@ -76,7 +76,7 @@ export const webhookInbox = pgTable(
     processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
     // What the event meant when it was processed: its payment fact, or the gateway snapshot its
     // refetch read (which the payload cannot give back). A payment fact is copied into
-    // payment_facts as the row settles (trigger, drizzle/0017), where later folds of the charge
+    // payment_facts as the row settles (trigger, drizzle/0018), where later folds of the charge
     // read it whatever becomes of this row. Null before processing and after a replay, which
     // recomputes it.
     fact: jsonb('fact'),

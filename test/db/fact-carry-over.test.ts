@@ -1,5 +1,5 @@
 /**
- * Migration 0017 on an install that already holds settled events: the facts recorded on its inbox
+ * Migration 0018 on an install that already holds settled events: the facts recorded on its inbox
  * rows (and, for rows settled before facts were recorded, their payloads read again) are carried
  * into payment_facts in the background, range by range. Until they are, the fold still reads them
  * where they are and retention leaves their rows alone. The 10^5-row version, with deliveries
@@ -99,9 +99,9 @@ const keptFacts = () => database.sql`select event_id, inbox_id::int, payment_key
 const dropThisMonth = () =>
   dropExpiredPartitions({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { providers: [{ name: 'stripe', retentionDays: 30 }, { name: 'gone', retentionDays: 30 }], now: new Date(Date.now() + 120 * 86_400_000), archiveDir });
 
-describe('carrying facts over (migration 0017)', () => {
+describe('carrying facts over (migration 0018)', () => {
   test('until the carry-over reaches a row, the fold reads its fact where it is and retention leaves it; then it is in payment_facts as it was recorded, or as its payload reads', async () => {
-    await migrateUpTo(database, '0017_payment_facts');
+    await migrateUpTo(database, '0018_payment_facts');
     await populate();
     await applyMigrations(database.url);
     const [{ max }] = (await database.sql`select max(id)::int as max from webhook_inbox`) as unknown as [{ max: number }];

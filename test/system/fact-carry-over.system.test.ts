@@ -1,5 +1,5 @@
 /**
- * System tier (slow: 10^5 rows). Migration 0017 on a populated install, with deliveries arriving
+ * System tier (slow: 10^5 rows). Migration 0018 on a populated install, with deliveries arriving
  * meanwhile: the service starts on a database holding 10^5 settled events (nine in ten with their
  * fact recorded, one in ten settled before facts were recorded), applies the migration, and its
  * workers carry every fact over in the background while a gateway keeps delivering. Every fact is
@@ -49,9 +49,9 @@ const carryOverDone = async () => {
   return row?.finished_at != null;
 };
 
-describe('migration 0017 at 10^5 rows (system tier)', () => {
+describe('migration 0018 at 10^5 rows (system tier)', () => {
   test('every fact is carried over in the background while deliveries go on; no acknowledged delivery is lost', { timeout: 900_000 }, async () => {
-    await migrateUpTo(database, '0017_payment_facts');
+    await migrateUpTo(database, '0018_payment_facts');
     await populate();
     const service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET } });
     const [{ target }] = (await database.sql`select target_inbox_id::int as target from payment_facts_carry_over`) as unknown as [{ target: number }];

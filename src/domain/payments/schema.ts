@@ -138,7 +138,7 @@ export type PaymentEventRow = typeof paymentEvents.$inferSelect;
  * keys included. One row per event (provider, event_id): a replay that gives the event a new
  * meaning (a new snapshot) replaces it; a restored or resent event adds nothing.
  *
- * Written by the trigger webhook_inbox_records_payment_facts (drizzle/0017_payment_facts.sql) in
+ * Written by the trigger webhook_inbox_records_payment_facts (drizzle/0018_payment_facts.sql) in
  * the transaction that settles the inbox row with its fact, whichever version of the service
  * settles it: during a rolling deploy, an old instance's facts land here too.
  */

@@ -4,7 +4,7 @@ import { SETTLED_STATUS_LIST } from './settled.ts';
 import { dateOf, epochMs } from './statement.ts';
 
 /**
- * The one-time carry-over of facts settled before payment_facts existed (drizzle/0017): its
+ * The one-time carry-over of facts settled before payment_facts existed (drizzle/0018): its
  * progress is one row of payment_facts_carry_over, its work the inbox rows with ids up to
  * target_inbox_id, in id ranges, each range committed with the new progress.
  */
