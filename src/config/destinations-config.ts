@@ -169,7 +169,7 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   else if (urlProblem(url, allowHttp)) problems.push(`${urlKey}: ${urlProblem(url, allowHttp)}`);
   if (secret === undefined) problems.push(`destination "${name}": no secret; set ${secretKey} (whsec_<base64>)`);
   const secrets = secret === undefined ? undefined : parseDestinationSecrets(secretKey, secret, problems);
-  const { providers, kinds, start, ...tuning } = options;
+  const { providers, kinds, start, rabbitmq: _rabbitmq, nats: _nats, ...tuning } = options;
   const merged = { ...destinationDefaults, ...tuning };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
   const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
