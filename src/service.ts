@@ -18,6 +18,7 @@ import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
+import { FactCarryOver } from './processing/fact-carry-over.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
@@ -180,6 +181,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   let jobTableAnalyzer: JobTableAnalyzer | undefined;
+  let factCarryOver: FactCarryOver | undefined;
   let forwarding: Forwarding | undefined;
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
@@ -201,6 +203,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
     jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
+    // Facts settled before payment_facts existed, carried there in the background (once per install).
+    factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });
+    factCarryOver.start();
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
   const server = await listen(app, config.port, config.host);
@@ -217,6 +222,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await server.close();
       await gaugeRefresher.stop();
       await jobTableAnalyzer?.stop();
+      await factCarryOver?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
       // After the workers: a publish still in flight gets its confirm before its connection ends.
       await forwarding?.closeConnections();
