@@ -13,7 +13,7 @@ import * as schema from '../../src/db/schema.ts';
 import type { Database } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { createBuiltInHandlers } from '../../src/processing/built-in-handlers.ts';
-import { type EventResult, type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
+import { type EventResult, type ProcessingDeps, processBatch } from '../../src/processing/process-batch.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { testConfig } from '../support/config.ts';
@@ -74,10 +74,10 @@ function processingDeps(announced: number[] = []): ProcessingDeps {
   };
 }
 
-/** The statements one processInboxEvents call sent, by name. */
+/** The statements one processBatch call sent, by name. */
 async function statementsOf(deps: ProcessingDeps, inboxIds: readonly number[]): Promise<string[]> {
   sent = [];
-  const results: EventResult[] = await processInboxEvents(deps, inboxIds.map((inboxId) => ({ inboxId })));
+  const results: EventResult[] = await processBatch(deps, inboxIds.map((inboxId) => ({ inboxId })));
   for (const result of results) if ('error' in result) throw result.error;
   return sent.map(nameOf);
 }
