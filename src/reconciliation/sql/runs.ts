@@ -93,11 +93,6 @@ export async function stopRun(db: SqlExecutor, runId: number, error: string, fin
   return toRun(rows[0]!);
 }
 
-export async function selectRun(db: SqlExecutor, runId: number): Promise<RunRow | undefined> {
-  const { rows } = await db.executeSql(`select ${COLUMNS} from reconciliation_runs where id = $1`, [runId]);
-  return rows[0] ? toRun(rows[0]) : undefined;
-}
-
 /** The latest run of each provider and status, for the gauges and the dashboard. */
 export async function selectLatestRuns(db: SqlExecutor, limit: number): Promise<RunRow[]> {
   const { rows } = await db.executeSql(`select ${COLUMNS} from reconciliation_runs order by id desc limit $1`, [limit]);
