@@ -47,3 +47,17 @@ export async function selectPayout(db: SqlExecutor, provider: string, payoutId: 
     entriesReadAt: time(row.read_ms),
   };
 }
+
+/**
+ * Payouts the gateway announced by webhook (payout.paid, payout.reconciliation_completed, …) since
+ * `since` whose entries have not been read yet: the cron reconciles each once.
+ */
+export async function selectAnnouncedPayouts(db: SqlExecutor, provider: string, eventTypes: readonly string[], since: Date): Promise<string[]> {
+  const { rows } = await db.executeSql<{ payout_id: string }>(
+    `select distinct i.resource_id as payout_id from webhook_inbox i
+      where i.provider = $1 and i.event_type = any($2::text[]) and i.received_at >= $3 and i.resource_id is not null
+        and not exists (select 1 from ledger_payouts p where p.provider = i.provider and p.payout_id = i.resource_id and p.entries_read_at is not null)`,
+    [provider, [...eventTypes], since.toISOString()],
+  );
+  return rows.map((row) => row.payout_id);
+}

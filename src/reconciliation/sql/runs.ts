@@ -93,7 +93,15 @@ export async function stopRun(db: SqlExecutor, runId: number, error: string, fin
   return toRun(rows[0]!);
 }
 
-/** The latest run of each provider and status, for the gauges and the dashboard. */
+/** When each provider's last complete run finished: the staleness gauge. */
+export async function selectLastCompleteRuns(db: SqlExecutor): Promise<Array<{ provider: string; finishedAt: Date }>> {
+  const { rows } = await db.executeSql<{ provider: string; finished_ms: number }>(
+    "select provider, extract(epoch from max(finished_at)) * 1000 as finished_ms from reconciliation_runs where status = 'complete' group by provider",
+  );
+  return rows.map((row) => ({ provider: row.provider, finishedAt: new Date(Number(row.finished_ms)) }));
+}
+
+/** The latest runs, newest first: the dashboard's findings page. */
 export async function selectLatestRuns(db: SqlExecutor, limit: number): Promise<RunRow[]> {
   const { rows } = await db.executeSql(`select ${COLUMNS} from reconciliation_runs order by id desc limit $1`, [limit]);
   return rows.map(toRun);

@@ -1,0 +1,86 @@
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { OperationsConfig } from '../config/config.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import type { GatewayLedger } from '../gateways/shared/ledger.ts';
+import { ReconciliationIncompleteError, type ReconcileDeps, type RunResult, reconcile } from '../reconciliation/reconcile.ts';
+import { selectAnnouncedPayouts } from '../reconciliation/sql/payouts.ts';
+
+export const RECONCILE_QUEUE = 'inbox-reconcile';
+
+/** One provider the cron reconciles: its gateway has a ledger and the provider an API key. */
+export interface ReconcileTarget {
+  provider: string;
+  ledger: GatewayLedger;
+  settlementDays: number;
+}
+
+export interface ReconcileCronDeps {
+  db: Database;
+  boss: PgBoss;
+  clock: () => Date;
+  logger: Logger;
+  targets: readonly ReconcileTarget[];
+  /** The service's refetcher: the cron shares the refetch's rate limit and breaker per provider. */
+  get(provider: string, path: string): Promise<unknown>;
+  operations: OperationsConfig;
+}
+
+const DAY_MS = 86_400_000;
+
+function logRuns(logger: Logger, results: readonly RunResult[]): void {
+  for (const { run, findings, newFindings, resolved, gatewayCalls } of results) {
+    const fields = { provider: run.provider, run: run.id, scope: run.scope, payout: run.payoutId, pages: run.pages, entries: run.entriesRead, findings: findings.length, newFindings, resolved, gatewayCalls };
+    if (newFindings > 0) logger.warn(fields, 'reconciliation found new discrepancies (inboxctl reconcile, dashboard Findings)');
+    else logger.info(fields, 'reconciliation run complete');
+  }
+}
+
+/** The window of the last RECONCILE_WINDOW_DAYS, then each payout announced by webhook in it whose entries are unread. */
+async function reconcileProvider(deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger): Promise<void> {
+  const now = deps.clock();
+  const since = new Date(now.getTime() - deps.operations.reconcileWindowDays * DAY_MS);
+  const runDeps: ReconcileDeps = {
+    db: deps.db,
+    provider: target.provider,
+    ledger: target.ledger,
+    get: (path) => deps.get(target.provider, path),
+    clock: deps.clock,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    notice: (text) => logger.info({ provider: target.provider }, text),
+    settlementDays: target.settlementDays,
+  };
+  logRuns(logger, await reconcile(runDeps, { kind: 'window', since, until: now }));
+  const payouts = target.ledger.payouts;
+  if (!payouts) return;
+  for (const payoutId of await selectAnnouncedPayouts(drizzleExecutor(deps.db), target.provider, payouts.settledEventTypes, since)) {
+    logRuns(logger, await reconcile(runDeps, { kind: 'payout', payoutId }));
+  }
+}
+
+/**
+ * The daily reconciliation (RECONCILE_CRON) as a pg-boss schedule on an exclusive queue: one run
+ * at a time database-wide, a tick that finds one running is dropped. A provider whose run stops
+ * part-way is logged and left partial (the next tick resumes it); the others still run.
+ */
+export async function startReconcileCron(deps: ReconcileCronDeps): Promise<void> {
+  const { boss } = deps;
+  const options = { retryLimit: 0, expireInSeconds: 6 * 3600, deleteAfterSeconds: 30 * 86_400 };
+  await boss.createQueue(RECONCILE_QUEUE, { policy: 'exclusive', ...options });
+  await boss.updateQueue(RECONCILE_QUEUE, options);
+  await boss.schedule(RECONCILE_QUEUE, deps.operations.reconcileCron, {}, { tz: 'UTC' });
+  const logger = deps.logger.child({ component: 'reconcile-cron' });
+  await boss.work(RECONCILE_QUEUE, async () => {
+    const stopped: string[] = [];
+    for (const target of deps.targets) {
+      try {
+        await reconcileProvider(deps, target, logger);
+      } catch (error) {
+        if (error instanceof ReconciliationIncompleteError) logRuns(logger, error.done);
+        logger.error({ err: error, provider: target.provider, queue: RECONCILE_QUEUE }, 'reconciliation stopped part-way; the next tick resumes it');
+        stopped.push(target.provider);
+      }
+    }
+    if (stopped.length > 0) throw new Error(`reconciliation stopped part-way for ${stopped.join(', ')}`);
+  });
+}
