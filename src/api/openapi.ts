@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { paymentEventBodySchema } from '../delivery/payment-event-body.ts';
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, apiErrorSchema, feedPageSchema, paymentViewSchema } from './api-schemas.ts';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, apiErrorSchema, feedPageSchema, paymentViewSchema, payoutViewSchema } from './api-schemas.ts';
 
 /**
  * Components generated from the same zod schemas the routes answer with; PaymentEvent is the
@@ -12,6 +12,7 @@ function componentSchemas(): Record<string, unknown> {
   registry.add(paymentEventBodySchema, { id: 'PaymentEvent' });
   registry.add(feedPageSchema, { id: 'PaymentEventsPage' });
   registry.add(paymentViewSchema, { id: 'Payment' });
+  registry.add(payoutViewSchema, { id: 'Payout' });
   registry.add(apiErrorSchema, { id: 'Error' });
   const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/components/schemas/${id}` });
   // A fragment-only `$id` is not allowed in 2020-12, and `$schema` is implied by the document.
@@ -37,7 +38,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'webhook-inbox API',
       version: '1',
       description:
-        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, and one payment\'s state and history. Off unless INBOX_API_TOKEN is set.',
+        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, one payment\'s state, history and settlement, and one payout\'s entries. Off unless INBOX_API_TOKEN is set.',
     },
     security: [{ bearer: [] }],
     paths: {
@@ -73,7 +74,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/payments/{provider}/{chargeId}': {
         get: {
           operationId: 'getPayment',
-          summary: 'One payment: its state, events and status history',
+          summary: 'One payment: its state, events, status history and what settled (gross, fee, net, payout)',
           parameters: [
             { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
             { name: 'chargeId', in: 'path', required: true, description: "The gateway's charge id.", schema: { type: 'string' } },
@@ -82,6 +83,24 @@ export function openApiDocument(): Record<string, unknown> {
             200: { description: 'The payment.', content: json('Payment') },
             401: unauthorized,
             404: error('`payment_not_found`.'),
+            421: misdirected,
+            503: unavailable,
+          },
+        },
+      },
+      '/api/v1/payouts/{provider}/{payoutId}': {
+        get: {
+          operationId: 'getPayout',
+          summary: 'One payout: its amount, its ledger entries and the payments they belong to',
+          description: 'As `inboxctl reconcile --payout` (or the cron, after a payout webhook) last read it; Stripe only.',
+          parameters: [
+            { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
+            { name: 'payoutId', in: 'path', required: true, description: "The gateway's payout id (po_…).", schema: { type: 'string' } },
+          ],
+          responses: {
+            200: { description: 'The payout.', content: json('Payout') },
+            401: unauthorized,
+            404: error('`payout_not_found`: no run has read it.'),
             421: misdirected,
             503: unavailable,
           },
