@@ -28,6 +28,15 @@ const unavailable = {
 };
 const misdirected = error('The Host is not one of the service\'s names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).');
 
+/** The answers of a GET of one thing by its key. */
+const lookupResponses = (found: string, ref: string, notFound: string) => ({
+  200: { description: found, content: json(ref) },
+  401: unauthorized,
+  404: error(notFound),
+  421: misdirected,
+  503: unavailable,
+});
+
 let cached: Record<string, unknown> | undefined;
 
 /** The OpenAPI 3.1 description served at /api/v1/openapi.json. */
@@ -79,13 +88,7 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
             { name: 'chargeId', in: 'path', required: true, description: "The gateway's charge id.", schema: { type: 'string' } },
           ],
-          responses: {
-            200: { description: 'The payment.', content: json('Payment') },
-            401: unauthorized,
-            404: error('`payment_not_found`.'),
-            421: misdirected,
-            503: unavailable,
-          },
+          responses: lookupResponses('The payment.', 'Payment', '`payment_not_found`.'),
         },
       },
       '/api/v1/payouts/{provider}/{payoutId}': {
@@ -97,13 +100,7 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
             { name: 'payoutId', in: 'path', required: true, description: "The gateway's payout id (po_…).", schema: { type: 'string' } },
           ],
-          responses: {
-            200: { description: 'The payout.', content: json('Payout') },
-            401: unauthorized,
-            404: error('`payout_not_found`: no run has read it.'),
-            421: misdirected,
-            503: unavailable,
-          },
+          responses: lookupResponses('The payout.', 'Payout', '`payout_not_found`: no run has read it.'),
         },
       },
       '/api/v1/openapi.json': {
