@@ -14,6 +14,9 @@ import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders 
 import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
 import { isSessionSignedOut } from './sql/signed-out-sessions.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
+import { renderFindingsPage } from './views/findings-page.ts';
+import { selectFindingsOfPayment, selectOpenFindings } from '../reconciliation/sql/findings.ts';
+import { selectLatestRuns } from '../reconciliation/sql/runs.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
 import { renderOverviewPage } from './views/overview-page.ts';
@@ -100,8 +103,16 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       event.resourceId ? findEventsOfResource(db, event.provider, event.resourceId, 100) : [],
       findConflictsOfEvent(db, event.id),
     ]);
-    const transitions = payment ? await selectPaymentHistory(db, payment.id) : [];
-    return c.html(renderEventPage({ event, payment, transitions, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    const [transitions, findings] = payment ? await Promise.all([selectPaymentHistory(db, payment.id), selectFindingsOfPayment(db, payment.id)]) : [[], []];
+    return c.html(renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+  });
+
+  routes.get('/dashboard/findings', async (c) => {
+    const db = drizzleExecutor(deps.db);
+    const asked = c.req.query('provider');
+    const provider = asked !== undefined && /^[a-z0-9-]{1,30}$/.test(asked) ? asked : undefined;
+    const [findings, runs] = await Promise.all([selectOpenFindings(db, { provider, limit: 500 }), selectLatestRuns(db, 20)]);
+    return c.html(renderFindingsPage({ findings, runs, provider, access: c.get('viewer') }));
   });
 
   routes.route('/', createActionRoutes(deps));

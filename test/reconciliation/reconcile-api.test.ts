@@ -14,7 +14,7 @@ const TOKEN = 'reconcile-api-token-0123456789abcdef';
 const fixture = useReconcileFixture(database, { provider: 'stripe', env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', GATEWAY_API_KEY_STRIPE: API_KEY } });
 let baseUrl = '';
 setup(async () => {
-  baseUrl = (await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', INBOX_API_TOKEN: TOKEN } })).baseUrl;
+  baseUrl = (await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', INBOX_API_TOKEN: TOKEN, INBOX_DASHBOARD: 'on' } })).baseUrl;
 });
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 const get = async (path: string) => {
@@ -63,5 +63,14 @@ describe('the API after a payout is reconciled', () => {
 
     assert.equal((await get('/api/v1/payouts/stripe/po_never_read')).status, 404);
     assert.equal((await get('/api/v1/payouts/stripe/po_never_read')).body.error.code, 'payout_not_found');
+  });
+
+  test('the dashboard lists the open findings, each explained, with the run that found them', async () => {
+    const page = await (await fetch(`${baseUrl}/dashboard/findings`)).text();
+    assert.match(page, /<tr data-kind="credit_without_payment">/);
+    assert.match(page, /credit_without_payment: ledger entry txn_api_b .* a webhook that never came\. Fetch it with `inboxctl backfill stripe --since /);
+    assert.match(page, /payout <code>po_api<\/code>/);
+    const overview = await (await fetch(`${baseUrl}/dashboard`)).text();
+    assert.match(overview, /href="\/dashboard\/findings"/);
   });
 });
