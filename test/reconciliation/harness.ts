@@ -50,10 +50,18 @@ export interface PaymentRow {
 
 /** A payment as the inbox holds it: only its gateway key and money, the columns reconciliation reads. */
 export async function insertPayments(sql: postgres.Sql, provider: string, rows: readonly PaymentRow[]): Promise<void> {
-  for (const row of rows) {
-    await sql`insert into payments (provider, gateway_charge_id, status, amount, amount_refunded, currency, created_at, updated_at)
-              values (${provider}, ${row.key}, ${row.status}, ${row.amount}, ${row.refunded ?? 0}, ${row.currency ?? 'USD'}, ${row.created}, ${row.updated ?? row.created})`;
-  }
+  if (rows.length === 0) return;
+  const values = rows.map((row) => ({
+    provider,
+    gateway_charge_id: row.key,
+    status: row.status,
+    amount: row.amount,
+    amount_refunded: row.refunded ?? 0,
+    currency: row.currency ?? 'USD',
+    created_at: row.created,
+    updated_at: row.updated ?? row.created,
+  }));
+  await sql`insert into payments ${sql(values)}`;
 }
 
 export interface JsonRun {
