@@ -178,4 +178,20 @@ describe('inboxctl reconcile --provider stripe', () => {
     const [stored] = await database.sql`select count(*)::int as entries from ledger_entries where entry_id like 'txn_page_%'`;
     assert.equal(stored!.entries, 7);
   });
+
+  test('usage: --since with --payout, --payout without --provider, an unknown provider or one with no ledger: exit 2, nothing read', async () => {
+    fixture.gateway.requests.length = 0;
+    const cases: Array<[string[], RegExp]> = [
+      [['--provider', 'stripe', '--since', '7d', '--payout', 'po_1'], /--since and --payout exclude each other/],
+      [['--payout', 'po_1'], /--payout needs --provider/],
+      [['--provider', 'nosuch'], /no provider "nosuch" is configured here \(stripe\)/],
+      [['--provider', 'stripe', '--since', 'tomorrow'], /--since/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await fixture.reconcile(...args);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, message);
+    }
+    assert.equal(fixture.gateway.requests.length, 0);
+  });
 });
