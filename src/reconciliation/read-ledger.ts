@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
 import type { GatewayLedger, LedgerEntry, LedgerPage, UnreadableEntry } from '../gateways/shared/ledger.ts';
@@ -30,7 +31,7 @@ export interface ReadProgress {
 /** An excerpt of what the gateway sent, bounded: evidence, not a copy of a whole page. */
 const EXCERPT_CHARS = 500;
 
-function unreadableFinding(entry: UnreadableEntry, pagePath: string): Finding {
+function unreadableFinding(entry: UnreadableEntry): Finding {
   const text = (() => {
     try {
       return JSON.stringify(entry.raw) ?? String(entry.raw);
@@ -39,8 +40,8 @@ function unreadableFinding(entry: UnreadableEntry, pagePath: string): Finding {
     }
   })();
   const excerpt = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
-  // An entry without an id is told apart by where it was listed and what it said.
-  const subject = entry.entryId ?? `${pagePath} ${excerpt}`.slice(0, 150);
+  // An entry without an id is told apart by what it said: the same text listed again is the same finding.
+  const subject = entry.entryId ?? `unreadable:${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
   return { kind: 'unreadable_entry', subject, paymentId: undefined, evidence: { kind: 'unreadable_entry', entryId: entry.entryId ?? null, reason: entry.reason, excerpt } };
 }
 
@@ -49,9 +50,9 @@ function unreadableFinding(entry: UnreadableEntry, pagePath: string): Finding {
  * cursor moved past it, in one transaction: a run stopped after any page resumes at the next one,
  * and a page read twice changes no count.
  */
-async function storePage(deps: LedgerReaderDeps, run: RunRow, page: LedgerPage, pagePath: string, payoutId: string | undefined, progress: ReadProgress): Promise<void> {
+async function storePage(deps: LedgerReaderDeps, run: RunRow, page: LedgerPage, payoutId: string | undefined, progress: ReadProgress): Promise<void> {
   const entries: LedgerEntry[] = page.entries.flatMap((read) => (read.ok ? [payoutId === undefined ? read.entry : { ...read.entry, payoutId }] : []));
-  const unreadable = page.entries.flatMap((read) => (read.ok ? [] : [unreadableFinding(read.unreadable, pagePath)]));
+  const unreadable = page.entries.flatMap((read) => (read.ok ? [] : [unreadableFinding(read.unreadable)]));
   const now = deps.clock();
   await deps.db.transaction(async (tx) => {
     const executor = drizzleExecutor(tx);
@@ -85,7 +86,7 @@ export async function readLedgerPages(deps: LedgerReaderDeps, run: RunRow, progr
     const page = deps.ledger.readEntries(await getWaitingOutRateLimits(patient, pagePath, progress));
     // An API that ignores the cursor would answer the same page forever: stop instead.
     if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the ledger answered the same page again (cursor ${cursor})`);
-    await storePage(deps, run, page, pagePath, payoutId, progress);
+    await storePage(deps, run, page, payoutId, progress);
     if (page.nextCursor === undefined) return;
     cursor = page.nextCursor;
   }

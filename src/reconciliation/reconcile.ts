@@ -50,6 +50,11 @@ export class ReconciliationIncompleteError extends Error {
 }
 
 const DAY_MS = 86_400_000;
+/**
+ * A run still `running` after this long was left by a process that died (a month reads in seconds
+ * to minutes; the cron job expires after six hours): the next run resumes it like a partial one.
+ */
+const ABANDONED_AFTER_MS = 6 * 3_600_000;
 
 async function readPayout(deps: ReconcileDeps, payoutId: string, progress: ReadProgress): Promise<void> {
   const payouts = deps.ledger.payouts!;
@@ -119,7 +124,7 @@ export async function reconcile(deps: ReconcileDeps, scope: ReconcileScope): Pro
   const payoutId = scope.kind === 'payout' ? scope.payoutId : null;
   if (scope.kind === 'payout' && !deps.ledger.payouts) throw new Error(`the ${deps.ledger.gateway} ledger has no payouts that list their entries`);
   const done: RunResult[] = [];
-  const partial = await claimPartialRun(drizzleExecutor(deps.db), deps.provider, scope.kind, payoutId);
+  const partial = await claimPartialRun(drizzleExecutor(deps.db), { provider: deps.provider, scope: scope.kind, payoutId }, now, new Date(now.getTime() - ABANDONED_AFTER_MS));
   if (partial) {
     done.push(await completeRun(deps, partial, true, done));
     if (covers(partial, scope)) return done;

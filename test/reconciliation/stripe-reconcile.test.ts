@@ -179,6 +179,19 @@ describe('inboxctl reconcile --provider stripe', () => {
     assert.equal(stored!.entries, 7);
   });
 
+  test('a run left running by a process that died (started more than six hours ago) is resumed like a partial one; a younger one is left alone', async () => {
+    const since = daysAgo(2);
+    const [abandoned] = await database.sql`insert into reconciliation_runs (provider, scope, since, until, status, started_at)
+      values ('stripe', 'window', ${since}, ${daysAgo(1)}, 'running', ${new Date(Date.now() - 7 * 3_600_000)}) returning id::int`;
+    const result = await fixture.reconcile('--provider', 'stripe', '--since', '2d', '--json');
+    const runs = result.json<{ runs: JsonRun[] }>().runs;
+    assert.deepEqual([runs[0]!.run.id, runs[0]!.resumed, runs[0]!.run.status], [abandoned!.id, true, 'complete']);
+    const [young] = await database.sql`insert into reconciliation_runs (provider, scope, since, until, status, started_at)
+      values ('stripe', 'window', ${since}, ${daysAgo(1)}, 'running', ${new Date(Date.now() - 60_000)}) returning id::int`;
+    const again = (await fixture.reconcile('--provider', 'stripe', '--since', '2d', '--json')).json<{ runs: JsonRun[] }>().runs;
+    assert.ok(again.every((r) => r.run.id !== young!.id && !r.resumed));
+  });
+
   test('usage: --since with --payout, --payout without --provider, an unknown provider or one with no ledger: exit 2, nothing read', async () => {
     fixture.gateway.requests.length = 0;
     const cases: Array<[string[], RegExp]> = [

@@ -59,17 +59,19 @@ export async function insertRun(db: SqlExecutor, scope: RunScope, startedAt: Dat
 }
 
 /**
- * The latest run of this provider and scope (and payout) that stopped part-way, marked running
- * again by this one: `for update skip locked` and the status change keep two runs from resuming
- * it at once.
+ * The latest run of this provider and scope (and payout) that stopped part-way — or that was
+ * left `running` since before `abandonedBefore` (its process killed) — marked running again by
+ * this one, its start moved to `now`: `for update skip locked` and the status change keep two
+ * runs from resuming it at once.
  */
-export async function claimPartialRun(db: SqlExecutor, provider: string, scope: 'window' | 'payout', payoutId: string | null): Promise<RunRow | undefined> {
+export async function claimPartialRun(db: SqlExecutor, scope: { provider: string; scope: 'window' | 'payout'; payoutId: string | null }, now: Date, abandonedBefore: Date): Promise<RunRow | undefined> {
   const { rows } = await db.executeSql(
-    `update reconciliation_runs set status = 'running', error = null, finished_at = null
-      where id = (select id from reconciliation_runs where provider = $1 and scope = $2 and payout_id is not distinct from $3 and status = 'partial'
+    `update reconciliation_runs set status = 'running', error = null, finished_at = null, started_at = $4
+      where id = (select id from reconciliation_runs where provider = $1 and scope = $2 and payout_id is not distinct from $3
+                     and (status = 'partial' or (status = 'running' and started_at < $5))
                    order by id desc limit 1 for update skip locked)
       returning ${COLUMNS}`,
-    [provider, scope, payoutId],
+    [scope.provider, scope.scope, scope.payoutId, now.toISOString(), abandonedBefore.toISOString()],
   );
   return rows[0] ? toRun(rows[0]) : undefined;
 }
