@@ -68,6 +68,10 @@ describe('inboxctl reconcile --provider stripe', () => {
         balanceTransaction({ id: 'txn_cb2', amount: 2500, fee: 103, created: seconds(daysAgo(8)) }, charge('ch_cb2', 'pi_cb2')),
         // An amount in dollars as text: not an entry this reader can trust.
         { transaction: { ...balanceTransaction({ id: 'txn_bad', amount: 0, created: seconds(daysAgo(8)) }, null).transaction, amount: '12.50' as unknown as number }, source: null },
+        // An id too long for the ledger to hold: unreadable, not a page that can never commit.
+        balanceTransaction({ id: `txn_${'x'.repeat(200)}`, type: 'stripe_fee', amount: -10, created: seconds(daysAgo(8)) }, null),
+        // A NUL in its description: stored, the NUL dropped from the evidence jsonb cannot hold.
+        balanceTransaction({ id: 'txn_nul', type: 'stripe_fee', amount: -20, description: 'fee\u0000for\u0000you', created: seconds(daysAgo(8)) }, null),
       ],
       payouts: [],
     };
@@ -85,7 +89,12 @@ describe('inboxctl reconcile --provider stripe', () => {
     const first = await fixture.reconcile('--provider', 'stripe', '--since', '9d', '--json');
     assert.equal(first.code, 1, first.stderr);
     const runs = first.json<{ runs: JsonRun[] }>().runs;
-    assert.deepEqual(kindsAndSubjects(runs), [
+    const tooLong = runs[0]!.findings.filter((f) => f.subject.startsWith('unreadable:'));
+    assert.equal(tooLong.length, 1);
+    assert.match(String(tooLong[0]!.evidence.reason), /its id is longer than 150 characters/);
+    const [nul] = await database.sql`select raw->>'description' as description from ledger_entries where entry_id = 'txn_nul'`;
+    assert.equal(nul!.description, 'feeforyou');
+    assert.deepEqual(kindsAndSubjects(runs).filter((k) => !k.includes('unreadable:')), [
       'amount_mismatch pi_amt',
       'chargeback_not_in_ledger pi_cb2',
       'chargeback_not_on_payment pi_cb',
@@ -101,9 +110,9 @@ describe('inboxctl reconcile --provider stripe', () => {
     assert.equal(text.code, 1);
     assert.match(text.out, /credit_without_payment: ledger entry txn_ghost .* credits pi_ghost, which the inbox has no payment for: a webhook that never came\. Fetch it with `inboxctl backfill stripe --since /);
     assert.match(text.out, /unreadable_entry: entry txn_bad could not be read \("amount" is not an integer amount in minor units\)/);
-    // The second run found the same eight: still eight rows, none new.
+    // The second run found the same nine: still nine rows, none new.
     const [counts] = await database.sql`select count(*) filter (where status = 'open')::int as open, count(*)::int as total from reconciliation_findings`;
-    assert.deepEqual([counts!.open, counts!.total], [8, 8]);
+    assert.deepEqual([counts!.open, counts!.total], [9, 9]);
     // The missed webhook arrives (backfill); the next run resolves its finding.
     await insertPayments(database.sql, 'stripe', [{ key: 'pi_ghost', status: 'paid', amount: 1234, created: new Date() }]);
     const third = await fixture.reconcile('--provider', 'stripe', '--since', '9d', '--json');
@@ -162,7 +171,8 @@ describe('inboxctl reconcile --provider stripe', () => {
     });
     const stopped = await fixture.reconcile('--provider', 'stripe', '--since', '5d', '--json');
     assert.equal(stopped.code, 4, stopped.stderr);
-    assert.match(stopped.stderr, /stopped part-way \(2 page\(s\) read, 4 entries\)/);
+    assert.match(stopped.stderr, /The reconciliation stopped part-way \(stripe run \d+: 2 pages read, 4 entries\): .*503.*run it again to continue/);
+    assert.equal(stopped.json<{ error: { code: string } }>().error.code, 'operation_incomplete');
     const [partial] = await database.sql`select id::int, status, cursor, pages, entries_new from reconciliation_runs where scope = 'window' order by id desc limit 1`;
     assert.deepEqual({ ...partial, id: undefined }, { id: undefined, status: 'partial', cursor: 'txn_page_3', pages: 2, entries_new: 4 });
     down = false;

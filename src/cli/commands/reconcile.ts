@@ -100,6 +100,7 @@ async function reconcileCommand(context: CommandContext, flags: ReconcileFlags):
   if (flags.since !== undefined && flags.payout !== undefined) throw usageError('--since and --payout exclude each other: a payout lists its own entries.');
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   if (flags.payout !== undefined && provider === undefined) throw usageError('--payout needs --provider: a payout id belongs to one account.');
+  if (flags.payout !== undefined && requiredText(flags.payout, '--payout').length > 150) throw usageError('--payout: a payout id is at most 150 characters.');
   const since = flags.since === undefined ? undefined : parsePastInstant(flags.since, '--since', context.now);
   const config = await context.config();
   const { gatewayLedgers } = await import('../../gateways/registry.ts');
@@ -107,10 +108,12 @@ async function reconcileCommand(context: CommandContext, flags: ReconcileFlags):
   if (flags.payout !== undefined && !targets[0]!.ledger.payouts) throw usageError(`the ${targets[0]!.ledger.gateway} ledger has no payouts that list their entries; reconcile it by --since.`);
   const { results, incomplete } = await runAll(context, targets, flags, since);
   if (incomplete) {
-    const [{ PartialResultError }, { partialResult }] = await Promise.all([import('../../operations/errors.ts'), import('../failure.ts')]);
+    const [{ OperationIncompleteError, PartialResultError }, { partialResult }] = await Promise.all([import('../../operations/errors.ts'), import('../failure.ts')]);
     const { stopped } = incomplete;
     const lines = [...results.flatMap(describeRun), ...(await findingLines(results)), `${stopped.provider}: run ${stopped.id} stopped after ${plural(stopped.pages, 'page')} and is kept as partial: run inboxctl reconcile again to resume it there.`];
-    throw partialResult(new PartialResultError(incomplete, { runs: results, stopped }), () => lines);
+    // Told like every operation that stops part-way (exit 4, operation_incomplete), naming the run kept.
+    const progress = `${stopped.provider} run ${stopped.id}: ${plural(stopped.pages, 'page')} read, ${plural(stopped.entriesRead, 'entry', 'entries')}`;
+    throw partialResult(new PartialResultError(new OperationIncompleteError('reconciliation', progress, incomplete.cause), { runs: results, stopped }), () => lines);
   }
   const findings = results.reduce((n, r) => n + r.findings.length, 0);
   if (flags.json) context.runtime.stdout.write(toJson({ runs: results }));

@@ -112,13 +112,31 @@ export class LedgerEntryError extends Error {
   }
 }
 
-/** Reads one listed entry; anything wrong with it becomes an UnreadableEntry naming its id when it has one. */
+/** The longest id, type and status an entry may carry: what the ledger table holds (ids 150, types 60, statuses 30). */
+export const LEDGER_TEXT_LIMITS = { id: 150, type: 60, status: 30 } as const;
+
+/** Text PostgreSQL can store in a column of that width: no NUL, not longer. */
+const storable = (value: string | undefined, max: number) => value === undefined || (value.length <= max && !value.includes('\0'));
+
+/** An entry whose ids or words the ledger could not store is unreadable too, never a page that fails to commit. */
+function checkStorable(entry: LedgerEntry): LedgerEntry {
+  const { id, type, status } = LEDGER_TEXT_LIMITS;
+  for (const [name, value] of [['id', entry.entryId], ['charge id', entry.chargeId], ['payment key', entry.paymentKey], ['payout id', entry.payoutId]] as const) {
+    if (!storable(value, id)) throw new LedgerEntryError(`its ${name} is longer than ${id} characters or holds a NUL`);
+  }
+  if (!storable(entry.gatewayType, type)) throw new LedgerEntryError(`its type is longer than ${type} characters or holds a NUL`);
+  if (!storable(entry.status, status)) throw new LedgerEntryError(`its status is longer than ${status} characters or holds a NUL`);
+  return entry;
+}
+
+/** Reads one listed entry; anything wrong with it becomes an UnreadableEntry naming its id when it has one (and it could be stored). */
 export function readEntrySafely(raw: unknown, read: (record: Record<string, unknown>) => LedgerEntry): LedgerRead {
   const record = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
-  const entryId = record && (typeof record.id === 'string' || typeof record.id === 'number') ? String(record.id) : undefined;
+  const listedId = record && (typeof record.id === 'string' || typeof record.id === 'number') ? String(record.id) : undefined;
+  const entryId = storable(listedId, LEDGER_TEXT_LIMITS.id) ? listedId : undefined;
   if (!record) return { ok: false, unreadable: { entryId, reason: 'the entry is not an object', raw } };
   try {
-    return { ok: true, entry: read(record) };
+    return { ok: true, entry: checkStorable(read(record)) };
   } catch (error) {
     if (!(error instanceof LedgerEntryError)) throw error;
     return { ok: false, unreadable: { entryId, reason: error.message, raw } };

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import type { Finding, FindingEvidence, FindingKind } from '../finding.ts';
+import { withoutNul } from '../without-nul.ts';
 
 /**
  * Each finding once per (provider, kind, subject): found again it is the same row (its evidence
@@ -14,7 +15,7 @@ export async function upsertFindings(db: SqlExecutor, provider: string, runId: n
      on conflict (provider, kind, subject) do update set payment_id = excluded.payment_id, evidence = excluded.evidence, last_run_id = excluded.last_run_id,
        last_found_at = excluded.last_found_at, status = 'open', resolved_at = null
      returning (xmax = 0 or f.status <> 'open') as opened`,
-    [provider, runId, at.toISOString(), findings.map((f) => f.kind), findings.map((f) => f.subject), findings.map((f) => (f.paymentId === undefined ? null : String(f.paymentId))), findings.map((f) => JSON.stringify(f.evidence))],
+    [provider, runId, at.toISOString(), findings.map((f) => f.kind), findings.map((f) => f.subject), findings.map((f) => (f.paymentId === undefined ? null : String(f.paymentId))), findings.map((f) => JSON.stringify(withoutNul(f.evidence)))],
   );
   return rows.filter((row) => row.opened).length;
 }

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import type { LedgerEntry } from '../../gateways/shared/ledger.ts';
 import type { StoredEntry } from '../settlement.ts';
+import { withoutNul } from '../without-nul.ts';
 
 /**
  * Upserts a page of entries by (provider, entry_id): a page read twice (a resumed run, windows
@@ -36,8 +37,7 @@ export async function upsertLedgerEntries(db: SqlExecutor, provider: string, ent
       column((e) => e.status ?? null),
       column((e) => e.availableAt?.toISOString() ?? null),
       column((e) => e.createdAt.toISOString()),
-      // U+0000 cannot be stored in jsonb: an entry carrying one keeps the rest of its evidence.
-      column((e) => JSON.stringify(e.raw).replaceAll('\\u0000', '')),
+      column((e) => JSON.stringify(withoutNul(e.raw))),
       seenAt.toISOString(),
     ],
   );
