@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
-import { ledgerEntryKinds } from '../gateways/shared/ledger.ts';
+import { LEDGER_TEXT_LIMITS, ledgerEntryKinds } from '../gateways/shared/ledger.ts';
 import { findingKinds, runStatuses } from './finding.ts';
 
 const oneOf = (column: unknown, values: readonly string[]) => sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
@@ -17,17 +17,17 @@ export const ledgerEntries = pgTable(
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     provider: varchar('provider', { length: 30 }).notNull(),
-    entryId: varchar('entry_id', { length: 150 }).notNull(),
+    entryId: varchar('entry_id', { length: LEDGER_TEXT_LIMITS.id }).notNull(),
     kind: varchar('kind', { length: 20 }).notNull(),
-    gatewayType: varchar('gateway_type', { length: 60 }).notNull(),
-    chargeId: varchar('charge_id', { length: 150 }),
-    paymentKey: varchar('payment_key', { length: 150 }),
-    payoutId: varchar('payout_id', { length: 150 }),
+    gatewayType: varchar('gateway_type', { length: LEDGER_TEXT_LIMITS.type }).notNull(),
+    chargeId: varchar('charge_id', { length: LEDGER_TEXT_LIMITS.id }),
+    paymentKey: varchar('payment_key', { length: LEDGER_TEXT_LIMITS.id }),
+    payoutId: varchar('payout_id', { length: LEDGER_TEXT_LIMITS.id }),
     amount: bigint('amount', { mode: 'number' }).notNull(),
     fee: bigint('fee', { mode: 'number' }).notNull(),
     net: bigint('net', { mode: 'number' }).notNull(),
     currency: varchar('currency', { length: 3 }).notNull(),
-    status: varchar('status', { length: 30 }),
+    status: varchar('status', { length: LEDGER_TEXT_LIMITS.status }),
     availableAt: timestamp('available_at', { withTimezone: true, mode: 'date' }),
     gatewayCreatedAt: timestamp('gateway_created_at', { withTimezone: true, mode: 'date' }).notNull(),
     raw: jsonb('raw').notNull(),
