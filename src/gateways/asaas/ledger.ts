@@ -66,7 +66,7 @@ export const asaasLedger: GatewayLedger = {
 
 function statementLine(record: Record<string, unknown>): LedgerEntry {
   const type = entryText(record, 'type');
-  const value = decimalToMinorUnits(record.value);
+  const value = decimalToMinorUnits(record.value, 'BRL');
   if (value === undefined) throw new LedgerEntryError(`"value" is ${record.value === undefined ? 'missing' : 'not a decimal amount in reais'}`);
   const date = isoTime(record, 'date', SAO_PAULO);
   const paymentId = optionalText(record, 'paymentId');

@@ -1,4 +1,5 @@
 import { GatewayResponseShapeError, asRecord } from '../shared/gateway-api.ts';
+import { stripeAmountInMinorUnits } from './amounts.ts';
 import {
   type GatewayLedger,
   type LedgerEntry,
@@ -21,7 +22,8 @@ const PAGE_SIZE = 100;
  * `BalanceTransaction`, `BalanceTransactionListParams`): `GET /v1/balance_transactions` by
  * `created[gte]`/`created[lt]` (Unix seconds) or by `payout`, newest first, `limit` ≤ 100,
  * `starting_after` = the last id of the page before, `has_more`. `amount`, `fee` and `net` are
- * integers in the currency's smallest unit (`net` = `amount` − `fee`), `currency` lower case,
+ * integers on Stripe's scale (`net` = `amount` − `fee`; stored in ISO 4217 minor units, as the
+ * payments are: only ISK and MGA differ), `currency` lower case,
  * `available_on` and `created` Unix seconds, `status` pending | available. `source` names the
  * charge, refund or dispute the entry came from; it is expanded (`expand[]=data.source`, the way
  * Stripe's payout-reconciliation guide lists them) so each entry names its charge and the
@@ -116,12 +118,23 @@ function sourceKeys(source: unknown): { sourceId: string | undefined; chargeId: 
   return { sourceId, chargeId, paymentIntent: idOf(object.payment_intent) };
 }
 
+/**
+ * An amount of the entry on Stripe's scale, in the currency's ISO 4217 minor units: the scale the
+ * payments table holds (./amounts.ts; only ISK and MGA differ). A fractional króna is unreadable.
+ */
+function isoMinorUnits(record: Record<string, unknown>, key: string, currency: string): number {
+  const amount = stripeAmountInMinorUnits(entryMinorUnits(record, key), currency.toUpperCase());
+  if (amount === undefined) throw new LedgerEntryError(`"${key}" is not a whole amount in ${currency.toUpperCase()}'s ISO 4217 minor units`);
+  return amount;
+}
+
 function balanceTransaction(record: Record<string, unknown>): LedgerEntry {
   if (record.object !== undefined && record.object !== 'balance_transaction') throw new LedgerEntryError(`"object" is ${JSON.stringify(record.object)}, not balance_transaction`);
   const type = entryText(record, 'type');
-  const amount = entryMinorUnits(record, 'amount');
-  const fee = entryMinorUnits(record, 'fee');
-  const net = entryMinorUnits(record, 'net');
+  const currency = entryCurrency(record.currency);
+  const amount = isoMinorUnits(record, 'amount', currency);
+  const fee = isoMinorUnits(record, 'fee', currency);
+  const net = isoMinorUnits(record, 'net', currency);
   if (net !== amount - fee) throw new LedgerEntryError(`"net" (${net}) is not "amount" − "fee" (${amount} − ${fee})`);
   const { sourceId, chargeId, paymentIntent } = sourceKeys(record.source);
   const kind = kindOf(type, optionalText(record, 'reporting_category'));
@@ -135,7 +148,7 @@ function balanceTransaction(record: Record<string, unknown>): LedgerEntry {
     amount,
     fee,
     net,
-    currency: entryCurrency(record.currency),
+    currency,
     status: optionalText(record, 'status'),
     availableAt: record.available_on === undefined || record.available_on === null ? undefined : unixSeconds(record, 'available_on'),
     createdAt: unixSeconds(record, 'created'),
@@ -151,9 +164,12 @@ function payout(record: Record<string, unknown>): LedgerPayout {
     throw new GatewayResponseShapeError('stripe', 'a payout has no "id", integer "amount" or "currency"');
   }
   const balance = record.balance_transaction;
+  // On the scale of its entries (ISO 4217 minor units), so the two add up.
+  const isoAmount = stripeAmountInMinorUnits(amount, record.currency.toUpperCase());
+  if (isoAmount === undefined) throw new GatewayResponseShapeError('stripe', `the payout's "amount" is not a whole amount in ${record.currency.toUpperCase()}'s ISO 4217 minor units`);
   return {
     payoutId: id,
-    amount,
+    amount: isoAmount,
     currency: record.currency,
     status: typeof record.status === 'string' ? record.status : 'unknown',
     arrivalAt: typeof record.arrival_date === 'number' ? new Date(record.arrival_date * 1000) : undefined,
