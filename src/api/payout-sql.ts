@@ -12,7 +12,7 @@ export async function selectPayoutView(db: Database, provider: string, payoutId:
   if (!payout) return undefined;
   const entries = (await selectEntriesOfPayout(executor, provider, payoutId)).filter((e) => e.entryId !== payout.balanceEntryId);
   const keys = [...new Set(entries.flatMap((e) => [e.paymentKey, e.chargeId].filter((k): k is string => k !== null)))];
-  const payments = new Map((await selectPaymentsInScope(executor, provider, { since: new Date(0), until: new Date(0) }, keys)).map((p) => [p.key, p]));
+  const payments = new Map((await selectPaymentsInScope(executor, provider, undefined, keys)).map((p) => [p.key, p]));
   const sum = (pick: (e: (typeof entries)[number]) => number) => entries.reduce((total, e) => total + pick(e), 0);
   return {
     payout: {

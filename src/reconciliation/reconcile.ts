@@ -77,8 +77,8 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
   const executor = drizzleExecutor(deps.db);
   const payouts = await payoutsToMatch(deps, run);
   // A payout run looks at its entries only; a window run at the window's entries and payments.
-  const window = run.scope === 'payout' ? { since: run.since, until: run.since } : { since: run.since, until: run.until };
-  const listed = run.scope === 'payout' ? (payouts[0]?.entries ?? []) : await selectEntriesForMatching(executor, deps.provider, window, []);
+  const window = run.scope === 'payout' ? undefined : { since: run.since, until: run.until };
+  const listed = window === undefined ? (payouts[0]?.entries ?? []) : await selectEntriesForMatching(executor, deps.provider, window, []);
   const namedKeys = [...new Set(listed.flatMap((e) => [e.paymentKey, e.chargeId].filter((k): k is string => k !== null)))];
   const payments = await selectPaymentsInScope(executor, deps.provider, window, namedKeys);
   const entries = [...listed, ...(await selectEntriesForMatching(executor, deps.provider, window, payments.map((p) => p.key)))];

@@ -81,12 +81,12 @@ function storedEntry(row: EntryRow): StoredEntry {
   };
 }
 
-/** Every entry created in the window, and every entry of these payment keys whenever created: what matching needs. */
-export async function selectEntriesForMatching(db: SqlExecutor, provider: string, window: { since: Date; until: Date }, paymentKeys: readonly string[]): Promise<StoredEntry[]> {
+/** Every entry created in the window (none without one), and every entry of these payment keys whenever created: what matching needs. */
+export async function selectEntriesForMatching(db: SqlExecutor, provider: string, window: { since: Date; until: Date } | undefined, paymentKeys: readonly string[]): Promise<StoredEntry[]> {
   const { rows } = await db.executeSql<EntryRow>(
     `select ${ENTRY_COLUMNS} from ledger_entries
       where provider = $1 and ((gateway_created_at >= $2 and gateway_created_at < $3) or payment_key = any($4::text[]) or charge_id = any($4::text[]))`,
-    [provider, window.since.toISOString(), window.until.toISOString(), [...paymentKeys]],
+    [provider, window?.since.toISOString() ?? null, window?.until.toISOString() ?? null, [...paymentKeys]],
   );
   return rows.map(storedEntry);
 }
