@@ -42,7 +42,7 @@ export const fixtureBalanceTransaction = (fields: Partial<Stripe.BalanceTransact
 
 export const fixturePayout = (fields: Partial<Stripe.Payout>): Stripe.Payout => ({ ...fixture('payout'), ...fields });
 
-type EventObject = Stripe.Charge | Stripe.PaymentIntent | Stripe.Checkout.Session | Stripe.Dispute;
+type EventObject = Stripe.Charge | Stripe.PaymentIntent | Stripe.Checkout.Session | Stripe.Dispute | Stripe.Payout;
 
 /** The event envelope of the fixture around one object: the JSON body Stripe would POST. */
 export function fixtureEventBody(id: string, type: Stripe.Event.Type, created: number, object: EventObject): string {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { stripeLedger } from '../../../src/gateways/stripe/ledger.ts';
-import { fixtureBalanceTransaction, fixturePayout } from '../../support/stripe-objects.ts';
+import { stripeDriver } from '../../../src/gateways/stripe/webhook-driver.ts';
+import { fixtureBalanceTransaction, fixtureEventBody, fixturePayout } from '../../support/stripe-objects.ts';
+import { createDriver, webhookRequest } from '../request.ts';
 
 const page = (data: unknown[]) => ({ object: 'list', url: '/v1/balance_transactions', has_more: false, data });
 
@@ -40,5 +42,14 @@ describe('the Stripe ledger reader', () => {
     assert.ok(read && !read.ok);
     assert.match(read.unreadable.reason, /"net" \(99\) is not "amount" − "fee"/);
     assert.throws(() => stripeLedger.readEntries({ object: 'list', data: [] }), /no "has_more"/);
+  });
+
+  test("a payout webhook is stored with the payout as its resource: what the cron's payout runs look for", () => {
+    const driver = createDriver(stripeDriver, { secrets: ['whsec_unused'] });
+    for (const type of stripeLedger.payouts!.settledEventTypes) {
+      const body = fixtureEventBody(`evt_${type}`, type as 'payout.paid', 1_760_000_000, fixturePayout({ id: 'po_announced' }));
+      const event = driver.parse(webhookRequest(body), new Date('2026-01-01T00:00:00Z'));
+      assert.deepEqual([event.eventType, event.resourceId], [type, 'po_announced']);
+    }
   });
 });
