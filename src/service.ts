@@ -17,7 +17,7 @@ import { createAllowedHosts } from './web/allowed-hosts.ts';
 import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
-import { startReconcileCron } from './operations/reconcile-cron.ts';
+import { reconcileTargetsOf, startReconcileCron } from './operations/reconcile-cron.ts';
 import { gatewayLedgers } from './gateways/registry.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { startProcessing } from './processing/workers.ts';
@@ -198,11 +198,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ingestFirstMetrics: metrics.ingestFirst,
     });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
-    const reconcileTargets = [...config.providers.values()].flatMap((provider) => {
-      const ledger = provider.refetch.api && gatewayLedgers[provider.refetch.api.gateway.name];
-      return ledger ? [{ provider: provider.name, ledger, settlementDays: provider.settlementDays ?? ledger.defaultSettlementDays }] : [];
-    });
-    await startReconcileCron({ boss, db: database.db, clock, logger, targets: reconcileTargets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
+    const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
+    await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
     jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
   }
   // Worker instances listen too: their processing metrics and health must be reachable.

@@ -123,6 +123,12 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
   });
   routes.all('/api/v1/payments/:provider/:chargeId', methodNotAllowed);
 
+  addPayoutRoute(routes, deps);
+  return routes;
+}
+
+/** One payout as reconciliation read it: its entries, their payments, totals. */
+function addPayoutRoute(routes: Hono<RequestEnv>, deps: ApiDeps): void {
   routes.get('/api/v1/payouts/:provider/:payoutId', async (c) => {
     const provider = c.req.param('provider');
     const payoutId = c.req.param('payoutId');
@@ -131,5 +137,4 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     return c.json(view);
   });
   routes.all('/api/v1/payouts/:provider/:payoutId', methodNotAllowed);
-  return routes;
 }

@@ -14,9 +14,8 @@ import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders 
 import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
 import { isSessionSignedOut } from './sql/signed-out-sessions.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
-import { renderFindingsPage } from './views/findings-page.ts';
-import { selectFindingsOfPayment, selectOpenFindings } from '../reconciliation/sql/findings.ts';
-import { selectLatestRuns } from '../reconciliation/sql/runs.ts';
+import { selectFindingsOfPayment } from '../reconciliation/sql/findings.ts';
+import { createFindingsRoutes } from './findings-routes.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
 import { renderOverviewPage } from './views/overview-page.ts';
@@ -107,14 +106,7 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.html(renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
-  routes.get('/dashboard/findings', async (c) => {
-    const db = drizzleExecutor(deps.db);
-    const asked = c.req.query('provider');
-    const provider = asked !== undefined && /^[a-z0-9-]{1,30}$/.test(asked) ? asked : undefined;
-    const [findings, runs] = await Promise.all([selectOpenFindings(db, { provider, limit: 500 }), selectLatestRuns(db, 20)]);
-    return c.html(renderFindingsPage({ findings, runs, provider, access: c.get('viewer') }));
-  });
-
   routes.route('/', createActionRoutes(deps));
+  routes.route('/', createFindingsRoutes(deps));
   return routes;
 }

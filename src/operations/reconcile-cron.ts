@@ -1,6 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { OperationsConfig } from '../config/config.ts';
+import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { GatewayLedger } from '../gateways/shared/ledger.ts';
 import { ReconciliationIncompleteError, type ReconcileDeps, type RunResult, reconcile } from '../reconciliation/reconcile.ts';
@@ -13,6 +14,14 @@ export interface ReconcileTarget {
   provider: string;
   ledger: GatewayLedger;
   settlementDays: number;
+}
+
+/** The configured providers whose gateway has a ledger and whose API key is set, each with its settlement delay. */
+export function reconcileTargetsOf(providers: Iterable<ConfiguredProvider>, ledgers: Readonly<Record<string, GatewayLedger>>): ReconcileTarget[] {
+  return [...providers].flatMap((provider) => {
+    const ledger = provider.refetch.api && ledgers[provider.refetch.api.gateway.name];
+    return ledger ? [{ provider: provider.name, ledger, settlementDays: provider.settlementDays ?? ledger.defaultSettlementDays }] : [];
+  });
 }
 
 export interface ReconcileCronDeps {
