@@ -88,6 +88,8 @@ export interface OperationsConfig {
   reconcileCron: string;
   /** How many days back each cron reconciliation reads the ledgers. */
   reconcileWindowDays: number;
+  /** 5-field cron (UTC) of the runs of payouts a webhook announced since their entries were read. */
+  reconcilePayoutsCron: string;
 }
 
 export type { DashboardConfig } from './dashboard-config.ts';
@@ -154,6 +156,7 @@ const envVariables = z.object({
   INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
   RECONCILE_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('45 4 * * *'),
   RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  RECONCILE_PAYOUTS_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/15 * * * *'),
 });
 
 type EnvValues = z.infer<typeof envVariables>;
@@ -373,6 +376,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
       archiveDir: e.INBOX_ARCHIVE_DIR ?? `${e.INBOX_DATA_DIR}/archive`,
       reconcileCron: e.RECONCILE_CRON,
       reconcileWindowDays: e.RECONCILE_WINDOW_DAYS,
+      reconcilePayoutsCron: e.RECONCILE_PAYOUTS_CRON,
     },
   };
 }

@@ -8,6 +8,7 @@ import { ReconciliationIncompleteError, type ReconcileDeps, type RunResult, reco
 import { selectAnnouncedPayouts } from '../reconciliation/sql/payouts.ts';
 
 export const RECONCILE_QUEUE = 'inbox-reconcile';
+export const RECONCILE_PAYOUTS_QUEUE = 'inbox-reconcile-payouts';
 
 /** One provider the cron reconciles: its gateway has a ledger and the provider an API key. */
 export interface ReconcileTarget {
@@ -45,11 +46,8 @@ function logRuns(logger: Logger, results: readonly RunResult[]): void {
   }
 }
 
-/** The window of the last RECONCILE_WINDOW_DAYS, then each payout announced by webhook in it whose entries are unread. */
-async function reconcileProvider(deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger): Promise<void> {
-  const now = deps.clock();
-  const since = new Date(now.getTime() - deps.operations.reconcileWindowDays * DAY_MS);
-  const runDeps: ReconcileDeps = {
+function runDepsOf(deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger): ReconcileDeps {
+  return {
     db: deps.db,
     provider: target.provider,
     ledger: target.ledger,
@@ -59,37 +57,61 @@ async function reconcileProvider(deps: ReconcileCronDeps, target: ReconcileTarge
     notice: (text) => logger.info({ provider: target.provider }, text),
     settlementDays: target.settlementDays,
   };
-  logRuns(logger, await reconcile(runDeps, { kind: 'window', since, until: now }));
+}
+
+/** Each payout a webhook announced in the window whose entries were not read since: its own run. */
+async function reconcileAnnouncedPayouts(deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger): Promise<void> {
   const payouts = target.ledger.payouts;
   if (!payouts) return;
+  const since = new Date(deps.clock().getTime() - deps.operations.reconcileWindowDays * DAY_MS);
   for (const payoutId of await selectAnnouncedPayouts(drizzleExecutor(deps.db), target.provider, payouts.settledEventTypes, since)) {
-    logRuns(logger, await reconcile(runDeps, { kind: 'payout', payoutId }));
+    logRuns(logger, await reconcile(runDepsOf(deps, target, logger), { kind: 'payout', payoutId }));
   }
 }
 
+/** The window of the last RECONCILE_WINDOW_DAYS, then the payouts announced in it. */
+async function reconcileProvider(deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger): Promise<void> {
+  const now = deps.clock();
+  const since = new Date(now.getTime() - deps.operations.reconcileWindowDays * DAY_MS);
+  logRuns(logger, await reconcile(runDepsOf(deps, target, logger), { kind: 'window', since, until: now }));
+  await reconcileAnnouncedPayouts(deps, target, logger);
+}
+
+type ProviderWork = (deps: ReconcileCronDeps, target: ReconcileTarget, logger: Logger) => Promise<void>;
+
 /**
- * The daily reconciliation (RECONCILE_CRON) as a pg-boss schedule on an exclusive queue: one run
- * at a time database-wide, a tick that finds one running is dropped. A provider whose run stops
- * part-way is logged and left partial (the next tick resumes it); the others still run.
+ * `queue` as a pg-boss schedule on an exclusive queue (one job at a time database-wide; a tick
+ * that finds one running is dropped) whose job does `work` for each provider. A provider whose run
+ * stops part-way is logged and left partial (the next tick resumes it); the others still run.
  */
-export async function startReconcileCron(deps: ReconcileCronDeps): Promise<void> {
+async function scheduleForEachProvider(deps: ReconcileCronDeps, queue: string, cron: string, work: ProviderWork, logger: Logger): Promise<void> {
   const { boss } = deps;
   const options = { retryLimit: 0, expireInSeconds: 6 * 3600, deleteAfterSeconds: 30 * 86_400 };
-  await boss.createQueue(RECONCILE_QUEUE, { policy: 'exclusive', ...options });
-  await boss.updateQueue(RECONCILE_QUEUE, options);
-  await boss.schedule(RECONCILE_QUEUE, deps.operations.reconcileCron, {}, { tz: 'UTC' });
-  const logger = deps.logger.child({ component: 'reconcile-cron' });
-  await boss.work(RECONCILE_QUEUE, async () => {
+  await boss.createQueue(queue, { policy: 'exclusive', ...options });
+  await boss.updateQueue(queue, options);
+  await boss.schedule(queue, cron, {}, { tz: 'UTC' });
+  await boss.work(queue, async () => {
     const stopped: string[] = [];
     for (const target of deps.targets) {
       try {
-        await reconcileProvider(deps, target, logger);
+        await work(deps, target, logger);
       } catch (error) {
         if (error instanceof ReconciliationIncompleteError) logRuns(logger, error.done);
-        logger.error({ err: error, provider: target.provider, queue: RECONCILE_QUEUE }, 'reconciliation stopped part-way; the next tick resumes it');
+        logger.error({ err: error, provider: target.provider, queue }, 'reconciliation stopped part-way; the next tick resumes it');
         stopped.push(target.provider);
       }
     }
     if (stopped.length > 0) throw new Error(`reconciliation stopped part-way for ${stopped.join(', ')}`);
   });
+}
+
+/**
+ * The daily reconciliation (RECONCILE_CRON: each provider's window, then the payouts announced in
+ * it) and, between two, the payouts a webhook announced since (RECONCILE_PAYOUTS_CRON, every 15
+ * minutes: a payout.paid or payout.reconciliation_completed starts its payout's run within that).
+ */
+export async function startReconcileCron(deps: ReconcileCronDeps): Promise<void> {
+  const logger = deps.logger.child({ component: 'reconcile-cron' });
+  await scheduleForEachProvider(deps, RECONCILE_QUEUE, deps.operations.reconcileCron, reconcileProvider, logger);
+  await scheduleForEachProvider(deps, RECONCILE_PAYOUTS_QUEUE, deps.operations.reconcilePayoutsCron, reconcileAnnouncedPayouts, logger);
 }
