@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { stripeApi } from '../../src/gateways/stripe/api.ts';
 import { stripeLedger } from '../../src/gateways/stripe/ledger.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -11,7 +11,7 @@ import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import { startFakeGateway } from '../support/fake-gateway.ts';
 import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
-import { insertInboxRows, useOperationsHarness } from '../operations/harness.ts';
+import { insertInboxRows, startSchedulingBoss, useOperationsHarness } from '../operations/harness.ts';
 import { balanceTransaction, payout, serveStripeLedger } from './fake-stripe-ledger.ts';
 import { daysAgo, insertPayments } from './harness.ts';
 
@@ -35,10 +35,7 @@ async function startCron(gatewayUrl: string, operations: { reconcileCron: string
   const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_cron' });
   const target = { provider: 'stripe', gateway: stripeApi, baseUrl: gatewayUrl, key: API_KEY, settings: {}, ratePerSecond: 50, timeoutMs: 2000, breaker: { consecutiveFailures: 5, halfOpenAfterMs: 1000 } };
   const refetcher = createRefetcher({ targets: [target], clock: () => new Date() });
-  const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
-  h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startSchedulingBoss(h);
   await startReconcileCron({
     db: h.handle.db,
     boss,
