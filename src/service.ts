@@ -30,6 +30,7 @@ import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
 import { startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
+import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
 /** Most deliveries one ingest statement carries. */
 const INGEST_BATCH_SIZE = 100;
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
+  /** The push side's timeouts and run budget (src/delivery/delivery-timers.ts); tests move them by hand. */
+  deliveryTimers?: DeliveryTimers;
   /** Event handlers by canonical kind; default: the built-in ones (src/processing/built-in-handlers.ts). */
   handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
@@ -182,7 +185,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
+    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
     await startProcessing({
       boss,
       db: database.db,

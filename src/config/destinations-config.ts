@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { parseDestinationSecrets } from './destination-secrets.ts';
 import { issueMessage } from './issue-message.ts';
 import { parseJsonText } from '../format/json-parse.ts';
 
@@ -11,8 +12,11 @@ export type PaymentEventType = (typeof paymentEventTypes)[number];
 export interface DestinationConfig {
   name: string;
   url: string;
-  /** `whsec_<base64>`: the Standard Webhooks signing secret. Never logged. */
-  secret: string;
+  /**
+   * The Standard Webhooks signing secrets, each signing every event: `whsec_<base64>` (HMAC, `v1`)
+   * or `whsk_<base64>` (ed25519, `v1a`). Two during a rotation. Never logged.
+   */
+  secrets: readonly string[];
   /** Only these providers' payments; undefined: every provider. */
   providers: readonly string[] | undefined;
   /** Only these event types; undefined: every type. */
@@ -29,7 +33,20 @@ export interface DestinationConfig {
    * backs off as a whole (no lane spends attempts, none parks) until one probe gets a 2xx.
    */
   backoffAfterFailingLanes: number;
+  /**
+   * How long a lane's head event may be answered 429 (or 503 with Retry-After) before those answers
+   * count as attempts: a consumer that asks to wait is waited for (with backoff, never sooner than
+   * it asked) this long before the lane can park.
+   */
+  patienceSeconds: number;
+  /**
+   * Where a destination added later starts: `now` (events written from when a worker first runs with
+   * it), `beginning` (every payment's events), or a time (events written since then).
+   */
+  start: DestinationStart;
 }
+
+export type DestinationStart = 'now' | 'beginning' | Date;
 
 export const destinationDefaults = {
   maxAttempts: 8,
@@ -37,6 +54,7 @@ export const destinationDefaults = {
   retryDelaySeconds: 5,
   retryDelayMaxSeconds: 3600,
   backoffAfterFailingLanes: 5,
+  patienceSeconds: 3600,
 } as const;
 
 const URL_PREFIX = 'DESTINATION_URL_';
@@ -48,6 +66,8 @@ export function destinationEnvName(prefix: 'URL' | 'SECRET', destination: string
   return `DESTINATION_${prefix}_${destination.toUpperCase().replaceAll('-', '_')}`;
 }
 
+const startError = 'must be "now", "beginning" or an RFC 3339 time (2026-12-01T00:00:00Z)';
+
 const optionsSchema = z.strictObject({
   providers: z.array(z.string().regex(namePattern, 'provider names are lower-case letters, digits and dashes')).min(1).optional(),
   kinds: z.array(z.enum(paymentEventTypes)).min(1).optional(),
@@ -56,6 +76,8 @@ const optionsSchema = z.strictObject({
   retryDelaySeconds: z.number().positive().max(86_400).optional(),
   retryDelayMaxSeconds: z.number().positive().max(7 * 86_400).optional(),
   backoffAfterFailingLanes: z.number().int().min(2).max(10_000).optional(),
+  patienceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
+  start: z.union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError }).optional(),
 });
 type DestinationOptions = z.infer<typeof optionsSchema>;
 
@@ -80,16 +102,6 @@ function urlProblem(value: string, allowHttp: boolean): string | undefined {
   if (url.protocol === 'http:' && !allowHttp && !isLoopback(url.hostname)) {
     return 'must be https:// (plain http is allowed only to loopback, or everywhere with DESTINATION_ALLOW_HTTP=1)';
   }
-  return undefined;
-}
-
-/** Standard Webhooks: `whsec_` and the base64 of 24 to 64 random bytes. */
-function secretProblem(value: string): string | undefined {
-  if (!value.startsWith('whsec_')) return 'must be a Standard Webhooks secret, whsec_<base64>';
-  const encoded = value.slice('whsec_'.length);
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return 'must be whsec_ followed by base64';
-  const bytes = Buffer.from(encoded, 'base64').length;
-  if (bytes < 24 || bytes > 64) return `must hold 24 to 64 bytes of key (this one holds ${bytes}): e.g. whsec_$(openssl rand -base64 32)`;
   return undefined;
 }
 
@@ -146,11 +158,12 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   if (url === undefined) problems.push(`destination "${name}": no URL; set ${urlKey}`);
   else if (urlProblem(url, allowHttp)) problems.push(`${urlKey}: ${urlProblem(url, allowHttp)}`);
   if (secret === undefined) problems.push(`destination "${name}": no secret; set ${secretKey} (whsec_<base64>)`);
-  else if (secretProblem(secret)) problems.push(`${secretKey}: ${secretProblem(secret)}`);
-  const merged = { ...destinationDefaults, ...options };
+  const secrets = secret === undefined ? undefined : parseDestinationSecrets(secretKey, secret, problems);
+  const { providers, kinds, start, ...tuning } = options;
+  const merged = { ...destinationDefaults, ...tuning };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
-  if (problems.length > before) return undefined;
-  return { name, url: url!, secret: secret!, ...merged, providers: options.providers, kinds: options.kinds };
+  if (problems.length > before || !secrets) return undefined;
+  return { name, url: url!, secrets, ...merged, providers, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
 }
 
 /**

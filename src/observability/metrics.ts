@@ -90,6 +90,7 @@ export interface DatabaseGauges {
   destinationDisabled: Gauge<'destination'>;
   reconciliationFindingsOpen: Gauge<'provider' | 'kind'>;
   reconciliationLastCompleteRun: Gauge<'provider'>;
+  unconfiguredDestinationParkedLanes: Gauge<'destination'>;
 }
 
 // Acks are bounded by COMMIT_DEADLINE_MS (5 s by default); buckets resolve the group-commit range.
@@ -329,6 +330,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'inbox_reconciliation_last_complete_run_timestamp_seconds',
       help: 'When the last complete reconciliation run of the provider finished (Unix time; from the database).',
       labelNames: ['provider'],
+      registers,
+    }),
+    unconfiguredDestinationParkedLanes: new Gauge({
+      name: 'inbox_unconfigured_destination_parked_lanes',
+      help: 'Parked lanes of a destination this instance is not configured with, which the database still holds: retire it (inboxctl lanes retire) or configure it again (from the database).',
+      labelNames: ['destination'],
       registers,
     }),
   };

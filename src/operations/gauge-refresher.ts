@@ -131,18 +131,30 @@ export class GaugeRefresher {
     }
   }
 
+  /**
+   * Parked lanes and the disabled flag for the configured destinations only: a destination removed
+   * from the configuration pages no one for lanes no worker will send. What it left in the database
+   * shows apart, until `inboxctl lanes retire` clears it.
+   */
   async #refreshLanes(): Promise<void> {
     const { gauges } = this.#deps;
     const counts = await countLanesByDestination(this.#deps.db);
+    const configured = new Set(this.#deps.destinations?.() ?? []);
     gauges.parkedLanes.reset();
     gauges.destinationDisabled.reset();
-    for (const destination of this.#deps.destinations?.() ?? []) {
+    gauges.unconfiguredDestinationParkedLanes.reset();
+    for (const destination of configured) {
       gauges.parkedLanes.set({ destination }, 0);
       gauges.destinationDisabled.set({ destination }, 0);
     }
     for (const row of counts) {
-      gauges.parkedLanes.set({ destination: row.destination }, row.parkedLanes);
-      gauges.destinationDisabled.set({ destination: row.destination }, row.disabled ? 1 : 0);
+      const destination = row.destination;
+      if (!configured.has(destination)) {
+        gauges.unconfiguredDestinationParkedLanes.set({ destination }, row.parkedLanes);
+        continue;
+      }
+      gauges.parkedLanes.set({ destination }, row.parkedLanes);
+      gauges.destinationDisabled.set({ destination }, row.disabled ? 1 : 0);
     }
   }
 

@@ -32,7 +32,7 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     assert.deepEqual(orders, {
       name: 'orders-eu',
       url: 'https://orders.example.com/hooks',
-      secret: SECRET,
+      secrets: [SECRET],
       providers: undefined,
       kinds: undefined,
       maxAttempts: 8,
@@ -40,6 +40,8 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
       retryDelaySeconds: 5,
       retryDelayMaxSeconds: 3600,
       backoffAfterFailingLanes: 5,
+      patienceSeconds: 3600,
+      start: 'now',
     });
   });
 
@@ -89,7 +91,7 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     for (const expected of [
       /INBOX_CONFIG \/etc\/inbox.json: destinations\.app: Unrecognized key: "retry"/,
       /DESTINATION_URL_CREDS: must not carry credentials/,
-      /DESTINATION_SECRET_PLAIN: must be a Standard Webhooks secret, whsec_<base64>/,
+      /DESTINATION_SECRET_PLAIN: must be a Standard Webhooks secret, whsec_<base64> \(or whsk_<base64> for ed25519\)/,
       /DESTINATION_SECRET_SHORT: must hold 24 to 64 bytes of key \(this one holds 8\)/,
       /destination "nosecret": no secret; set DESTINATION_SECRET_NOSECRET/,
       /DESTINATION_ALLOW_HTTP: must be 1 or 0/,
@@ -115,5 +117,31 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
   test('no secret reaches a problem message', () => {
     const problems = problemsOf({ DESTINATION_URL_APP: 'http://app.internal/', DESTINATION_SECRET_APP: SECRET });
     assert.ok(problems.every((p) => !p.includes(SECRET.slice(6))), problems.join('\n'));
+  });
+
+  test('several secrets, space-separated, sign during a rotation; whsk_ (an ed25519 seed) signs v1a; each bad one is named by its position, never shown', () => {
+    const ed25519 = `whsk_${Buffer.alloc(32, 9).toString('base64')}`;
+    const other = `whsec_${Buffer.alloc(32, 8).toString('base64')}`;
+    const env = (secret: string) => ({ DESTINATION_URL_APP: 'https://app.example.com/', DESTINATION_SECRET_APP: secret });
+    assert.deepEqual(loadConfig(env(`${SECRET} ${other}`), noFiles).destinations[0]!.secrets, [SECRET, other]);
+    assert.deepEqual(loadConfig(env(` ${SECRET}   ${ed25519} `), noFiles).destinations[0]!.secrets, [SECRET, ed25519]);
+    const problems = (secret: string) => problemsOf(env(secret)).join('\n');
+    assert.match(problems(`${SECRET} whsec_short`), /DESTINATION_SECRET_APP \(secret 2 of 2\): must be whsec_ followed by base64/);
+    assert.match(problems(`${SECRET} ${SECRET}`), /DESTINATION_SECRET_APP: names the same secret twice/);
+    assert.match(problems([SECRET, other, ed25519, `whsec_${Buffer.alloc(24, 1).toString('base64')}`, `whsec_${Buffer.alloc(24, 2).toString('base64')}`].join(' ')), /holds 5 secrets; at most 4/);
+    assert.match(problems(`whsk_${Buffer.alloc(64, 1).toString('base64')}`), /DESTINATION_SECRET_APP: must hold a 32-byte ed25519 seed \(this one holds 64\)/);
+    assert.match(problems('   '), /DESTINATION_SECRET_APP: is empty/);
+    for (const secret of [SECRET, other, ed25519]) assert.ok(!problems(`${secret} nope`).includes(secret.slice(6)), 'no secret in a problem');
+  });
+
+  test('patienceSeconds (default 3600) and start (default now; beginning; an RFC 3339 time) come from INBOX_CONFIG; a bad start is named', () => {
+    const env = { INBOX_CONFIG: '/etc/inbox.json', DESTINATION_URL_APP: 'https://app.example.com/', DESTINATION_SECRET_APP: SECRET };
+    const app = (options: Record<string, unknown>) => loadConfig(env, files({ destinations: { app: options } })).destinations[0]!;
+    assert.deepEqual([app({}).patienceSeconds, app({}).start], [3600, 'now']);
+    assert.deepEqual([app({ patienceSeconds: 0 }).patienceSeconds, app({ start: 'beginning' }).start], [0, 'beginning']);
+    assert.deepEqual(app({ start: '2026-12-01T00:00:00-03:00' }).start, new Date('2026-12-01T03:00:00Z'));
+    const problems = (options: Record<string, unknown>) => problemsOf(env, files({ destinations: { app: options } })).join('\n');
+    assert.match(problems({ start: 'yesterday' }), /destinations\.app\.start: must be "now", "beginning" or an RFC 3339 time/);
+    assert.match(problems({ patienceSeconds: -1 }), /destinations\.app\.patienceSeconds/);
   });
 });

@@ -19,7 +19,7 @@ describe('ops/prometheus-rules.yml', () => {
 
   test('the alerts exist', () => {
     const rules = readFileSync(RULES, 'utf8');
-    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxMoneyEventRejected', 'WebhookInboxReconciliationFindings', 'WebhookInboxReconciliationStale']) {
+    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxDestinationNotRetired', 'WebhookInboxMoneyEventRejected', 'WebhookInboxProviderSilent', 'WebhookInboxReconciliationFindings', 'WebhookInboxReconciliationStale']) {
       assert.match(rules, new RegExp(`- alert: ${alert}\\n`));
     }
   });
