@@ -7,6 +7,14 @@ const entryList = (entries: readonly EntryEvidence[]) => (entries.length === 0 ?
 
 const paymentSays = (p: PaymentEvidence) => `payment ${p.key} (#${p.paymentId}) is ${p.status}, ${money(p.amount, p.currency)}`;
 
+/** What the gateway's payment object said, when it was read. */
+function gatewaySaysText(says: { netAmount: number | null; expectedCreditAt: string | null; creditedAt: string | null } | undefined): string {
+  if (!says) return '';
+  const net = says.netAmount === null ? '' : ` to net ${says.netAmount}`;
+  if (says.creditedAt !== null) return `, though the gateway's payment says it was credited${net} on ${says.creditedAt}`;
+  return says.expectedCreditAt === null ? `; the gateway's payment names no credit date${net ? ` (it is${net})` : ''}` : `, and the gateway's payment expected it${net} on ${says.expectedCreditAt}`;
+}
+
 /**
  * One line saying what reconciliation found and what to do about it (`inboxctl reconcile`, the
  * dashboard's findings page, the payment page), from a finding's evidence, as describeDecision
@@ -15,7 +23,7 @@ const paymentSays = (p: PaymentEvidence) => `payment ${p.key} (#${p.paymentId}) 
 export function describeFinding(evidence: FindingEvidence): string {
   switch (evidence.kind) {
     case 'missing_credit':
-      return `missing_credit: ${paymentSays(evidence.payment)}, first seen ${evidence.payment.createdAt}; the ledger holds no credit for it after ${evidence.settlementDays} days: check the charge at the gateway (captured? settled to another account?)`;
+      return `missing_credit: ${paymentSays(evidence.payment)}, first seen ${evidence.payment.createdAt}; the ledger holds no credit for it after ${evidence.settlementDays} days${gatewaySaysText(evidence.gatewaySays)}: check the charge at the gateway (captured? settled to another account?)`;
     case 'credit_without_payment':
       return `credit_without_payment: ledger entry ${evidence.entry.entryId} (${evidence.entry.gatewayType}, ${money(evidence.entry.amount, evidence.entry.currency)}, ${evidence.entry.createdAt}) credits ${evidence.paymentKey ?? evidence.chargeId ?? 'a charge it does not name'}, which the inbox has no payment for: a webhook that never came. Fetch it with \`${evidence.backfillCommand}\``;
     case 'amount_mismatch':

@@ -49,7 +49,13 @@ export interface EntryEvidence {
 }
 
 export type FindingEvidence =
-  | { kind: 'missing_credit'; payment: PaymentEvidence; settlementDays: number }
+  | {
+      kind: 'missing_credit';
+      payment: PaymentEvidence;
+      settlementDays: number;
+      /** What the gateway's payment object says of its settlement, where it has one (Asaas). */
+      gatewaySays?: { netAmount: number | null; expectedCreditAt: string | null; creditedAt: string | null };
+    }
   | { kind: 'credit_without_payment'; entry: EntryEvidence; chargeId: string | null; paymentKey: string | null; backfillCommand: string }
   | { kind: 'amount_mismatch'; payment: PaymentEvidence; ledgerGross: number; ledgerCurrency: string; entries: EntryEvidence[] }
   | { kind: 'refund_not_on_payment' | 'refund_not_in_ledger'; payment: PaymentEvidence; ledgerRefunded: number; entries: EntryEvidence[] }

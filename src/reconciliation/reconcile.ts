@@ -2,6 +2,7 @@ import { describeError } from '../errors.ts';
 import { withoutQueryText } from '../error-redaction.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
+import { checkExpectedCredits } from './expected-credit.ts';
 import { type Finding, findingKinds } from './finding.ts';
 import { type PayoutToMatch, matchLedger } from './match.ts';
 import { type LedgerReaderDeps, type ReadProgress, readLedgerPages } from './read-ledger.ts';
@@ -83,7 +84,9 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
   const payments = await selectPaymentsInScope(executor, deps.provider, window, namedKeys);
   const entries = [...listed, ...(await selectEntriesForMatching(executor, deps.provider, window, payments.map((p) => p.key)))];
   const now = deps.clock();
-  const { findings, evaluated } = matchLedger({ provider: deps.provider, payments, entries, payouts, now, settlementDays: deps.settlementDays });
+  const matched = matchLedger({ provider: deps.provider, payments, entries, payouts, now, settlementDays: deps.settlementDays });
+  const findings = await checkExpectedCredits(deps, matched.findings, now, progress);
+  const { evaluated } = matched;
   return deps.db.transaction(async (tx) => {
     const inTx = drizzleExecutor(tx);
     const newFindings = await upsertFindings(inTx, deps.provider, run.id, findings, now);

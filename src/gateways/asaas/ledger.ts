@@ -1,7 +1,7 @@
 import { decimalToMinorUnits } from '../shared/amounts.ts';
 import { nextOffset } from '../shared/event-list.ts';
-import { GatewayResponseShapeError, asRecord } from '../shared/gateway-api.ts';
-import { type GatewayLedger, type LedgerEntry, type LedgerEntryKind, LedgerEntryError, entryText, isoTime, optionalText, readEntrySafely } from '../shared/ledger.ts';
+import { GatewayResponseShapeError, asRecord, pathSegment } from '../shared/gateway-api.ts';
+import { type ExpectedSettlement, type GatewayLedger, type LedgerEntry, type LedgerEntryKind, LedgerEntryError, entryText, isoTime, optionalText, readEntrySafely } from '../shared/ledger.ts';
 
 const PAGE_SIZE = 100;
 /** Asaas dates are São Paulo calendar days (UTC−3, no daylight saving since 2019). */
@@ -62,7 +62,32 @@ export const asaasLedger: GatewayLedger = {
     }
     return { entries: page.data.map((raw) => readEntrySafely(raw, statementLine)), nextCursor: nextOffset(page.offset, page.data.length, page.hasMore) };
   },
+  // A card payment is credited on its creditDate, which the payment object says before the day.
+  paymentSettlement: {
+    paymentPath: (paymentKey) => `/v3/payments/${pathSegment(paymentKey)}`,
+    readPayment: expectedSettlement,
+  },
 };
+
+/** A São Paulo day of the payment object, when it has one that reads as a date. */
+function optionalDay(payment: Record<string, unknown>, key: string): Date | undefined {
+  if (typeof payment[key] !== 'string') return undefined;
+  try {
+    return isoTime(payment, key, SAO_PAULO);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `GET /v3/payments/{id}`: `netValue` (reais), `estimatedCreditDate` and, once credited, `creditDate`. */
+function expectedSettlement(json: unknown): ExpectedSettlement {
+  const payment = asRecord(json, 'asaas', 'the payment');
+  return {
+    netAmount: decimalToMinorUnits(payment.netValue, 'BRL'),
+    expectedCreditAt: optionalDay(payment, 'estimatedCreditDate'),
+    creditedAt: optionalDay(payment, 'creditDate'),
+  };
+}
 
 function statementLine(record: Record<string, unknown>): LedgerEntry {
   const type = entryText(record, 'type');

@@ -16,6 +16,28 @@ export interface GatewayLedger {
   readEntries(json: unknown): LedgerPage;
   /** Gateways that pay out in batches that list their entries (Stripe). */
   readonly payouts?: GatewayPayouts;
+  /**
+   * Gateways whose payment object says what will settle and when (Asaas `netValue`,
+   * `estimatedCreditDate`): read for a paid payment whose credit the ledger lacks, before that is
+   * called a finding.
+   */
+  readonly paymentSettlement?: GatewayPaymentSettlement;
+}
+
+export interface GatewayPaymentSettlement {
+  /** The path of one payment, by the key the payments table holds it under. */
+  paymentPath(paymentKey: string): string;
+  readPayment(json: unknown): ExpectedSettlement;
+}
+
+/** What the gateway's payment object says of its settlement. */
+export interface ExpectedSettlement {
+  /** What it credits, net of fees, in minor units; undefined when it does not say. */
+  netAmount: number | undefined;
+  /** When it is to be credited; undefined when it does not say. */
+  expectedCreditAt: Date | undefined;
+  /** When it was credited, once it was. */
+  creditedAt: Date | undefined;
 }
 
 export interface GatewayPayouts {
