@@ -28,7 +28,7 @@ import type { AppConfig } from './config/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
-import { startForwarding } from './delivery/forwarding.ts';
+import { type Forwarding, startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
 import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
@@ -182,10 +182,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   let jobTableAnalyzer: JobTableAnalyzer | undefined;
+  let forwarding: Forwarding | undefined;
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
+    forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
     await startProcessing({
       boss,
       db: database.db,
@@ -195,7 +196,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       handlers: options.handlers,
       metrics: metrics.processing,
       refetcher,
-      announceChanges,
+      announceChanges: forwarding?.announceChanges,
       ingestPressure,
       ingestFirst: config.ingestFirst,
       ingestFirstMetrics: metrics.ingestFirst,
@@ -221,6 +222,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await gaugeRefresher.stop();
       await jobTableAnalyzer?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+      // After the workers: a publish still in flight gets its confirm before its connection ends.
+      await forwarding?.closeConnections();
       await ingestPool?.end({ timeout: 5 });
       await database.close();
     },

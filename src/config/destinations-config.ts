@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { parseDestinationSecrets } from './destination-secrets.ts';
+import { type DestinationTransport, brokerOptionsShape, brokerUrlProblem, destinationTransport, transportKindOf } from './broker-destinations.ts';
 import { issueMessage } from './issue-message.ts';
 import { parseJsonText } from '../format/json-parse.ts';
 
@@ -11,7 +12,10 @@ export type PaymentEventType = (typeof paymentEventTypes)[number];
 /** Where the inbox pushes payment events, and how hard it tries (src/delivery). */
 export interface DestinationConfig {
   name: string;
+  /** An http(s) URL, or a broker's (amqp(s)://, nats:// or tls://, which may carry its credentials: never logged). */
   url: string;
+  /** HTTP, or the broker the URL names (its scheme decides). */
+  transport: DestinationTransport;
   /**
    * The Standard Webhooks signing secrets, each signing every event: `whsec_<base64>` (HMAC, `v1`)
    * or `whsk_<base64>` (ed25519, `v1a`). Two during a rotation. Never logged.
@@ -23,7 +27,7 @@ export interface DestinationConfig {
   kinds: readonly PaymentEventType[] | undefined;
   /** Failed attempts at a lane's head event before the lane parks. */
   maxAttempts: number;
-  /** One POST, from connecting to the last byte of the answer read. */
+  /** One POST, from connecting to the last byte of the answer read; for a broker, one publish until its confirm. */
   timeoutMs: number;
   /** The first retry's delay; each further one doubles it (with jitter), up to retryDelayMaxSeconds. */
   retryDelaySeconds: number;
@@ -78,6 +82,7 @@ const optionsSchema = z.strictObject({
   backoffAfterFailingLanes: z.number().int().min(2).max(10_000).optional(),
   patienceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
   start: z.union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError }).optional(),
+  ...brokerOptionsShape,
 });
 type DestinationOptions = z.infer<typeof optionsSchema>;
 
@@ -89,7 +94,10 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-/** Refuses what would let a destination leak events or secrets: other schemes, plain http off this machine, credentials in the URL. */
+/**
+ * Refuses what would let a destination leak events or secrets: other schemes, plain transport off
+ * this machine, credentials in an HTTP URL (a broker's URL carries them: broker-destinations.ts).
+ */
 function urlProblem(value: string, allowHttp: boolean): string | undefined {
   let url: URL;
   try {
@@ -97,7 +105,9 @@ function urlProblem(value: string, allowHttp: boolean): string | undefined {
   } catch {
     return 'is not a URL';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an https:// URL (got ${url.protocol})`;
+  const kind = transportKindOf(url);
+  if (kind === undefined) return `must be an https:// URL, or a broker's amqps:// or tls:// (got ${url.protocol})`;
+  if (kind !== 'http') return brokerUrlProblem(url, allowHttp, isLoopback);
   if (url.username || url.password) return 'must not carry credentials (the signature authenticates the inbox)';
   if (url.protocol === 'http:' && !allowHttp && !isLoopback(url.hostname)) {
     return 'must be https:// (plain http is allowed only to loopback, or everywhere with DESTINATION_ALLOW_HTTP=1)';
@@ -159,11 +169,13 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   else if (urlProblem(url, allowHttp)) problems.push(`${urlKey}: ${urlProblem(url, allowHttp)}`);
   if (secret === undefined) problems.push(`destination "${name}": no secret; set ${secretKey} (whsec_<base64>)`);
   const secrets = secret === undefined ? undefined : parseDestinationSecrets(secretKey, secret, problems);
-  const { providers, kinds, start, ...tuning } = options;
+  const { providers, kinds, start, rabbitmq: _rabbitmq, nats: _nats, ...tuning } = options;
   const merged = { ...destinationDefaults, ...tuning };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
+  const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
+  const transport = kind && destinationTransport(name, kind, options, problems);
   if (problems.length > before || !secrets) return undefined;
-  return { name, url: url!, secrets, ...merged, providers, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
+  return { name, url: url!, transport: transport!, secrets, ...merged, providers, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
 }
 
 /**

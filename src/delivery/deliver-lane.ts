@@ -10,23 +10,26 @@ import type { DeliveryTimers } from './delivery-timers.ts';
 import { enqueueLaneJobs } from './enqueue-deliveries.ts';
 import type { LaneState } from './lane-batch-sql.ts';
 import { countFailingLanes, disableDestination, endDestinationBackoff, noteLaneHeld, recordLaneFailure, startDestinationBackoff } from './lane-sql.ts';
+import type { EventTransport } from './event-transport.ts';
 import { toPushedEventBody } from './payment-event-body.ts';
-import { type PostResult, postEvent } from './post-event.ts';
+import type { PostResult } from './post-event.ts';
 import { type SigningKey, signWebhook, signingKeys } from './sign.ts';
 
 /** A destination as a run uses it: its configuration and its keys, decoded once. */
 export interface DeliveryTarget {
   config: DestinationConfig;
   keys: readonly SigningKey[];
+  /** How its events leave: an HTTP POST, or a publish to its broker (event-transport.ts). */
+  transport: EventTransport;
   /**
-   * When (performance.now()) this process last got a 2xx from it. A failure whose request began
+   * When (performance.now()) this process last got a 2xx (or a broker's confirm) from it. A failure whose request began
    * before then is not the destination being down: it answered meanwhile.
    */
   lastDeliveredAt: number;
 }
 
-export function deliveryTargets(destinations: readonly DestinationConfig[]): ReadonlyMap<string, DeliveryTarget> {
-  return new Map(destinations.map((config) => [config.name, { config, keys: signingKeys(config.secrets), lastDeliveredAt: -Infinity }]));
+export function deliveryTargets(destinations: readonly DestinationConfig[], transports: ReadonlyMap<string, EventTransport>): ReadonlyMap<string, DeliveryTarget> {
+  return new Map(destinations.map((config) => [config.name, { config, keys: signingKeys(config.secrets), transport: transports.get(config.name)!, lastDeliveredAt: -Infinity }]));
 }
 
 export interface DeliveryDeps {
@@ -80,12 +83,12 @@ export interface LaneEvent {
   followsSequence: number;
 }
 
-/** POSTs one event, signed for this attempt; a 2xx is noted on the target. */
+/** Sends one event, signed for this attempt, by the target's transport (a POST or a publish); a success is noted on the target. */
 export async function postSigned(deps: Pick<DeliveryDeps, 'clock' | 'timers'>, target: DeliveryTarget, sent: LaneEvent, signal?: AbortSignal): Promise<PostResult> {
   const { event, followsSequence } = sent;
   const body = JSON.stringify(toPushedEventBody(event, followsSequence));
   const headers = signWebhook(target.keys, event.id, deps.clock(), body);
-  const result = await postEvent({ url: target.config.url, headers, body, timeoutMs: target.config.timeoutMs, signal, timers: deps.timers });
+  const result = await target.transport.send({ event, body, headers, timeoutMs: target.config.timeoutMs, signal, timers: deps.timers });
   if (result.kind === 'delivered') target.lastDeliveredAt = performance.now();
   return result;
 }

@@ -10,6 +10,7 @@ import { startDeliveryWorkers } from './delivery-workers.ts';
 import { queueSeeding, registerDestinationStarts, startSeedingWorker } from './destination-start.ts';
 import { publicKeyOf } from './sign.ts';
 import { type AnnouncePaymentChanges, createDeliveryAnnouncer } from './enqueue-deliveries.ts';
+import { closeEventTransports, createEventTransports } from './destination-transports.ts';
 
 export interface ForwardingOptions {
   boss: PgBoss;
@@ -25,14 +26,22 @@ export interface ForwardingOptions {
   timers?: DeliveryTimers;
 }
 
+export interface Forwarding {
+  /** The hook processing calls inside each payment change's transaction. */
+  announceChanges: AnnouncePaymentChanges | undefined;
+  /** Closes the destinations' connections (a broker's); call it once the workers have stopped. */
+  closeConnections(): Promise<void>;
+}
+
 /**
  * The push side on a worker instance: the delivery workers, and the hook processing calls inside
  * each payment change's transaction. Nothing at all without destinations.
  */
-export async function startForwarding(options: ForwardingOptions): Promise<AnnouncePaymentChanges | undefined> {
+export async function startForwarding(options: ForwardingOptions): Promise<Forwarding | undefined> {
   if (options.destinations.length === 0) return undefined;
   const { db, boss, logger, worker } = options;
-  const targets = deliveryTargets(options.destinations);
+  const transports = await createEventTransports(options.destinations, logger);
+  const targets = deliveryTargets(options.destinations, transports);
   const deps = { db, sql: options.sql, boss, targets, logger, metrics: options.metrics, clock: options.clock, timers: options.timers ?? systemDeliveryTimers };
   for (const destination of options.destinations) {
     const publicKeys = destination.secrets.map(publicKeyOf).filter((key) => key !== undefined);
@@ -44,5 +53,5 @@ export async function startForwarding(options: ForwardingOptions): Promise<Annou
   await startDeliveryWorkers(boss, deps, worker.pollingIntervalSeconds);
   await startSeedingWorker(boss, db, targets, logger, worker.pollingIntervalSeconds);
   await queueSeeding(boss, seeding);
-  return createDeliveryAnnouncer(boss, options.destinations);
+  return { announceChanges: createDeliveryAnnouncer(boss, options.destinations), closeConnections: () => closeEventTransports(transports, logger) };
 }

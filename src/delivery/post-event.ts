@@ -6,8 +6,9 @@ import type { StandardWebhookHeaders } from './sign.ts';
 /** How much of a destination's answer is read (for the lane's last_error); the rest is discarded unread. */
 export const MAX_ANSWER_BYTES = 4096;
 
+/** How one attempt ended, for HTTP and brokers alike (event-transport.ts); `status` is HTTP's, null without one. */
 export type PostResult =
-  | { kind: 'delivered'; status: number }
+  | { kind: 'delivered'; status: number | null }
   /** 410 Gone: the endpoint says it no longer exists (Standard Webhooks: disable it). */
   | { kind: 'gone'; status: number }
   | { kind: 'failed'; status: number | null; error: string; retryAfter: string | null };

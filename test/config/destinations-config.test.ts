@@ -32,6 +32,7 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     assert.deepEqual(orders, {
       name: 'orders-eu',
       url: 'https://orders.example.com/hooks',
+      transport: { kind: 'http' },
       secrets: [SECRET],
       providers: undefined,
       kinds: undefined,
@@ -101,7 +102,7 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     // The file's unknown key fails the whole `destinations` object, so "orphan" and "app" are judged by the environment alone.
     assert.doesNotMatch(text, /orphan/);
     const withoutFileProblem = problemsOf({ INBOX_CONFIG: '/etc/inbox.json', DESTINATION_URL_APP: 'ftp://files.example.com/', DESTINATION_SECRET_APP: SECRET }, files({ destinations: { orphan: {} } }));
-    assert.match(withoutFileProblem.join('\n'), /DESTINATION_URL_APP: must be an https:\/\/ URL \(got ftp:\)/);
+    assert.match(withoutFileProblem.join('\n'), /DESTINATION_URL_APP: must be an https:\/\/ URL, or a broker's amqps:\/\/ or tls:\/\/ \(got ftp:\)/);
     assert.match(withoutFileProblem.join('\n'), /destination "orphan": no URL; set DESTINATION_URL_ORPHAN/);
   });
 
@@ -143,5 +144,36 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
     const problems = (options: Record<string, unknown>) => problemsOf(env, files({ destinations: { app: options } })).join('\n');
     assert.match(problems({ start: 'yesterday' }), /destinations\.app\.start: must be "now", "beginning" or an RFC 3339 time/);
     assert.match(problems({ patienceSeconds: -1 }), /destinations\.app\.patienceSeconds/);
+  });
+
+  test('a broker URL makes a RabbitMQ or NATS destination with its defaults; INBOX_CONFIG names the exchange, subject prefix and stream', () => {
+    const env = { DESTINATION_URL_BUS: 'amqps://inbox:s3cret@rabbit.internal/payments', DESTINATION_SECRET_BUS: SECRET, DESTINATION_URL_JS: 'tls://inbox:s3cret@nats.internal:4222', DESTINATION_SECRET_JS: SECRET };
+    const [bus, js] = loadConfig(env, noFiles).destinations;
+    assert.deepEqual([bus!.transport, js!.transport], [{ kind: 'rabbitmq', exchange: 'payment-events' }, { kind: 'nats', subjectPrefix: 'payment-events', stream: undefined }]);
+    assert.equal(bus!.url, 'amqps://inbox:s3cret@rabbit.internal/payments', 'a broker URL carries its credentials');
+    const readFile = files({ destinations: { bus: { rabbitmq: { exchange: 'payments.events' } }, js: { nats: { subjectPrefix: 'acme.payments', stream: 'PAYMENTS' }, maxAttempts: 3 } } });
+    const configured = loadConfig({ ...env, INBOX_CONFIG: '/etc/inbox.json' }, readFile).destinations;
+    assert.deepEqual(configured.map((d) => d.transport), [{ kind: 'rabbitmq', exchange: 'payments.events' }, { kind: 'nats', subjectPrefix: 'acme.payments', stream: 'PAYMENTS' }]);
+    assert.equal(configured[1]!.maxAttempts, 3);
+    assert.ok(!('nats' in configured[1]!), 'the broker options live in `transport` only');
+  });
+
+  test('plain amqp:// and nats:// go only to loopback unless DESTINATION_ALLOW_HTTP=1; broker options must match the URL; names are checked', () => {
+    const env = (url: string, extra: Record<string, string> = {}) => ({ DESTINATION_URL_BUS: url, DESTINATION_SECRET_BUS: SECRET, ...extra });
+    assert.match(problemsOf(env('amqp://guest:guest@rabbit.internal/')).join('\n'), /DESTINATION_URL_BUS: must be amqps:\/\/ \(plain amqp:\/\/ is allowed only to loopback, or everywhere with DESTINATION_ALLOW_HTTP=1\)/);
+    assert.match(problemsOf(env('nats://nats.internal:4222')).join('\n'), /DESTINATION_URL_BUS: must be tls:\/\//);
+    for (const loopback of ['amqp://guest:guest@127.0.0.1:5672/', 'nats://localhost:4222']) assert.equal(loadConfig(env(loopback), noFiles).destinations.length, 1, loopback);
+    assert.equal(loadConfig(env('nats://nats.internal:4222', { DESTINATION_ALLOW_HTTP: '1' }), noFiles).destinations[0]!.transport.kind, 'nats');
+    const readFile = files({ destinations: { bus: { nats: { subjectPrefix: 'payments.>' }, rabbitmq: { exchange: '' } } } });
+    const text = problemsOf({ ...env('amqp://127.0.0.1/'), INBOX_CONFIG: '/etc/inbox.json' }, readFile).join('\n');
+    assert.match(text, /destinations\.bus\.nats\.subjectPrefix: a subject prefix is dot-separated tokens/);
+    assert.match(text, /destinations\.bus\.rabbitmq\.exchange: exchange names are 1 to 127/);
+    const mismatch = problemsOf({ ...env('amqp://127.0.0.1/'), INBOX_CONFIG: '/etc/inbox.json' }, files({ destinations: { bus: { nats: { stream: 'PAYMENTS' } } } }));
+    assert.deepEqual(mismatch, ['destination "bus": "nats" options need a nats:// or tls:// URL']);
+  });
+
+  test('a broker URL that reaches a problem message never shows its password', () => {
+    const problems = problemsOf({ DESTINATION_URL_BUS: 'amqp://inbox:hunter2-secret@rabbit.internal/', DESTINATION_SECRET_BUS: SECRET });
+    assert.ok(problems.length > 0 && problems.every((p) => !p.includes('hunter2')), problems.join('\n'));
   });
 });

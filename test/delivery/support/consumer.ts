@@ -53,6 +53,34 @@ export interface Consumer {
   close(): Promise<void>;
 }
 
+/** A payment event's body, as far as the tests read it, once `standardwebhooks` verified it. */
+export interface VerifiedPayload {
+  id: string;
+  sequence: number;
+  follows_sequence?: number;
+  type: string;
+  payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
+}
+
+/** What a test consumer records of one verified event (HTTP here, a broker's in broker-consumer.ts). */
+export function receivedEventOf(payload: VerifiedPayload, webhookId: string, accepted: boolean): ReceivedEvent {
+  const { payment } = payload;
+  return {
+    webhookId,
+    chargeId: payment.charge_id,
+    provider: payment.provider,
+    sequence: payload.sequence,
+    followsSequence: payload.follows_sequence,
+    type: payload.type,
+    status: payment.status,
+    previousStatus: payment.previous_status,
+    amountRefunded: payment.amount_refunded,
+    inquiryOpen: payment.inquiry_open,
+    accepted,
+    at: Date.now(),
+  };
+}
+
 async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -98,17 +126,11 @@ export async function startConsumer(secret: string | readonly Verifier[], path =
   };
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
-    let payload: {
-      id: string;
-      sequence: number;
-      follows_sequence?: number;
-      type: string;
-      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
-    } | undefined;
+    let payload: VerifiedPayload | undefined;
     let refused = false;
     verifiers.forEach((verify, i) => {
       try {
-        payload = verify(body, request.headers as Record<string, string>) as typeof payload;
+        payload = verify(body, request.headers as Record<string, string>) as VerifiedPayload;
       } catch {
         refusedBy[i]! += 1;
         refused = true;
@@ -119,20 +141,7 @@ export async function startConsumer(secret: string | readonly Verifier[], path =
       response.writeHead(401).end();
       return;
     }
-    const event: ReceivedEvent = {
-      webhookId: String(request.headers['webhook-id']),
-      chargeId: payload.payment.charge_id,
-      provider: payload.payment.provider,
-      sequence: payload.sequence,
-      followsSequence: payload.follows_sequence,
-      type: payload.type,
-      status: payload.payment.status,
-      previousStatus: payload.payment.previous_status,
-      amountRefunded: payload.payment.amount_refunded,
-      inquiryOpen: payload.payment.inquiry_open,
-      accepted: false,
-      at: Date.now(),
-    };
+    const event = receivedEventOf(payload, String(request.headers['webhook-id']), false);
     received.push(event);
     const behaviour = consumer.behaviour(event);
     if (behaviour.kind === 'docs_consumer') {
