@@ -45,7 +45,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
  * row, from where the database keeps it in payment_facts (so later folds see a gateway read
  * again, whatever becomes of the row).
  */
-export async function applyPaymentBatch(
+async function applyPaymentBatch(
   tx: Transaction,
   batch: readonly PreparedEvent[],
   deps: Pick<PaymentsHandlerDeps, 'announceChanges'> & { carryOver: CarryOverProgress },
