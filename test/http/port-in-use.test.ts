@@ -1,0 +1,77 @@
+/**
+ * A PORT another process holds, as an operator meets it: `npm start` pasted twice, or a second
+ * service on the same machine. The service says so in one line naming PORT and exits non-zero
+ * before it touches the database or starts a worker (it once started the workers, logged
+ * "processing webhooks", then died with a stack).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type Server, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { useTestDatabase } from '../support/database.ts';
+import { freePort } from '../support/free-port.ts';
+import { runServiceUntilExit } from '../support/service-process.ts';
+
+const database = useTestDatabase();
+let holder: Server;
+let port: number;
+let scratch: string;
+
+before(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'inbox-port-in-use-'));
+  port = await freePort();
+  holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+});
+after(async () => {
+  await new Promise((resolve) => holder.close(resolve));
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const STACK_FRAME = /^\s+at /m;
+
+test('a PORT in use: one line on stderr naming PORT and the port, exit 1, no worker started, no database touched', async () => {
+  const pgbossBefore = await database.sql`select count(*)::int as n from pg_stat_activity where datname = ${database.name} and application_name like 'webhook-inbox%'`;
+  assert.equal(pgbossBefore[0]!.n, 0);
+  const exited = await runServiceUntilExit({ DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', WEBHOOK_SECRET_STRIPE: 'whsec_x' });
+  assert.equal(exited.code, 1, exited.stderr);
+  const lines = exited.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, exited.stderr);
+  assert.match(lines[0]!, new RegExp(`PORT ${port}`));
+  assert.match(lines[0]!, /in use/);
+  assert.doesNotMatch(exited.stderr, STACK_FRAME);
+  assert.doesNotMatch(exited.stdout, /processing webhooks|receiving webhooks|migrat/, exited.stdout);
+});
+
+test('a PORT in use without DATABASE_URL: the same line, and no embedded PostgreSQL is started for nothing', async () => {
+  const exited = await runServiceUntilExit({ PORT: String(port), HOST: '127.0.0.1', INBOX_DATA_DIR: scratch, WEBHOOK_SECRET_STRIPE: 'whsec_x' });
+  assert.equal(exited.code, 1, exited.stderr);
+  assert.match(exited.stderr.trim(), new RegExp(`^webhook-inbox: PORT ${port} .*in use`));
+  assert.equal(exited.stderr.trim().split('\n').length, 1, exited.stderr);
+  assert.ok(!existsSync(path.join(scratch, 'pg')), 'no cluster was initialised');
+  assert.doesNotMatch(exited.stdout, /EMBEDDED PostgreSQL/);
+});
+
+test('between taking the port and serving: /healthz is alive, everything else 503 service_starting with Retry-After; then the app answers', async () => {
+  const { bindPort } = await import('../../src/http/server.ts');
+  const { Hono } = await import('hono');
+  const bound = await bindPort(0, '127.0.0.1');
+  try {
+    const base = `http://127.0.0.1:${bound.port}`;
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    const starting = await fetch(`${base}/webhooks/stripe`, { method: 'POST', body: '{}' });
+    assert.equal(starting.status, 503);
+    assert.equal(starting.headers.get('retry-after'), '5');
+    assert.equal(((await starting.json()) as { error: { code: string } }).error.code, 'service_starting');
+    assert.equal((await fetch(`${base}/readyz`)).status, 503);
+    const app = new Hono();
+    app.get('/readyz', (c) => c.json({ status: 'ready' }));
+    bound.serve(app as never);
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  } finally {
+    await bound.close();
+  }
+});
