@@ -5,6 +5,7 @@ import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
 import { PortUnavailableError, bindPort } from './http/server.ts';
 import { createLogger } from './logger.ts';
+import { logOutput } from './log-output.ts';
 import { loadConfig } from './runtime/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
@@ -23,7 +24,7 @@ function readConfig() {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, await logOutput(config.logFormat, process.stdout.isTTY === true));
   if (config.providers.size === 0) {
     logger.warn('no provider is configured: every delivery will get 404. Set WEBHOOK_SECRET_<PROVIDER> or INBOX_CONFIG.');
   }
@@ -74,6 +75,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
   // A port taken, a development database that cannot start, or a database that cannot be reached,
   // is explained in its message; a stack would bury it. Anything else is a bug and keeps its stack.
   const explained = error instanceof EmbeddedDatabaseError || error instanceof DatabaseUnreachableError || error instanceof PortUnavailableError;

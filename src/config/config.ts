@@ -44,6 +44,8 @@ export interface ParsedConfig {
   dataDir: string;
   role: ProcessRole;
   logLevel: string;
+  /** `json`, `pretty` (pino-pretty, a devDependency), or undefined: pretty on a terminal where pino-pretty is installed, else JSON. */
+  logFormat: 'json' | 'pretty' | undefined;
   maxBodyBytes: number;
   /** How long a delivery may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
   commitDeadlineMs: number;
@@ -114,6 +116,7 @@ const envVariables = z.object({
   INBOX_ROLE: z.enum(['all', 'receiver', 'worker']).default('all'),
   INBOX_CONFIG: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1),
   SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1),
   COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000),
@@ -327,6 +330,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     dataDir: e.INBOX_DATA_DIR,
     role: e.INBOX_ROLE,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     // In the all role the wait measured worse for the ack's p99 (README, "Where the time goes").
