@@ -7,20 +7,21 @@
  */
 const layers = [
   // Shared by everything: typed errors and what of an error may be shown, the logger, text formats, folders on disk, the web names and request env.
-  { name: 'foundation', paths: ['^src/errors\\.ts$', '^src/error-redaction\\.ts$', '^src/logger\\.ts$', '^src/format/', '^src/fs/', '^src/web/'] },
+  { name: 'foundation', paths: ['^src/errors\\.ts$', '^src/error-redaction\\.ts$', '^src/logger\\.ts$', '^src/log-output\\.ts$', '^src/format/', '^src/fs/', '^src/web/'] },
   { name: 'db', paths: ['^src/db/'] },
   // Payments: facts, fold, state machine. No HTTP, no queue.
   { name: 'domain', paths: ['^src/domain/'] },
   { name: 'observability', paths: ['^src/observability/'] },
-  // Parses the environment and INBOX_CONFIG; knows no driver.
-  { name: 'config', paths: ['^src/config/'] },
-  // One pure driver per gateway: verify, then parse.
-  { name: 'providers', paths: ['^src/providers/'] },
-  // The gateways' APIs, and re-reading a charge through them.
+  // One folder per gateway (webhook driver, API mapping, event list), the code they share in
+  // shared/, and registry.ts listing them. Pure: no database, no sockets, no clock of its own.
   { name: 'gateways', paths: ['^src/gateways/'] },
+  // Re-reading a charge through a gateway's API: HTTP, rate limit, breaker, and the ordering
+  // settings (the `api`/`ordering` keys of INBOX_CONFIG and what they resolve to).
   { name: 'refetch', paths: ['^src/refetch/'] },
-  // Parsed config + drivers + gateway API targets = the providers a process runs with.
-  { name: 'runtime', paths: ['^src/runtime/'] },
+  // The environment and INBOX_CONFIG, parsed once, and the providers a process runs with built
+  // from them: a driver from the gateway registry, refetch settings resolved. Above gateways and
+  // refetch because building a provider needs both; below everything that runs with the result.
+  { name: 'config', paths: ['^src/config/'] },
   // pg-boss: queues, jobs inserted inside the caller's transaction.
   { name: 'queue', paths: ['^src/queue/'] },
   // Storing a delivery with its job in one transaction.
@@ -76,6 +77,20 @@ module.exports = {
     { name: 'not-to-unresolvable', comment: 'an import that resolves to nothing', severity: 'error', from: {}, to: { couldNotResolve: true } },
     ...upward,
     ...sideways,
+    {
+      name: 'gateway-folders-apart',
+      comment: 'a gateway folder imports only itself, src/gateways/shared/ and the layers below: adding or removing a gateway touches its folder and the registry line',
+      severity: 'error',
+      from: { path: '^src/gateways/([^/]+)/', pathNot: '^src/gateways/shared/' },
+      to: { path: '^src/gateways/', pathNot: ['^src/gateways/$1/', '^src/gateways/shared/'] },
+    },
+    {
+      name: 'gateway-shared-knows-no-gateway',
+      comment: 'src/gateways/shared/ is what several gateways use; it names none of them',
+      severity: 'error',
+      from: { path: '^src/gateways/shared/' },
+      to: { path: '^src/gateways/', pathNot: '^src/gateways/shared/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

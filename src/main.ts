@@ -6,7 +6,7 @@ import { ConfigError } from './errors.ts';
 import { PortUnavailableError, bindPort } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { logOutput } from './log-output.ts';
-import { loadConfig } from './runtime/load-config.ts';
+import { loadConfig } from './config/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
 

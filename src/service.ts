@@ -22,7 +22,7 @@ import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
 import { type JobTableAnalyzer, startJobTableAnalyzer } from './queue/job-table-statistics.ts';
-import type { AppConfig } from './runtime/load-config.ts';
+import type { AppConfig } from './config/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';

@@ -1,6 +1,6 @@
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import type { Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import * as schema from '../../src/db/schema.ts';

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { connectDatabase, postgresExecutor } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';

@@ -1,6 +1,6 @@
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
-import { builtInDrivers } from '../../src/providers/registry.ts';
+import { builtInDrivers } from '../../src/gateways/registry.ts';
 import { chargeSucceededEvent } from './signed-events.ts';
 
 /**

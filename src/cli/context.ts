@@ -1,4 +1,4 @@
-import type { AppConfig } from '../runtime/load-config.ts';
+import type { AppConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors.ts';
 import type { CliConnection } from './database.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
@@ -44,7 +44,7 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
     notice: (text) => runtime.stderr.write(`inboxctl: ${text}\n`),
     async config() {
       if (!config) {
-        const { loadConfig } = await import('../runtime/load-config.ts');
+        const { loadConfig } = await import('../config/load-config.ts');
         try {
           config = loadConfig(runtime.env, runtime.readFile);
         } catch (error) {

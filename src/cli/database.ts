@@ -1,5 +1,5 @@
 import { PgBoss } from 'pg-boss';
-import type { AppConfig } from '../runtime/load-config.ts';
+import type { AppConfig } from '../config/load-config.ts';
 import { type DatabaseHandle, connectDatabase } from '../db/client.ts';
 import { databaseFailureReason, databaseTarget, isDatabaseUnreachable } from '../db/database-unreachable.ts';
 import { embeddedDatabaseUrl, runningCluster, verifyDataDirectory } from '../db/embedded-address.ts';

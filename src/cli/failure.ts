@@ -1,7 +1,7 @@
 import { withoutQueryText } from '../error-redaction.ts';
 import { ConfigError, describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError, PartialResultError } from '../operations/errors.ts';
-import { blamesTheDatabase } from '../refetch/database-blame.ts';
+import { blamesTheDatabase } from '../operations/database-blame.ts';
 import type { CliOutput } from './context.ts';
 import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
 import { toJson } from './output.ts';

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../runtime/load-config.ts';
+import type { AppConfig } from '../config/load-config.ts';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { listStoredProviders } from '../inbox/sql/counts.ts';
 import { usageError } from './exit-codes.ts';

@@ -5,12 +5,12 @@ import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEn
 import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
 import { issueMessage } from './issue-message.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
-import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from './refetch-keys.ts';
+import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
 
 /**
  * One provider as configured: which built-in driver it runs and with what. Checking it against
  * the driver (does it exist, does it need a secret, how long its gateway may resend) and building
- * the driver is src/runtime/configured-providers.ts's job: parsing knows no driver.
+ * the driver is ./configured-providers.ts's job: parsing knows no driver.
  */
 export interface ProviderConfig {
   name: string;
@@ -35,7 +35,7 @@ export interface ProviderConfig {
 
 export type ProcessRole = 'all' | 'receiver' | 'worker';
 
-/** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are src/runtime's. */
+/** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are ./configured-providers.ts's. */
 export interface ParsedConfig {
   port: number;
   host: string;

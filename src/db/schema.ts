@@ -92,7 +92,7 @@ export const webhookInbox = pgTable(
     // Only `webhook` rows say the gateway is still delivering: the last-delivery gauge and
     // `inboxctl stats` read those, so a backfill never hides a silent endpoint.
     source: varchar('source', { length: 10 }).$type<EventSource>().notNull().default('webhook'),
-    // How the event was authenticated (src/providers/proof.ts): scheme, which configured secret
+    // How the event was authenticated (src/gateways/shared/proof.ts): scheme, which configured secret
     // matched (position and fingerprint, never the secret), the signed timestamp, when, and the
     // signature headers `inboxctl verify` checks again. Null on rows stored before it existed.
     verification: jsonb('verification'),

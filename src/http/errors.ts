@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { classifyDatabaseError } from '../db/database-errors.ts';
 import { withoutQueryText } from '../error-redaction.ts';
 import { EventUnstorableError, InboxError, StorageUnavailableError } from '../errors.ts';
-import { blamesTheDatabase } from '../refetch/database-blame.ts';
+import { blamesTheDatabase } from '../operations/database-blame.ts';
 import type { AppEnv } from './env.ts';
 
 const DATABASE_RETRY_AFTER_SECONDS = 5;

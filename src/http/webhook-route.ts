@@ -4,7 +4,7 @@ import { ContentEncodingUnsupportedError, UnknownProviderError } from '../errors
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
-import type { ProviderDriver, WebhookRequest } from '../providers/types.ts';
+import type { ProviderDriver, WebhookRequest } from '../gateways/shared/webhook-driver.ts';
 import type { AppEnv } from './env.ts';
 import { readBodyWithin } from './read-body.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PaymentFact, PaymentStatus } from '../domain/payments/payment-fact.ts';
-import type { ProviderDriver, StoredEvent } from '../providers/types.ts';
+import type { ProviderDriver, StoredEvent } from '../gateways/shared/webhook-driver.ts';
 
 /**
  * What an event says, reduced to what every resend of it must repeat: its type, the resource it is

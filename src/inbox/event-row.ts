@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { EventSource } from '../db/schema.ts';
 import { EventUnstorableError } from '../errors.ts';
-import { wasAlteredByParse } from '../providers/json-body.ts';
+import { wasAlteredByParse } from '../gateways/shared/json-body.ts';
 import type { IncomingEvent } from './incoming-event.ts';
 
 /**

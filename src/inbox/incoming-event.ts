@@ -1,6 +1,6 @@
 import type { EventSource } from '../db/schema.ts';
-import type { VerificationProof } from '../providers/proof.ts';
-import type { NormalizedEvent } from '../providers/types.ts';
+import type { VerificationProof } from '../gateways/shared/proof.ts';
+import type { NormalizedEvent } from '../gateways/shared/webhook-driver.ts';
 
 export interface IncomingEvent {
   provider: string;

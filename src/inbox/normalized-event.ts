@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { EventIdentifierError, type EventIdentifierField, MalformedPayloadError, OccurredAtOutOfRangeError } from '../errors.ts';
-import type { NormalizedEvent } from '../providers/types.ts';
+import type { NormalizedEvent } from '../gateways/shared/webhook-driver.ts';
 
 // The column limits of webhook_inbox: a value past them is a body this inbox cannot store faithfully.
 const normalizedEventSchema = z.object({

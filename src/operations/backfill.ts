@@ -1,11 +1,11 @@
 import { InboxError } from '../errors.ts';
-import type { EventListPage, GatewayEventList, ListedEventName } from '../gateways/event-lists.ts';
-import { GatewayResponseShapeError } from '../gateways/types.ts';
+import type { EventListPage, GatewayEventList, ListedEventName } from '../gateways/shared/event-list.ts';
+import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import type { IncomingEvent } from '../inbox/incoming-event.ts';
 import type { IngestOutcome } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
-import type { ProviderDriver } from '../providers/types.ts';
+import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from '../refetch/errors.ts';
 import { OperationIncompleteError, PartialResultError } from './errors.ts';
 

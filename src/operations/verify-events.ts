@@ -1,7 +1,7 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { type VerifiableEvent, findVerifiableEvent, findVerifiableEventsSince } from '../inbox/sql/verifiable-events.ts';
-import { type Reverification, type SecretMatch, type VerificationProof, verificationProofSchema } from '../providers/proof.ts';
-import type { ProviderDriver } from '../providers/types.ts';
+import { type Reverification, type SecretMatch, type VerificationProof, verificationProofSchema } from '../gateways/shared/proof.ts';
+import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 
 /**
  * `inboxctl verify`: each stored event's authentication checked again against the secrets

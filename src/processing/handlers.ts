@@ -2,8 +2,8 @@ import type { Transaction } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import type { EventDecision } from '../domain/payments/event-decision.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
-import type { StoredEvent } from '../providers/types.ts';
-import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import type { StoredEvent } from '../gateways/shared/webhook-driver.ts';
+import type { ConfiguredProvider } from '../config/configured-providers.ts';
 
 /** One stored event on its way to a handler, with what routing already worked out. */
 export interface InboxEvent {

@@ -4,7 +4,7 @@ import type { InboxStatus } from '../db/schema.ts';
 import { createDeliveryAnnouncer } from '../delivery/enqueue-deliveries.ts';
 import type { ReplayFilter } from '../inbox/sql/pending-events.ts';
 import { gatewayApiTargets } from '../refetch/settings.ts';
-import type { AppConfig } from '../runtime/load-config.ts';
+import type { AppConfig } from '../config/load-config.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { createHandlerRegistry } from './handlers.ts';
 import { type ReplayPrediction, dryRunReplay } from './replay-dry-run.ts';

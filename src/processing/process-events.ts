@@ -6,7 +6,7 @@ import type { ProcessingMetrics } from '../observability/metrics.ts';
 import { retryNotBefore } from '../refetch/errors.ts';
 import { type EventDecision, rejectedMoneyMovement } from '../domain/payments/event-decision.ts';
 import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
-import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import { type AppliedEvent, type EventHandler, type HandlerRegistry, type InboxEvent, type PreparedEvent, canonicalKind, notAPaymentEvent } from './handlers.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';

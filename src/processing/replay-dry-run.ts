@@ -11,7 +11,7 @@ import { resetEventsToPending } from '../inbox/sql/mark-events.ts';
 import { type ReplayFilter, findReplayCandidates } from '../inbox/sql/pending-events.ts';
 import { type EnqueueableEvent, singletonKeyFor } from '../queue/queues.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
-import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import type { HandlerRegistry, InboxEvent } from './handlers.ts';
 import { type Applied, type ReadyEvent, applyInBatchThenAlone, routeEvent } from './process-events.ts';
 import { NoStoredSnapshotError, createStoredSnapshotRefetcher } from './stored-snapshots.ts';

@@ -1,6 +1,6 @@
 import { type SqlExecutor } from '../db/client.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
-import type { ChargeSnapshot } from '../gateways/types.ts';
+import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 

@@ -11,7 +11,7 @@ import { workDeadLetters } from '../queue/dead-letters.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
-import type { ConfiguredProvider } from '../runtime/configured-providers.ts';
+import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import type { PaymentsHandlerDeps } from './payments-handler.ts';
 import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';

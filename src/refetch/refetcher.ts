@@ -1,7 +1,7 @@
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
 import pThrottle from 'p-throttle';
-import type { ChargeSnapshot, GatewayGet } from '../gateways/types.ts';
-import { GatewayResponseShapeError } from '../gateways/types.ts';
+import type { ChargeSnapshot, GatewayGet } from '../gateways/shared/gateway-api.ts';
+import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
 import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';

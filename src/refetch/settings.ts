@@ -1,7 +1,7 @@
-import { type DeclaredRefetch, apiKeyEnvName } from '../config/refetch-keys.ts';
+import { type DeclaredRefetch, apiKeyEnvName } from './config-keys.ts';
 import { type PaymentKind, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
-import { gatewayApis } from '../gateways/registry.ts';
-import type { GatewayApi, GatewaySettings } from '../gateways/types.ts';
+import { builtInGateways, gatewayApis } from '../gateways/registry.ts';
+import type { GatewayApi, GatewaySettings } from '../gateways/shared/gateway-api.ts';
 
 /**
  * Per provider and per canonical kind: order by the event's own timestamp (`occurred_at`,
@@ -36,8 +36,8 @@ export const allPaymentKinds: readonly PaymentKind[] = paymentStatuses.map(payme
 /** Money leaves or may leave: worth an API call to be sure of the current state. */
 export const highImpactKinds: readonly PaymentKind[] = ['payment.refunded', 'payment.partially_refunded', 'payment.disputed', 'payment.charged_back'];
 
-/** Gateways whose webhook is only a notice (ids, hardly any state): every kind is re-read. */
-export const thinNotificationGateways: readonly string[] = ['mercadopago', 'zoop'];
+/** Gateways whose webhook is only a notice (ids, hardly any state): every kind is re-read. Each gateway's module says so. */
+const sendsThinNotifications = (gateway: GatewayApi | undefined): boolean => gateway !== undefined && builtInGateways[gateway.name]?.thinNotifications === true;
 
 export const DEFAULT_RATE_PER_SECOND = 10;
 export const DEFAULT_TIMEOUT_MS = 5000;
@@ -45,7 +45,7 @@ export const DEFAULT_BREAKER = { consecutiveFailures: 5, halfOpenAfterMs: 30_000
 
 function builtInDefault(gateway: GatewayApi | undefined, kind: PaymentKind): OrderingStrategy {
   if (!gateway) return 'occurred_at';
-  if (thinNotificationGateways.includes(gateway.name)) return 'refetch';
+  if (sendsThinNotifications(gateway)) return 'refetch';
   return highImpactKinds.includes(kind) ? 'refetch' : 'occurred_at';
 }
 
@@ -59,7 +59,12 @@ interface RefetchInput {
 
 function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, problems: string[]): GatewayApiTarget | undefined {
   const api = input.declared.api ?? {};
-  const settings: GatewaySettings = { marketplaceId: api.marketplaceId };
+  const settings: GatewaySettings = Object.fromEntries(
+    gateway.requiredSettings.map((setting) => {
+      const value = api[setting];
+      return [setting, typeof value === 'string' ? value : undefined];
+    }),
+  );
   const missing = gateway.requiredSettings.filter((setting) => !settings[setting]);
   if (missing.length > 0) {
     problems.push(`provider "${input.provider}": the ${gateway.name} API needs ${missing.map((m) => `api.${m}`).join(', ')} in INBOX_CONFIG`);
@@ -102,7 +107,7 @@ export function resolveRefetchConfig(input: RefetchInput, problems: string[]): P
     const chosen = declared.ordering?.[kind] ?? declared.ordering?.default;
     const resolved = chosen ?? builtInDefault(gateway, kind);
     if (resolved === 'refetch' && !api) {
-      if (chosen === 'refetch' || thinNotificationGateways.includes(gateway?.name ?? '')) explicitWithoutApi.push(kind);
+      if (chosen === 'refetch' || sendsThinNotifications(gateway)) explicitWithoutApi.push(kind);
       else defaultedWithoutKey.push(kind);
       ordering[kind] = 'occurred_at';
     } else {
@@ -123,7 +128,7 @@ function missingApiProblem(input: RefetchInput, gateway: GatewayApi | undefined,
     return `provider "${input.provider}": refetch is chosen for ${what}, but driver "${input.driver}" has no gateway API to re-read from (set api.gateway to one of ${Object.keys(gatewayApis).join(', ')}, or order by occurred_at)`;
   }
   if (key) return `provider "${input.provider}": refetch is chosen for ${what}, but the ${gateway.name} API settings are incomplete (see above)`;
-  const why = thinNotificationGateways.includes(gateway.name) ? `${gateway.name} notifications are thin, so refetch is the default` : 'refetch is chosen';
+  const why = sendsThinNotifications(gateway) ? `${gateway.name} notifications are thin, so refetch is the default` : 'refetch is chosen';
   return `provider "${input.provider}": ${why} for ${what} and needs an API key: set ${apiKeyEnvName(input.provider)} (or api.key in INBOX_CONFIG), or set "ordering": {"default": "occurred_at"} to order by the notification's timestamp`;
 }
 

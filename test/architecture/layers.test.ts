@@ -37,7 +37,7 @@ test('src/ has no import circle, no arrow up a layer and no face importing anoth
   assert.deepEqual(violations, [], `\n${describeAll(violations)}`);
 });
 
-test('the check finds an upward arrow, a sideways one between faces, a circle and a folder without a layer', async () => {
+test('the check finds an upward arrow, a sideways one between faces, a circle, a folder without a layer and gateway folders importing one another', async () => {
   const scratch = await mkdtemp(path.join(tmpdir(), 'layers-'));
   const files: Record<string, string> = {
     'src/queue/boss.ts': "import { app } from '../http/app.ts';\nexport const boss = app;\n",
@@ -46,6 +46,12 @@ test('the check finds an upward arrow, a sideways one between faces, a circle an
     'src/db/client.ts': "import { schema } from './schema.ts';\nexport const client = schema;\n",
     'src/db/schema.ts': "import type { client } from './client.ts';\nexport const schema = 1 as unknown as typeof client;\n",
     'src/outbox/send.ts': "import { client } from '../db/client.ts';\nexport const send = client;\n",
+    'src/gateways/shared/json-body.ts': 'export const parse = 1;\n',
+    'src/gateways/stripe/webhook-driver.ts': "import { parse } from '../shared/json-body.ts';\nexport const stripe = parse;\n",
+    'src/gateways/stripe/index.ts': "import { stripe } from './webhook-driver.ts';\nexport const stripeGateway = stripe;\n",
+    'src/gateways/acme/webhook-driver.ts': "import { stripe } from '../stripe/webhook-driver.ts';\nexport const acme = stripe;\n",
+    'src/gateways/shared/amounts.ts': "import { acme } from '../acme/webhook-driver.ts';\nexport const amounts = acme;\n",
+    'src/gateways/registry.ts': "import { stripeGateway } from './stripe/index.ts';\nexport const gateways = [stripeGateway];\n",
   };
   try {
     for (const [file, text] of Object.entries(files)) {
@@ -55,6 +61,8 @@ test('the check finds an upward arrow, a sideways one between faces, a circle an
     const found = (await violationsIn(scratch, ['src'])).map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
     assert.deepEqual(found, [
       // A circle is reported once, at the edge where it is found; this one closes with a type-only import.
+      'gateway-folders-apart: src/gateways/acme/webhook-driver.ts → src/gateways/stripe/webhook-driver.ts',
+      'gateway-shared-knows-no-gateway: src/gateways/shared/amounts.ts → src/gateways/acme/webhook-driver.ts',
       'no-circular: src/db/client.ts → src/db/schema.ts',
       'sideways-in-faces: src/http/app.ts → src/cli/run.ts',
       'unlayered: src/outbox/send.ts → src/db/client.ts',

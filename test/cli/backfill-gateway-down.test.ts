@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { blamesTheDatabase } from '../../src/refetch/database-blame.ts';
+import { blamesTheDatabase } from '../../src/operations/database-blame.ts';
 import { OperationIncompleteError } from '../../src/operations/errors.ts';
 import { GatewayUnavailableError } from '../../src/refetch/errors.ts';
 import { useTestDatabase } from '../support/database.ts';

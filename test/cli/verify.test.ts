@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from '../providers/jwks-server.ts';
+import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from '../gateways/jwks-server.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { type TestService, startTestService } from '../support/service.ts';

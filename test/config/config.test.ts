@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { noFiles, problemsOf } from '../support/config.ts';
 
 describe('loadConfig', () => {

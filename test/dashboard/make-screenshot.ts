@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { chromium } from 'playwright-core';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';

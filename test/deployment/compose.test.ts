@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { repoRoot } from '../cli/run-inboxctl.ts';
 
 const schema = JSON.parse(readFileSync(path.join(repoRoot, 'test/deployment/compose-spec/compose-spec.json'), 'utf8')) as object;

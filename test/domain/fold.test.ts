@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type KnownFact, foldPaymentFacts } from '../../src/domain/payments/fold.ts';
-import { toStripePaymentFact } from '../../src/providers/stripe.ts';
+import { toStripePaymentFact } from '../../src/gateways/stripe/webhook-driver.ts';
 import { chargeEvent } from '../support/stripe.ts';
 import { referenceOutcome, scenarioWithArrivalArb, stripeEvents } from './charge-scenarios.ts';
 

@@ -6,7 +6,7 @@ import { type CommitLinger, createCommitLinger } from '../../src/inbox/commit-li
 import { createConflictRecorder } from '../../src/inbox/conflicting-duplicates.ts';
 import { createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
 import { createLogger } from '../../src/logger.ts';
-import { builtInDrivers } from '../../src/providers/registry.ts';
+import { builtInDrivers } from '../../src/gateways/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { webhookJobInsert } from '../../src/queue/embedded-job-insert.ts';
 import { testWorkerConfig } from '../support/config.ts';

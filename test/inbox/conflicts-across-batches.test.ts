@@ -7,7 +7,7 @@ import { eventFingerprint } from '../../src/inbox/event-fingerprint.ts';
 import { type IngestOutcome, createGroupCommitIngestor } from '../../src/inbox/group-commit.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../src/logger.ts';
-import { builtInDrivers } from '../../src/providers/registry.ts';
+import { builtInDrivers } from '../../src/gateways/registry.ts';
 import { startBoss } from '../../src/queue/boss.ts';
 import { webhookJobInsert } from '../../src/queue/embedded-job-insert.ts';
 import { testWorkerConfig } from '../support/config.ts';

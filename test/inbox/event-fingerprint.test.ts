@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventFingerprint, eventMeaning, meaningDifferences } from '../../src/inbox/event-fingerprint.ts';
-import { builtInDrivers } from '../../src/providers/registry.ts';
-import type { ProviderDriver, WebhookRequest } from '../../src/providers/types.ts';
+import { builtInDrivers } from '../../src/gateways/registry.ts';
+import type { ProviderDriver, WebhookRequest } from '../../src/gateways/shared/webhook-driver.ts';
 import { chargeEvent } from '../support/stripe.ts';
-import { createDriver, webhookRequest } from '../providers/request.ts';
+import { createDriver, webhookRequest } from '../gateways/request.ts';
 
 // Each delivery is parsed at its own time, as the route does: a resend comes later than the first.
 const FIRST_AT = new Date('2026-03-01T12:00:00Z');

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { classifyDatabaseError } from '../../src/db/database-errors.ts';
 import { PayloadTooDeepError } from '../../src/errors.ts';
 import { toJsonbText } from '../../src/inbox/event-row.ts';
-import { assertNestingWithinLimit, parseJson, wasAlteredByParse } from '../../src/providers/json-body.ts';
+import { assertNestingWithinLimit, parseJson, wasAlteredByParse } from '../../src/gateways/shared/json-body.ts';
 
 describe('toJsonbText: what jsonb refuses, and only that, becomes U+FFFD', () => {
   test('U+0000 and lone surrogates are replaced; pairs, other escapes and an escaped backslash before "u0000" are not', () => {

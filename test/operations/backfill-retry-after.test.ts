@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { stripeEventList } from '../../src/gateways/event-lists.ts';
-import { stripeGateway } from '../../src/gateways/stripe.ts';
+import { stripeEventList } from '../../src/gateways/stripe/event-list.ts';
+import { stripeApi } from '../../src/gateways/stripe/api.ts';
 import { backfillEvents } from '../../src/operations/backfill.ts';
-import { builtInDrivers } from '../../src/providers/registry.ts';
+import { builtInDrivers } from '../../src/gateways/registry.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 
@@ -29,7 +29,7 @@ describe('backfill stopped by Retry-After', () => {
     const clock = () => new Date(nowMs);
     gateway.rules.push(() => ({ status: 429, headers: { 'retry-after': '30' }, json: { error: { type: 'rate_limit_error' } } }));
     const refetcher = createRefetcher({
-      targets: [{ provider: 'stripe', gateway: stripeGateway, baseUrl: gateway.baseUrl, key: KEY, settings: {}, ratePerSecond: 100, timeoutMs: 5000, breaker: { consecutiveFailures: 5, halfOpenAfterMs: 30_000 } }],
+      targets: [{ provider: 'stripe', gateway: stripeApi, baseUrl: gateway.baseUrl, key: KEY, settings: {}, ratePerSecond: 100, timeoutMs: 5000, breaker: { consecutiveFailures: 5, halfOpenAfterMs: 30_000 } }],
       clock,
     });
     const notices: string[] = [];

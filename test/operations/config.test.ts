@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { noFiles } from '../support/config.ts';
 

@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type postgres from 'postgres';
-import type { AppConfig } from '../../src/runtime/load-config.ts';
+import type { AppConfig } from '../../src/config/load-config.ts';
 import type { DatabaseHandle } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startOperationsCron } from '../../src/operations/cron.ts';

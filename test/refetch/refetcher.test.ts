@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { stripeGateway } from '../../src/gateways/stripe.ts';
+import { stripeApi } from '../../src/gateways/stripe/api.ts';
 import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, retryNotBefore } from '../../src/refetch/errors.ts';
 import type { BreakerState, RefetchMetrics, RefetchOutcome } from '../../src/refetch/metrics.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
@@ -15,7 +15,7 @@ let gateway: FakeGateway;
 function target(overrides: Partial<GatewayApiTarget> = {}): GatewayApiTarget {
   return {
     provider: 'stripe',
-    gateway: stripeGateway,
+    gateway: stripeApi,
     baseUrl: gateway.baseUrl,
     key: KEY,
     settings: {},

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../src/runtime/load-config.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { type DeclaredRefetch, apiKeyEnvName } from '../../src/config/refetch-keys.ts';
+import { type DeclaredRefetch, apiKeyEnvName } from '../../src/refetch/config-keys.ts';
 import { allPaymentKinds, highImpactKinds, resolveRefetchConfig } from '../../src/refetch/settings.ts';
 
 function resolve(provider: string, driver: string, declared: DeclaredRefetch = {}, env: Record<string, string> = {}) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WorkerConfig } from '../../src/config/config.ts';
-import { type AppConfig, loadConfig } from '../../src/runtime/load-config.ts';
+import { type AppConfig, loadConfig } from '../../src/config/load-config.ts';
 import { ConfigError } from '../../src/errors.ts';
 
 /** Retries in seconds, not minutes, so failure paths finish inside a test. */

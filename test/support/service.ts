@@ -2,7 +2,7 @@ import type { WorkerConfig } from '../../src/config/config.ts';
 import { type Logger, createLogger } from '../../src/logger.ts';
 import type { HandlerRegistry } from '../../src/processing/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
-import type { AppConfig } from '../../src/runtime/load-config.ts';
+import type { AppConfig } from '../../src/config/load-config.ts';
 import { testConfig } from './config.ts';
 import type { TestDatabase } from './database.ts';
 import { setup } from './setup.ts';

@@ -1,9 +1,9 @@
 import type { CAC } from 'cac';
 import type { PgBoss } from 'pg-boss';
-import { apiKeyEnvName } from '../../config/refetch-keys.ts';
+import { apiKeyEnvName } from '../../refetch/config-keys.ts';
 import type { BackfillResult } from '../../operations/backfill.ts';
-import type { GatewayEventList } from '../../gateways/event-lists.ts';
-import type { ConfiguredProvider } from '../../runtime/configured-providers.ts';
+import type { GatewayEventList } from '../../gateways/shared/event-list.ts';
+import type { ConfiguredProvider } from '../../config/configured-providers.ts';
 import type { GatewayApiTarget } from '../../refetch/settings.ts';
 import type { CliConnection } from '../database.ts';
 import type { CommandContext } from '../context.ts';
@@ -114,7 +114,7 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   // window it never read.
   const requested = parsePastInstant(flags.since, '--since', context.now);
   const config = await context.config();
-  const { gatewayEventLists } = await import('../../gateways/event-lists.ts');
+  const { gatewayEventLists } = await import('../../gateways/registry.ts');
   const target = backfillTarget(config, provider, gatewayEventLists);
   const oldest = new Date(context.now.getTime() - target.list.retentionDays * 86_400_000);
   const cutTo = requested < oldest ? oldest : undefined;

@@ -6,7 +6,7 @@ import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatJsonText, objectFromJsonMembers } from '../../format/json-text.ts';
 import { formatDuration } from '../../format/duration.ts';
-import { describeProof } from '../../providers/proof.ts';
+import { describeProof } from '../../gateways/shared/proof.ts';
 import { toJson } from '../output.ts';
 import { parseCount, requiredText } from '../parse.ts';
 import type { Register } from './types.ts';

@@ -1,7 +1,7 @@
 import type { CAC } from 'cac';
 import { PartialResultError } from '../../operations/errors.ts';
 import type { EventVerification, VerifyDeps } from '../../operations/verify-events.ts';
-import { describeProof, describeSecretMatch } from '../../providers/proof.ts';
+import { describeProof, describeSecretMatch } from '../../gateways/shared/proof.ts';
 import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { partialResult } from '../failure.ts';

@@ -3,7 +3,7 @@ import { formatJsonText } from '../../format/json-text.ts';
 import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
 import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
-import { describeProof } from '../../providers/proof.ts';
+import { describeProof } from '../../gateways/shared/proof.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';

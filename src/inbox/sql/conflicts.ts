@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../db/client.ts';
-import type { StoredEvent } from '../../providers/types.ts';
+import type { StoredEvent } from '../../gateways/shared/webhook-driver.ts';
 import type { MeaningDifference } from '../event-fingerprint.ts';
 import type { IncomingEvent } from '../incoming-event.ts';
 import { Values, dateOf, epochMs, where } from './statement.ts';

@@ -1,6 +1,6 @@
 import type { EventDecisionName, EventSource, InboxStatus } from '../../db/schema.ts';
-import { type VerificationProof, verificationProofSchema } from '../../providers/proof.ts';
-import type { StoredEvent } from '../../providers/types.ts';
+import { type VerificationProof, verificationProofSchema } from '../../gateways/shared/proof.ts';
+import type { StoredEvent } from '../../gateways/shared/webhook-driver.ts';
 import { dateOf, dateOrNull, epochMs } from './statement.ts';
 
 /**

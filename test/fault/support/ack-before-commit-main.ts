@@ -7,7 +7,7 @@
  * behaviour: it exists only through ServiceOptions.wrapIngestor, set here.
  */
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../../src/runtime/load-config.ts';
+import { loadConfig } from '../../../src/config/load-config.ts';
 import type { Ingestor } from '../../../src/inbox/group-commit.ts';
 import type { IncomingEvent } from '../../../src/inbox/incoming-event.ts';
 import { createLogger } from '../../../src/logger.ts';

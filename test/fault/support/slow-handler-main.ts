@@ -6,7 +6,7 @@
  * died mid-job". It exists only through ServiceOptions.handlers, set here.
  */
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../../src/runtime/load-config.ts';
+import { loadConfig } from '../../../src/config/load-config.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { type EventHandler, createHandlerRegistry } from '../../../src/processing/handlers.ts';
 import { builtInHandlers } from '../../support/handlers.ts';

@@ -1,0 +1,73 @@
+import { type ProviderConfig, secretEnvName } from './config.ts';
+import { ConfigError } from '../errors.ts';
+import { builtInDrivers } from '../gateways/registry.ts';
+import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
+import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/settings.ts';
+
+/** One configured provider: its driver plus the inbox's own per-provider settings. */
+export interface ConfiguredProvider {
+  name: string;
+  driver: ProviderDriver;
+  /** How long stored events (payloads) are kept; never shorter than the gateway's resend window. */
+  retentionDays: number;
+  /** How long their dedupe keys are kept: at least retentionDays, so also past the resend window. */
+  keyRetentionDays: number;
+  /** The gateway's own resend window: a purge inside it would let a late resend pass as new. */
+  resendWindowDays: number;
+  /** `create`: the first event seen for a charge creates the payment. `require`: the app creates it; events wait. */
+  unknownPayment: 'create' | 'require';
+  /** Per canonical kind: order by occurred_at or re-read the charge from the gateway API (src/refetch/settings.ts). */
+  refetch: ProviderRefetchConfig;
+}
+
+function configuredProvider(config: ProviderConfig, problems: string[]): ConfiguredProvider | undefined {
+  const { name } = config;
+  const definition = builtInDrivers[config.driver];
+  if (!definition) {
+    problems.push(`provider "${name}": unknown driver "${config.driver}" (built-in drivers: ${Object.keys(builtInDrivers).join(', ')})`);
+    return undefined;
+  }
+  if (definition.requiresSecret && config.secrets.length === 0) {
+    problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
+    return undefined;
+  }
+  const { retentionDays, keyRetentionDays } = config;
+  const { resendWindowDays } = definition;
+  // The payloads too: a late resend that says something else is only told apart while its stored
+  // event is there to compare with (src/inbox/conflicting-duplicates.ts).
+  if (retentionDays <= resendWindowDays) {
+    problems.push(
+      `provider "${name}": retention of ${retentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
+    );
+    return undefined;
+  }
+  if (keyRetentionDays <= resendWindowDays) {
+    problems.push(
+      `provider "${name}": key retention of ${keyRetentionDays} days does not outlive the gateway's ${resendWindowDays}-day resend window; a late resend would pass as a new event`,
+    );
+    return undefined;
+  }
+  try {
+    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
+    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));
+    return undefined;
+  }
+}
+
+/**
+ * Each configured provider checked against its built-in driver (known, given a secret if it needs
+ * one, kept longer than its gateway resends), its driver built and its gateway API resolved.
+ * Every problem is added to `problems`; a provider with one is left out.
+ */
+export function createConfiguredProviders(configs: Iterable<ProviderConfig>, problems: string[]): Map<string, ConfiguredProvider> {
+  const providers = new Map<string, ConfiguredProvider>();
+  for (const config of configs) {
+    const provider = configuredProvider(config, problems);
+    if (provider) providers.set(config.name, provider);
+  }
+  return providers;
+}

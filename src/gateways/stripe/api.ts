@@ -1,0 +1,132 @@
+import type { PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import {
+  type ChargeState,
+  type GatewayApi,
+  type GatewayGet,
+  GatewayResponseShapeError,
+  asRecord,
+  pathSegment,
+  refundStatus,
+  requireMinorUnits,
+  requireString,
+} from '../shared/gateway-api.ts';
+import { upperCurrency } from '../shared/payment-facts.ts';
+
+/**
+ * Stripe: a payment keyed by a PaymentIntent (pi_…, see ./webhook-driver.ts) is read
+ * with `GET /v1/payment_intents/{id}?expand[]=latest_charge`, one call for the intent and the
+ * charge that decides it; a payment keyed by a charge (ch_…: Charges API charges, and payments
+ * stored before PaymentIntents were the key) with `GET /v1/charges/{id}`. `Authorization: Bearer
+ * <secret key>` (sk_live_/sk_test_ or a restricted rk_ key with charges, payment_intents and
+ * disputes read). Amounts are already minor units.
+ *
+ * Disputes: current API versions have no `dispute` property on a charge, only `disputed: boolean`
+ * (checked against stripe-node's generated types, API 2026-10-28; `dispute` was an expandable id
+ * in 2017–2019 versions), so `expand[]=dispute` fails with 400 there. A disputed charge costs a
+ * second call, `GET /v1/disputes?charge={id}&limit=1` (lists are newest first), and an expanded
+ * `dispute` object is still used when an account pinned to an old version returns one.
+ *
+ * Charge mapping: failed → failed; pending → pending; succeeded but not captured → authorized,
+ * or canceled once the authorisation was voided or lapsed (Stripe then marks it refunded; nothing
+ * was taken, so nothing counts as refunded). Captured: a dispute decides first — lost →
+ * charged_back; won, warning_closed (an inquiry that never became a chargeback) and prevented →
+ * back to the refund view; any other dispute status → disputed. Refunds: amount_refunded against
+ * amount_captured → paid / partially_refunded / refunded.
+ * PaymentIntent mapping: its latest charge, as above (a canceled intent's uncaptured charge is
+ * canceled); without a charge, requires_capture → authorized, canceled → canceled, any other
+ * status → pending (the webhooks of such an intent are no facts: see ./webhook-driver.ts).
+ */
+
+const GATEWAY = 'stripe';
+
+function wonOrNeverCharged(disputeStatus: string): boolean {
+  return disputeStatus === 'won' || disputeStatus === 'warning_closed' || disputeStatus === 'prevented';
+}
+
+function capturedStatus(charge: Record<string, unknown>, dispute: Record<string, unknown> | undefined): PaymentStatus {
+  if (dispute) {
+    const disputeStatus = requireString(dispute, 'status', GATEWAY);
+    if (disputeStatus === 'lost') return 'charged_back';
+    if (!wonOrNeverCharged(disputeStatus)) return 'disputed';
+  } else if (charge.disputed === true) {
+    return 'disputed';
+  }
+  // amount_captured is absent on API versions older than the field: the amount stands for it.
+  const captured = charge.amount_captured === undefined ? requireMinorUnits(charge, 'amount', GATEWAY) : requireMinorUnits(charge, 'amount_captured', GATEWAY);
+  return refundStatus(captured, requireMinorUnits(charge, 'amount_refunded', GATEWAY));
+}
+
+/** Maps a charge (and, when disputed, its newest dispute) to the canonical state. */
+export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): ChargeState {
+  const charge = asRecord(chargeJson, GATEWAY, 'the charge');
+  const dispute = disputeJson === undefined ? undefined : asRecord(disputeJson, GATEWAY, 'the dispute');
+  const stripeStatus = requireString(charge, 'status', GATEWAY);
+  let status: PaymentStatus;
+  if (stripeStatus === 'failed') status = 'failed';
+  else if (stripeStatus === 'pending') status = 'pending';
+  else if (stripeStatus !== 'succeeded') throw new GatewayResponseShapeError(GATEWAY, `unknown charge status "${stripeStatus}"`);
+  else if (charge.captured === false) status = charge.refunded === true ? 'canceled' : 'authorized';
+  else status = capturedStatus(charge, dispute);
+  // Every charge carries its amount and amount_refunded: an answer without them is not a charge
+  // this mapping can read (a snapshot resets the payment, so a guess would overwrite the truth).
+  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
+  const amountRefunded = requireMinorUnits(charge, 'amount_refunded', GATEWAY);
+  return {
+    chargeId: requireString(charge, 'id', GATEWAY),
+    status,
+    amount,
+    amountRefunded: charge.captured === false ? 0 : amountRefunded,
+    currency: upperCurrency(charge.currency),
+  };
+}
+
+function intentOnlyStatus(intentStatus: string): PaymentStatus {
+  if (intentStatus === 'canceled') return 'canceled';
+  return intentStatus === 'requires_capture' ? 'authorized' : 'pending';
+}
+
+/** Maps a PaymentIntent (its `latest_charge` expanded) and, when disputed, the charge's newest dispute. */
+export function mapStripePaymentIntent(intentJson: unknown, disputeJson?: unknown): ChargeState {
+  const intent = asRecord(intentJson, GATEWAY, 'the payment intent');
+  const chargeId = requireString(intent, 'id', GATEWAY);
+  const intentStatus = requireString(intent, 'status', GATEWAY);
+  const charge = intent.latest_charge;
+  if (typeof charge === 'string') throw new GatewayResponseShapeError(GATEWAY, 'latest_charge was not expanded');
+  if (charge === null || charge === undefined) {
+    // Every PaymentIntent carries its integer amount (stripe-node: `amount: number`, not optional):
+    // without one this is not an intent, and 0 would overwrite the payment's amount.
+    const amount = requireMinorUnits(intent, 'amount', GATEWAY);
+    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency: upperCurrency(intent.currency) };
+  }
+  const state = mapStripeCharge(charge, disputeJson);
+  const lapsed = intentStatus === 'canceled' && (state.status === 'pending' || state.status === 'authorized');
+  return { ...state, chargeId, status: lapsed ? 'canceled' : state.status };
+}
+
+/** A disputed charge's dispute: expanded on old API versions, else the newest one listed. */
+async function disputeOf(charge: Record<string, unknown>, get: GatewayGet): Promise<unknown> {
+  if (typeof charge.dispute === 'object' && charge.dispute !== null) return charge.dispute;
+  return charge.disputed === true ? newestDispute(requireString(charge, 'id', GATEWAY), get) : undefined;
+}
+
+async function newestDispute(chargeId: string, get: GatewayGet): Promise<unknown> {
+  const list = asRecord(await get(`/v1/disputes?charge=${encodeURIComponent(chargeId)}&limit=1`), GATEWAY, 'the dispute list');
+  if (!Array.isArray(list.data)) throw new GatewayResponseShapeError(GATEWAY, 'the dispute list has no "data" array');
+  return list.data[0];
+}
+
+export const stripeApi: GatewayApi = {
+  name: GATEWAY,
+  defaultBaseUrl: 'https://api.stripe.com',
+  requiredSettings: [],
+  authHeaders: (key) => ({ authorization: `Bearer ${key}` }),
+  async readCharge(chargeId, get) {
+    if (chargeId.startsWith('pi_')) {
+      const intent = asRecord(await get(`/v1/payment_intents/${pathSegment(chargeId)}?expand[]=latest_charge`), GATEWAY, 'the payment intent');
+      const charge = typeof intent.latest_charge === 'object' && intent.latest_charge !== null ? asRecord(intent.latest_charge, GATEWAY, 'the latest charge') : undefined;
+      return mapStripePaymentIntent(intent, charge && (await disputeOf(charge, get)));
+    }
+    const charge = asRecord(await get(`/v1/charges/${pathSegment(chargeId)}`), GATEWAY, 'the charge');
+    return mapStripeCharge(charge, await disputeOf(charge, get));
+  },
+};

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { zoopDriver } from '../../../src/gateways/zoop/webhook-driver.ts';
+import type { StoredEvent } from '../../../src/gateways/shared/webhook-driver.ts';
+import { createDriver, verifyOutcome, webhookRequest } from '../request.ts';
+
+const AUTHORIZATION = 'Basic ' + Buffer.from('zoop:webhook-password').toString('base64');
+const driver = createDriver(zoopDriver, { secrets: [AUTHORIZATION] });
+const now = new Date('2026-01-01T00:00:00Z');
+
+// The shape of imobanco/zoop-wrapper's examples/data/events/transaction_succeeded.json, abridged.
+function zoopEvent(type: string, object: Record<string, unknown> = {}, envelope: Record<string, unknown> = {}) {
+  return JSON.stringify({
+    id: 'cf4679634d4e4b6dbc9fa8990c8f01f9',
+    type,
+    resource: 'event',
+    payload: {
+      object: {
+        id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status: 'succeeded', amount: '1484.34', currency: 'BRL',
+        refunded: false, voided: false, captured: true, created_at: '2020-07-06T14:01:48+00:00', ...object,
+      },
+    },
+    created_at: '2020-07-06T14:01:51+0000',
+    ...envelope,
+  });
+}
+
+const stored = (body: string): StoredEvent => ({ provider: 'zoop', ...driver.parse(webhookRequest(body), now), payloadLossy: false });
+
+describe('zoop: the optional Authorization header', () => {
+  test('the configured value verifies', async () => {
+    assert.equal(await verifyOutcome(driver, webhookRequest(zoopEvent('transaction.succeeded'), { authorization: AUTHORIZATION })), 'ok');
+  });
+  test('another value → signature_mismatch; none → signature_missing', async () => {
+    assert.equal(await verifyOutcome(driver, webhookRequest('{}', { authorization: 'Basic d3Jvbmc6d3Jvbmc=' })), 'signature_mismatch');
+    assert.equal(await verifyOutcome(driver, webhookRequest('{}')), 'signature_missing');
+  });
+  test('without a configured secret nothing is checked (refetch is the defence)', async () => {
+    assert.equal(await verifyOutcome(createDriver(zoopDriver), webhookRequest('{}')), 'ok');
+  });
+});
+
+describe('zoop: parsing and facts', () => {
+  test('id, type, payload.object.id, created_at with a colon-less offset', () => {
+    const event = driver.parse(webhookRequest(zoopEvent('transaction.succeeded')), now);
+    assert.deepEqual([event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()], [
+      'cf4679634d4e4b6dbc9fa8990c8f01f9', 'transaction.succeeded', '32df0dd9c57143ef8cc46924f4ba9e98', '2020-07-06T14:01:51.000Z',
+    ]);
+  });
+
+  test('transaction.succeeded → paid, "1484.34" → 148434', () => {
+    assert.deepEqual(driver.toPaymentFact(stored(zoopEvent('transaction.succeeded'))), {
+      kind: 'payment.paid', chargeId: '32df0dd9c57143ef8cc46924f4ba9e98', status: 'paid', occurredAt: new Date('2020-07-06T14:01:51Z'),
+      amount: 148434, amountRefunded: undefined, currency: 'BRL',
+    });
+  });
+
+  test('failed / charged_back / reversed', () => {
+    assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.failed', { status: 'failed', captured: false })))?.status, 'failed');
+    assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.charged_back')))?.status, 'charged_back');
+    const reversed = driver.toPaymentFact(stored(zoopEvent('transaction.reversed', { amount: '5.00' })));
+    assert.deepEqual([reversed?.status, reversed?.amountRefunded], ['refunded', 500]);
+  });
+
+  test('transaction.pre_authorized is held funds (authorized); captured → paid; voided before capture → canceled', () => {
+    const status = (type: string, object: Record<string, unknown>) => driver.toPaymentFact(stored(zoopEvent(type, object)))?.status;
+    assert.equal(status('transaction.pre_authorized', { status: 'pre_authorized', captured: false }), 'authorized');
+    assert.equal(status('transaction.capture.succeeded', { status: 'succeeded', captured: true }), 'paid');
+    assert.equal(status('transaction.void.succeeded', { status: 'canceled', captured: false, voided: true }), 'canceled');
+  });
+
+  test('canceled before capture is canceled; a captured transaction voided is a refund', () => {
+    assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.canceled', { status: 'canceled', captured: false })))?.status, 'canceled');
+    assert.equal(driver.toPaymentFact(stored(zoopEvent('transaction.canceled', { status: 'canceled', captured: true, voided: true })))?.status, 'refunded');
+  });
+
+  test('non-transaction events have no payment fact', () => {
+    assert.equal(driver.toPaymentFact(stored(zoopEvent('seller.activated', { resource: 'seller' }))), null);
+  });
+
+  test('without an event id: a derived key, stable across resends', () => {
+    const body = zoopEvent('transaction.succeeded', {}, { id: undefined });
+    const a = driver.parse(webhookRequest(body), now);
+    const b = driver.parse(webhookRequest(body), new Date(now.getTime() + 60_000));
+    assert.match(a.eventId, /^derived:/);
+    assert.equal(a.eventId, b.eventId);
+  });
+});
