@@ -123,7 +123,7 @@ async function stopLeftoverCluster(app: string): Promise<void> {
 }
 
 test(
-  'a fresh clone in a folder only root may enter: `npm install`, then the README snippet as written gets HTTP 200, inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs',
+  'a fresh clone in a folder only root may enter: `npm install`, then the quickstart as written, pasted twice: every send 200, one row, no conflicting duplicate, the second npm start one line about PORT; inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs',
   { skip: isRoot ? false : 'runs only as root: the failure it guards against (the cluster runs as the `postgres` user, who cannot enter the checkout) happens only as root', timeout: 20 * 60_000 },
   async (t) => {
     const dir = await mkdtemp(path.join(tmpdir(), 'inbox-fresh-clone-'));
@@ -152,7 +152,7 @@ test(
         result = await run('bash', [script], { cwd: app, env, timeoutMs: 5 * 60_000 });
       }
       const output = `${result.stdout}\n${result.stderr}`;
-      t.diagnostic(result.stdout.split('\n').filter((line) => /^HTTP\/|exited with/.test(line)).join(' | '));
+      t.diagnostic(result.stdout.split('\n').filter((line) => / HTTP \d{3}$|exited with/.test(line)).join(' | '));
       assert.match(result.stdout, /\{"status":"ready"\}/, `the snippet waited for /readyz:\n${output}`);
       assert.doesNotMatch(result.stderr, /curl: \(7\)/, output);
       assert.equal(result.stdout.match(/\{"received":true\} HTTP 200$/gm)?.length, 4, `four sends, each 200:\n${output}`);
