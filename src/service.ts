@@ -70,6 +70,7 @@ function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBos
         db: database.db,
         boss,
         providers: () => config.providers.keys(),
+        destinations: () => config.destinations.map((d) => d.name),
         predictReplay: (filter, statuses) => predictReplay(database.db, boss, config, filter, statuses),
         access: createAdminAccess(dashboard.adminToken),
         allowedHosts,
