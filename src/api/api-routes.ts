@@ -62,6 +62,7 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
       amount: payment.amount,
       amount_refunded: payment.amountRefunded,
       currency: payment.currency,
+      inquiry_open: payment.inquiryOpen,
       last_gateway_event_at: payment.lastGatewayEventAt?.toISOString() ?? null,
       event_sequence: payment.eventSequence,
       created_at: payment.createdAt.toISOString(),

@@ -24,6 +24,7 @@ export const paymentViewSchema = z
       amount: z.int().nullable(),
       amount_refunded: z.int(),
       currency: z.string().nullable(),
+      inquiry_open: z.boolean().describe('An inquiry is open: no money moved, the status is unchanged (docs/disputes.md).'),
       last_gateway_event_at: z.iso.datetime().nullable().describe('The newest gateway event time folded into this state.'),
       event_sequence: z.int().min(0).describe('The sequence number of its last event (0: none yet).'),
       created_at: z.iso.datetime(),

@@ -6,6 +6,7 @@ import { type DestinationConfig, loadDestinations } from './destinations-config.
 import { issueMessage } from './issue-message.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
+import { parseJsonText } from '../format/json-parse.ts';
 
 /**
  * One provider as configured: which built-in driver it runs and with what. Checking it against
@@ -268,7 +269,7 @@ function keyRetentionProblem({ name, retentionDays, keyRetentionDays }: Provider
 function readConfigFile(path: string, readFile: ReadFile, problems: string[]): z.infer<typeof fileSchema>['providers'] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFile(path));
+    parsed = parseJsonText(readFile(path));
   } catch (error) {
     problems.push(`INBOX_CONFIG: cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`);
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { issueMessage } from './issue-message.ts';
+import { parseJsonText } from '../format/json-parse.ts';
 
 /** `payment.paid`, `payment.refunded`, …: the body's `type`, what a destination may filter on. */
 export const paymentEventTypes = paymentStatuses.map((status) => `payment.${status}` as const);
@@ -97,7 +98,7 @@ function declaredOptions(env: Env, readFile: (path: string) => string, problems:
   if (!env.INBOX_CONFIG) return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFile(env.INBOX_CONFIG));
+    parsed = parseJsonText(readFile(env.INBOX_CONFIG));
   } catch {
     return {};
   }

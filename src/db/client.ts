@@ -2,6 +2,7 @@ import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { fromDrizzle } from 'pg-boss';
 import postgres from 'postgres';
+import { parseJsonText } from '../format/json-parse.ts';
 import * as schema from './schema.ts';
 import { postgresJsConnection } from './socket-url.ts';
 
@@ -61,6 +62,13 @@ export interface DatabaseOptions {
   preparedStatements?: boolean;
 }
 
+/**
+ * json and jsonb values come back through parseJsonText, not postgres.js's JSON.parse: a payload's
+ * keys as the gateway wrote them, escaped ones included, on every Node (src/format/json-parse.ts).
+ * Values sent are serialised as postgres.js always did.
+ */
+const JSON_TYPES = { json: { to: 114, from: [114, 3802], serialize: (value: unknown) => JSON.stringify(value), parse: (text: string) => parseJsonText(text) } };
+
 /** A postgres.js pool with the service's connection settings. */
 export function connectPool(options: DatabaseOptions): postgres.Sql {
   const { url, ...socket } = postgresJsConnection(options.url);
@@ -75,6 +83,7 @@ export function connectPool(options: DatabaseOptions): postgres.Sql {
     onnotice: () => {},
     prepare: options.preparedStatements ?? true,
     connection: { application_name: options.applicationName },
+    types: JSON_TYPES,
   });
 }
 

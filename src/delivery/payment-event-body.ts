@@ -3,7 +3,8 @@ import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
 
 /**
- * The contract with the application: what one change of a payment (its status or its amounts)
+ * The contract with the application: what one change of a payment (its status, its amounts, or an
+ * inquiry opened or closed)
  * looks like on the wire, whether it is pushed to a destination (signed, Standard Webhooks) or read
  * from the feed (GET /api/v1/payment-events). One zod schema is the single source: the type below is inferred
  * from it, docs/payment-event.schema.json is generated from it (test/api/payment-event-schema.test.ts
@@ -11,7 +12,12 @@ import { paymentStatuses } from '../domain/payments/payment-fact.ts';
  * Changing a field here is changing the contract: add fields, never rename or remove one.
  */
 const status = z.enum(paymentStatuses).describe('The canonical payment status, the same for every gateway.');
-const minorUnits = z.int().min(0).describe('Minor units (cents): 1050 is 10.50.');
+const minorUnits = z
+  .int()
+  .min(0)
+  .describe(
+    "In `currency`'s minor units, by its ISO 4217 exponent, whatever the gateway sent (docs/amounts.md): 1050 is 10.50 BRL, 1500 is 1500 CLP or JPY (exponent 0), 12345 is 12.345 KWD or BHD (exponent 3).",
+  );
 
 export const paymentEventBodySchema = z
   .object({
@@ -19,7 +25,7 @@ export const paymentEventBodySchema = z
     type: z
       .enum(paymentStatuses.map((s) => `payment.${s}` as const))
       .describe(
-        '`payment.<status>`: the payment\'s status after this change. The same type follows itself when only the amounts moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`): a new change has a new `id` and the next `sequence`, a resend the same ones.',
+        '`payment.<status>`: the payment\'s status after this change. The same type follows itself when only the amounts or the inquiry moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`; an inquiry opened on a paid payment is a `payment.paid` with `previous_status` `paid` and `inquiry_open` true): a new change has a new `id` and the next `sequence`, a resend the same ones.',
       ),
     sequence: z.int().min(1).describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
     occurred_at: z.iso.datetime().describe('When the gateway says the change happened (its event time), RFC 3339 in UTC.'),
@@ -34,9 +40,14 @@ export const paymentEventBodySchema = z
           ),
         status,
         previous_status: status.nullable().describe('The status before this change: the same as `status` when only the amounts moved; null on the payment\'s first event.'),
-        amount: minorUnits.nullable().describe('The charged amount in minor units; null while no gateway event has said it.'),
-        amount_refunded: minorUnits.describe('The amount refunded so far, in minor units.'),
+        amount: minorUnits.nullable().describe("The charged amount in `currency`'s minor units; null while no gateway event has said it."),
+        amount_refunded: minorUnits.describe("The amount refunded so far, in `currency`'s minor units."),
         currency: z.string().min(1).max(3).nullable().describe('ISO 4217 code in upper case (e.g. `BRL`); null while no gateway event has said it.'),
+        inquiry_open: z
+          .boolean()
+          .describe(
+            "An inquiry is open: the payer's bank asked about the payment before any dispute (Stripe's `warning_*` disputes). No money moved and the status is unchanged; it closes when the gateway closes the inquiry, or when it becomes a dispute (status `disputed`) or a chargeback. Added to the contract after its first version: an event stored before says false.",
+          ),
       })
       .describe('The payment right after this change.'),
     cause: z
@@ -47,7 +58,10 @@ export const paymentEventBodySchema = z
       })
       .describe('The gateway event that caused the change.'),
   })
-  .meta({ title: 'Payment event', description: 'One change of one payment, as the webhook inbox tells the application: its status, or its amounts (amount, amount_refunded, currency) with the status unchanged.' });
+  .meta({
+    title: 'Payment event',
+    description: 'One change of one payment, as the webhook inbox tells the application: its status, or its amounts (amount, amount_refunded, currency) or its open inquiry (inquiry_open) with the status unchanged.',
+  });
 
 export type PaymentEventBody = z.infer<typeof paymentEventBodySchema>;
 
@@ -66,6 +80,7 @@ export function toPaymentEventBody(row: PaymentEventRow): PaymentEventBody {
       amount: row.amount,
       amount_refunded: row.amountRefunded,
       currency: row.currency,
+      inquiry_open: row.inquiryOpen,
     },
     cause: { inbox_id: row.causeInboxId, event_id: row.causeEventId, event_type: row.causeEventType },
   };

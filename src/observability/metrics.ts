@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SettledStatus } from '../db/schema.ts';
-import { moneyMovingKinds } from '../domain/payments/event-decision.ts';
+import { rejectedMoneyKinds } from '../domain/payments/event-decision.ts';
 
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
@@ -24,7 +24,7 @@ export interface ProcessingMetrics {
   failure(provider: string, errorClass: string): void;
   /** The row was processed or ignored; received → now is the processing latency, retries included. */
   settled(provider: string, status: SettledStatus, receivedAt: Date, now: Date): void;
-  /** A refund, dispute or chargeback the payments fold refused (decision rejected_transition or rejected_amount), once committed. */
+  /** A refund, dispute, chargeback or cancellation of a paid payment the payments fold refused (decision rejected_transition or rejected_amount), once committed. */
   rejectedMoneyEvent(provider: string, kind: string): void;
 }
 
@@ -167,11 +167,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const rejectedMoney = new Counter({
     name: 'inbox_rejected_money_events_total',
-    help: 'Refunds, disputes and chargebacks the payments fold refused (decision rejected_transition, e.g. a dispute of a refunded charge, or rejected_amount, a refund of more than the amount), by provider and canonical kind: someone must look.',
+    help: 'Refunds, disputes, chargebacks and cancellations of paid payments the payments fold refused (decision rejected_transition, e.g. a dispute of a refunded charge, or rejected_amount, a refund of more than the amount), by provider and canonical kind: someone must look.',
     labelNames: ['provider', 'kind'],
     registers,
   });
-  for (const provider of providers) for (const kind of moneyMovingKinds) rejectedMoney.inc({ provider, kind }, 0);
+  for (const provider of providers) for (const kind of rejectedMoneyKinds) rejectedMoney.inc({ provider, kind }, 0);
   const batchEvents = new Histogram({
     name: 'inbox_worker_batch_events',
     help: 'Events a worker applied in one transaction, by mode: full, or yielding to the receiver of its process (ingest first).',

@@ -10,6 +10,7 @@ import { eventDecisions, eventSources } from '../db/schema.ts';
 import type { ExactInboxRow } from '../inbox/sql/archive-rows.ts';
 import { ArchiveFormatError } from './errors.ts';
 import { makeDurableDirectory, syncDirectory } from '../fs/durable-directory.ts';
+import { parseJsonText } from '../format/json-parse.ts';
 
 export { ArchiveFormatError } from './errors.ts';
 
@@ -181,7 +182,7 @@ export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> 
       if (line.trim() === '') continue;
       let parsed: unknown;
       try {
-        parsed = JSON.parse(line);
+        parsed = parseJsonText(line);
       } catch {
         throw new ArchiveFormatError(file, number, 'not JSON');
       }

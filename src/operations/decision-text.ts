@@ -12,8 +12,11 @@ export function describeDecision(decision: EventDecisionName | null, detail: unk
   // The detail's times as the caller shows times (the dashboard has one format; inboxctl ISO).
   const when = (key: string) => (typeof d[key] === 'string' ? time(d[key] as string) : '?');
   switch (decision) {
-    case 'applied':
-      return d.from === null ? `applied: created the payment as ${text('to')}` : `applied: ${text('from')} → ${text('to')}`;
+    case 'applied': {
+      // An inquiry moves no status: say what it did instead of "paid → paid".
+      const inquiry = d.inquiry === 'opened' || d.inquiry === 'closed' ? `, inquiry ${d.inquiry}` : '';
+      return d.from === null ? `applied: created the payment as ${text('to')}${inquiry}` : `applied: ${text('from')} → ${text('to')}${inquiry}`;
+    }
     case 'stale':
       return `stale: says ${text('status')} at ${when('occurredAt')}; nothing new, the payment already knows up to ${d.knownOccurredAt === null ? '-' : when('knownOccurredAt')}`;
     case 'rejected_transition':

@@ -68,6 +68,7 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot, legacyChargeId
     amount: snapshot.amount,
     amountRefunded: snapshot.amountRefunded,
     currency: snapshot.currency,
+    ...(snapshot.inquiryOpen === undefined ? {} : { inquiry: snapshot.inquiryOpen ? 'opened' : 'closed' }),
     snapshot: true,
   };
 }

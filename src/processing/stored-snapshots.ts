@@ -32,7 +32,15 @@ export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>
         const fact = fromStoredFact(row.fact);
         if (!fact?.snapshot || fact.chargeId !== chargeId) continue;
         if (newest && newest.observedAt >= fact.occurredAt) continue;
-        newest = { chargeId, status: fact.status, amount: fact.amount, amountRefunded: fact.amountRefunded ?? 0, currency: fact.currency, observedAt: fact.occurredAt };
+        newest = {
+          chargeId,
+          status: fact.status,
+          amount: fact.amount,
+          amountRefunded: fact.amountRefunded ?? 0,
+          currency: fact.currency,
+          ...(fact.inquiry === undefined ? {} : { inquiryOpen: fact.inquiry === 'opened' }),
+          observedAt: fact.occurredAt,
+        };
       }
       if (!newest) throw new NoStoredSnapshotError(provider, chargeId);
       return newest;

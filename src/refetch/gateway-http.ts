@@ -1,5 +1,6 @@
 import { parseRetryAfter } from '../web/retry-after.ts';
 import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
+import { parseJsonText } from '../format/json-parse.ts';
 
 export interface GatewayHttpOptions {
   provider: string;
@@ -108,7 +109,7 @@ export function createGatewayGet(options: GatewayHttpOptions): AbortableGatewayG
       throw transportFailure(options.provider, url, options.timeoutMs, error);
     }
     try {
-      return JSON.parse(text);
+      return parseJsonText(text);
     } catch (error) {
       throw new GatewayRejectedError(options.provider, `GET ${url} answered ${response.status} with a body that is not JSON: is api.baseUrl the gateway's API?`, {
         status: response.status,

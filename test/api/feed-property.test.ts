@@ -71,11 +71,12 @@ describe('the feed through the real service', () => {
       assert.deepEqual(mine.map((e) => e.sequence), mine.map((_, i) => i + 1), `${context(n)}: sequences in feed order`);
       const payment = await paymentOf(database.sql, chargeId);
       const last = mine.at(-1)!;
-      // The whole payment, amounts too: a further partial refund (or a refund amount learnt while
-      // disputed) is an event of its own, so the last one the application got is the row.
+      // The whole payment, amounts and inquiry too: a further partial refund (or a refund amount
+      // learnt while disputed, an inquiry opened) is an event of its own, so the last one the
+      // application got is the row.
       assert.deepEqual(
-        { status: last.payment.status, amount: last.payment.amount, amountRefunded: last.payment.amount_refunded, currency: last.payment.currency },
-        { status: payment?.status, amount: payment?.amount, amountRefunded: payment?.amountRefunded, currency: payment?.currency },
+        { status: last.payment.status, amount: last.payment.amount, amountRefunded: last.payment.amount_refunded, currency: last.payment.currency, inquiryOpen: last.payment.inquiry_open },
+        { status: payment?.status, amount: payment?.amount, amountRefunded: payment?.amountRefunded, currency: payment?.currency, inquiryOpen: payment?.inquiryOpen },
         `${context(n)}: the last event is not the payment row`,
       );
       assert.equal(last.payment.status, referenceOutcome(cases[n]!.scenario).status, context(n));

@@ -4,11 +4,13 @@
  * the issue text, applied step by step in true order): the code under test must reach the same
  * state from any arrival order.
  *
- * Histories include manual capture (an authorization, then its capture, its void or its lapse)
- * and, for PaymentIntent-backed payments, a declined first charge followed by a second attempt.
+ * Histories include manual capture (an authorization, then its capture, its void or its lapse),
+ * for PaymentIntent-backed payments a declined first charge followed by a second attempt, and
+ * disputes as Stripe runs them (docs/disputes.md): inquiries that close or escalate (into a new
+ * dispute, or in place: funds_withdrawn), refunds before, during and after a dispute.
  */
 import fc from 'fast-check';
-import { chargeEvent } from '../support/stripe.ts';
+import { type ChargeEventOptions, chargeEvent } from '../support/stripe.ts';
 
 export type StepKind =
   | 'pending'
@@ -19,7 +21,11 @@ export type StepKind =
   | 'failed'
   | 'expired'
   | 'refund'
+  | 'inquiry_opened'
+  | 'inquiry_closed'
   | 'dispute_created'
+  /** An inquiry escalated in place: the same dispute gone needs_response (charge.dispute.funds_withdrawn). */
+  | 'dispute_escalated'
   | 'dispute_won'
   | 'dispute_lost';
 
@@ -45,6 +51,9 @@ export interface ReferenceState {
   amount: number | null;
   amountRefunded: number;
   lastEventSecond: number | null;
+  inquiryOpen: boolean;
+  /** While disputed: what the payment was before the dispute (a win returns to it). */
+  beforeDispute?: string;
 }
 
 /** The transitions the issue lists, written out here rather than read from the code under test. */
@@ -63,16 +72,30 @@ export const issueTransitions: ReadonlySet<string> = new Set([
   'paid>refunded',
   'paid>partially_refunded',
   'paid>disputed',
+  // Chargebacks some gateways announce with no dispute before them (docs/disputes.md).
+  'paid>charged_back',
   'partially_refunded>refunded',
   'partially_refunded>disputed',
+  'partially_refunded>charged_back',
+  // Won (back to what the payment was before the dispute), lost, or a refund while it is open.
   'disputed>paid',
   'disputed>charged_back',
+  'disputed>partially_refunded',
+  'disputed>refunded',
 ]);
 
 // A further partial refund is news too (the amount refunded grows), as the reference counts it.
 const allowed = new Set([...issueTransitions, 'partially_refunded>partially_refunded']);
 
-function meaning(step: Step, amount: number): { status: string; amountRefunded?: number; carriesAmount: boolean } {
+interface Meaning {
+  status: string;
+  amountRefunded?: number;
+  carriesAmount: boolean;
+  /** An inquiry opened (true) or closed (false): it moves no money. */
+  inquiry?: boolean;
+}
+
+function meaning(step: Step, amount: number): Meaning {
   switch (step.kind) {
     case 'pending':
       return { status: 'pending', amountRefunded: 0, carriesAmount: true };
@@ -89,7 +112,12 @@ function meaning(step: Step, amount: number): { status: string; amountRefunded?:
       return { status: 'canceled', amountRefunded: 0, carriesAmount: true };
     case 'refund':
       return { status: step.amountRefunded! >= amount ? 'refunded' : 'partially_refunded', amountRefunded: step.amountRefunded!, carriesAmount: true };
+    case 'inquiry_opened':
+      return { status: 'paid', carriesAmount: false, inquiry: true };
+    case 'inquiry_closed':
+      return { status: 'paid', carriesAmount: false, inquiry: false };
     case 'dispute_created':
+    case 'dispute_escalated':
       return { status: 'disputed', carriesAmount: false };
     case 'dispute_won':
       return { status: 'paid', carriesAmount: false };
@@ -98,20 +126,52 @@ function meaning(step: Step, amount: number): { status: string; amountRefunded?:
   }
 }
 
+/**
+ * A dispute as the issue describes it: a win returns the payment to what it was before the dispute
+ * (its refunds kept), a loss keeps the refunds, and a refund while the dispute is open is recorded
+ * with the dispute still open. `null`: the step cannot apply.
+ */
+function disputedStep(state: ReferenceState, m: { status: string; amountRefunded?: number }): { status: string; beforeDispute?: string } | null {
+  if (m.status === 'paid') return { status: state.beforeDispute! };
+  if (m.status === 'charged_back') return { status: 'charged_back' };
+  const before = state.beforeDispute!;
+  if (!allowed.has(`${before}>${m.status}`)) return null;
+  if (m.status === 'partially_refunded' && before === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) return null;
+  return { status: 'disputed', beforeDispute: m.status };
+}
+
+function nextStatus(state: ReferenceState | null, m: { status: string; amountRefunded?: number }): { status: string; beforeDispute?: string } | null {
+  if (state === null) return { status: m.status, ...(m.status === 'disputed' ? { beforeDispute: 'paid' } : {}) };
+  if (!allowed.has(`${state.status}>${m.status}`)) return null;
+  if (state.status === 'disputed') return disputedStep(state, m);
+  if (m.status === 'partially_refunded' && state.status === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) return null;
+  return { status: m.status, ...(m.status === 'disputed' ? { beforeDispute: state.status } : {}) };
+}
+
+/** An inquiry moves only its flag, and a flag already so is nothing new (null). */
+function inquiryStep(state: ReferenceState | null, open: boolean, atSecond: number): ReferenceState | null {
+  if (state === null) return { status: 'paid', amount: null, amountRefunded: 0, lastEventSecond: atSecond, inquiryOpen: open };
+  return state.inquiryOpen === open ? null : { ...state, inquiryOpen: open, lastEventSecond: atSecond };
+}
+
 /** The payment after applying the steps one by one in true order (create mode). */
 export function referenceOutcome(scenario: Scenario): ReferenceState {
   let state = null as ReferenceState | null;
   for (const step of scenario.steps) {
     const m = meaning(step, scenario.amount);
-    if (state !== null) {
-      if (!allowed.has(`${state.status}>${m.status}`)) continue;
-      if (m.status === 'partially_refunded' && state.status === 'partially_refunded' && m.amountRefunded! <= state.amountRefunded) continue;
+    if (m.inquiry !== undefined) {
+      state = inquiryStep(state, m.inquiry, step.atSecond) ?? state;
+      continue;
     }
+    const next = nextStatus(state, m);
+    if (next === null) continue;
     state = {
-      status: m.status,
+      ...next,
       amount: m.carriesAmount ? scenario.amount : (state?.amount ?? null),
       amountRefunded: m.amountRefunded ?? state?.amountRefunded ?? 0,
       lastEventSecond: step.atSecond,
+      // A dispute or a chargeback is what an open inquiry became.
+      inquiryOpen: m.status === 'disputed' || m.status === 'charged_back' ? false : (state?.inquiryOpen ?? false),
     };
   }
   return state!;
@@ -126,9 +186,19 @@ const stripeType: Record<StepKind, string> = {
   failed: 'charge.failed',
   expired: 'charge.expired',
   refund: 'charge.refunded',
+  inquiry_opened: 'charge.dispute.created',
+  inquiry_closed: 'charge.dispute.closed',
   dispute_created: 'charge.dispute.created',
+  dispute_escalated: 'charge.dispute.funds_withdrawn',
   dispute_won: 'charge.dispute.closed',
   dispute_lost: 'charge.dispute.closed',
+};
+
+const disputeStatus: Partial<Record<StepKind, ChargeEventOptions['disputeStatus']>> = {
+  inquiry_opened: 'warning_needs_response',
+  inquiry_closed: 'warning_closed',
+  dispute_won: 'won',
+  dispute_lost: 'lost',
 };
 
 export interface ScenarioEvent {
@@ -163,7 +233,7 @@ export function stripeEvents(scenario: Scenario, key: string, baseSeconds: numbe
       amount: scenario.amount,
       amountRefunded: step.kind === 'refund' ? step.amountRefunded : released ? scenario.amount : 0,
       captured: !uncaptured.has(step.kind),
-      disputeStatus: step.kind === 'dispute_won' ? 'won' : step.kind === 'dispute_lost' ? 'lost' : 'needs_response',
+      disputeStatus: disputeStatus[step.kind] ?? 'needs_response',
     });
     return { eventId, type, chargeId: key, created, body };
   });
@@ -174,7 +244,8 @@ export function stripeEvents(scenario: Scenario, key: string, baseSeconds: numbe
 // the payment and decided days after that, so dispute steps never tie with their predecessor.
 const gap = fc.constantFrom(0, 0, 1, 2, 30, 3600);
 const disputeGap = fc.constantFrom(86_400, 3 * 86_400, 30 * 86_400);
-const isDisputeStep = (kind: StepKind) => kind === 'dispute_created' || kind === 'dispute_won' || kind === 'dispute_lost';
+const disputeSteps = new Set<StepKind>(['inquiry_opened', 'inquiry_closed', 'dispute_created', 'dispute_escalated', 'dispute_won', 'dispute_lost']);
+const isDisputeStep = (kind: StepKind) => disputeSteps.has(kind);
 
 type Plan = Array<{ kind: StepKind; refundFraction?: number; attempt?: number }>;
 
@@ -185,20 +256,40 @@ const refundsPlan: fc.Arbitrary<Plan> = fc
     ...(full || partials.length === 0 ? [{ kind: 'refund' as const, refundFraction: 1 }] : []),
   ]);
 
+// How a dispute opens: directly, or after an inquiry that escalates into a new dispute or in place;
+// or an inquiry that closes without one (refunded while open, perhaps: Stripe allows it).
+const disputeOpening: fc.Arbitrary<Plan> = fc.constantFrom<Plan>(
+  [{ kind: 'dispute_created' }],
+  [{ kind: 'inquiry_opened' }, { kind: 'dispute_created' }],
+  [{ kind: 'inquiry_opened' }, { kind: 'dispute_escalated' }],
+);
+
+const inquiryPlan: fc.Arbitrary<Plan> = fc
+  .record({ partialFirst: fc.boolean(), refundWhileOpen: fc.constantFrom(0, 0.5, 1), closed: fc.boolean() })
+  .map(({ partialFirst, refundWhileOpen, closed }) => [
+    ...(partialFirst ? [{ kind: 'refund' as const, refundFraction: 0.3 }] : []),
+    { kind: 'inquiry_opened' as const },
+    ...(refundWhileOpen > 0 ? [{ kind: 'refund' as const, refundFraction: refundWhileOpen }] : []),
+    ...(closed ? [{ kind: 'inquiry_closed' as const }] : []),
+  ]);
+
 const disputePlan: fc.Arbitrary<Plan> = fc
   .record({
     partialFirst: fc.boolean(),
+    opening: disputeOpening,
+    refundDuring: fc.boolean(),
     closing: fc.constantFrom('none', 'won', 'lost'),
     refundAfterWin: fc.boolean(),
   })
-  .map(({ partialFirst, closing, refundAfterWin }) => [
+  .map(({ partialFirst, opening, refundDuring, closing, refundAfterWin }) => [
     ...(partialFirst ? [{ kind: 'refund' as const, refundFraction: 0.3 }] : []),
-    { kind: 'dispute_created' as const },
+    ...opening,
+    ...(refundDuring ? [{ kind: 'refund' as const, refundFraction: 0.6 }] : []),
     ...(closing === 'won' ? [{ kind: 'dispute_won' as const }] : closing === 'lost' ? [{ kind: 'dispute_lost' as const }] : []),
     ...(closing === 'won' && refundAfterWin ? [{ kind: 'refund' as const, refundFraction: 1 }] : []),
   ]);
 
-const afterPayment: fc.Arbitrary<Plan> = fc.oneof(fc.constant([] as Plan), refundsPlan, disputePlan);
+const afterPayment: fc.Arbitrary<Plan> = fc.oneof(fc.constant([] as Plan), refundsPlan, disputePlan, inquiryPlan);
 
 const paidPlan: fc.Arbitrary<Plan> = fc
   .record({ captured: fc.boolean(), after: afterPayment })

@@ -24,27 +24,32 @@ function factOf(body: string, inboxId: number): KnownFact {
   return { inboxId, fact };
 }
 
+const pick = (state: { status: string; amountRefunded: number }) => [state.status, state.amountRefunded];
+
 const event = (id: string, type: string, created: number, extra: { amountRefunded?: number; disputeStatus?: 'won' | 'lost' } = {}) =>
   chargeEvent({ id, type, chargeId: 'ch_fold', created: BASE + created, amount: 2000, ...extra });
 
 describe('foldPaymentFacts', () => {
-  test('the counterexample to per-event guards: paid(t2), lost(t5), then dispute.created(t4) ends charged_back', () => {
-    const paid = factOf(event('evt_paid', 'charge.succeeded', 2), 1);
-    const lost = factOf(event('evt_lost', 'charge.dispute.closed', 5, { disputeStatus: 'lost' }), 2);
-    const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
-    assert.equal(foldPaymentFacts(null, [paid, lost]).state!.status, 'paid', 'lost alone cannot apply to paid');
-    const all = foldPaymentFacts(null, [paid, lost, created]).state!;
-    assert.equal(all.status, 'charged_back');
-    assert.equal(all.lastGatewayEventAt!.getTime(), (BASE + 5) * 1000);
+  test('the counterexample to per-event guards: paid(t1), dispute.created(t4), the partial refund of t3 arriving late, won(t6) ends partially refunded', () => {
+    // Per-event guards ignore the refund as older than the dispute already applied, and the win then
+    // returns to paid with nothing refunded; in true order the win returns to the partial refund.
+    const paid = factOf(event('evt_paid', 'charge.succeeded', 1), 1);
+    const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 2);
+    const refund = factOf(event('evt_refund', 'charge.refunded', 3, { amountRefunded: 150 }), 3);
+    const won = factOf(event('evt_won', 'charge.dispute.closed', 6, { disputeStatus: 'won' }), 4);
+    assert.deepEqual(pick(foldPaymentFacts(null, [paid, created, won]).state!), ['paid', 0]);
+    const all = foldPaymentFacts(null, [paid, created, won, refund]).state!;
+    assert.deepEqual(pick(all), ['partially_refunded', 150]);
+    assert.equal(all.lastGatewayEventAt!.getTime(), (BASE + 6) * 1000);
   });
 
-  test('the fold names what it refused and from which status: the counterexample\'s lost, until dispute.created arrives', () => {
+  test('the fold names what it refused and from which status: a won dispute with no dispute known, until dispute.created arrives', () => {
     const paid = factOf(event('evt_paid', 'charge.succeeded', 2), 1);
-    const lost = factOf(event('evt_lost', 'charge.dispute.closed', 5, { disputeStatus: 'lost' }), 2);
+    const won = factOf(event('evt_won', 'charge.dispute.closed', 5, { disputeStatus: 'won' }), 2);
     const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
-    const early = foldPaymentFacts(null, [paid, lost]);
+    const early = foldPaymentFacts(null, [paid, won]);
     assert.deepEqual([...early.refused].map(([known, refusal]) => [known.inboxId, refusal.reason === 'transition' && refusal.from, refusal.after?.inboxId]), [[2, 'paid', 1]]);
-    const complete = foldPaymentFacts(null, [paid, lost, created]);
+    const complete = foldPaymentFacts(null, [paid, won, created]);
     assert.equal(complete.refused.size, 0);
     assert.deepEqual(complete.applied.map((k) => k.inboxId), [1, 3, 2]);
   });
@@ -105,7 +110,7 @@ describe('foldPaymentFacts', () => {
   });
 
   test('require mode folds from the row the application created', () => {
-    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null };
+    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null };
     const pending = factOf(event('evt_p', 'charge.pending', 1), 1);
     assert.deepEqual(foldPaymentFacts(baseline, [pending]).state, baseline, 'a pending webhook never demotes the app-created paid row');
     const refunded = factOf(event('evt_r', 'charge.refunded', 2, { amountRefunded: 2000 }), 2);
@@ -122,8 +127,8 @@ describe('foldPaymentFacts', () => {
         const state = foldPaymentFacts(null, facts).state!;
         const expected = referenceOutcome(scenario);
         assert.deepEqual(
-          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
-          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, last: expected.lastEventSecond },
+          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, inquiryOpen: state.inquiryOpen, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
+          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, inquiryOpen: expected.inquiryOpen, last: expected.lastEventSecond },
         );
       }),
       { numRuns: 3000 },

@@ -63,12 +63,23 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
   test('a dispute decides first: open → disputed, lost → charged_back, won / warning_closed → the refund view', () => {
     const disputed = stripeCharge({ disputed: true });
     assert.equal(mapStripeCharge(disputed, stripeDispute('needs_response')).status, 'disputed');
-    assert.equal(mapStripeCharge(disputed, stripeDispute('warning_under_review')).status, 'disputed');
+    assert.equal(mapStripeCharge(disputed, stripeDispute('under_review')).status, 'disputed');
     assert.equal(mapStripeCharge(disputed, stripeDispute('lost')).status, 'charged_back');
     assert.equal(mapStripeCharge(disputed, stripeDispute('won')).status, 'paid');
     assert.equal(mapStripeCharge(disputed, stripeDispute('warning_closed')).status, 'paid');
     assert.equal(mapStripeCharge(stripeCharge({ disputed: true, amount_refunded: 300 }), stripeDispute('won')).status, 'partially_refunded');
     assert.equal(mapStripeCharge(disputed).status, 'disputed', 'disputed with no dispute listed yet');
+  });
+
+  test('an inquiry (warning_*) withdrew nothing: the refund view with the inquiry open; warning_closed and prevented close it', () => {
+    const inquired = (status: string, refunded = 0) => mapStripeCharge(stripeCharge({ disputed: true, amount_refunded: refunded }), stripeDispute(status));
+    for (const status of ['warning_needs_response', 'warning_under_review']) {
+      assert.deepEqual([inquired(status).status, inquired(status).inquiryOpen], ['paid', true], status);
+      assert.deepEqual([inquired(status, 300).status, inquired(status, 300).amountRefunded, inquired(status, 300).inquiryOpen], ['partially_refunded', 300, true], status);
+    }
+    for (const status of ['warning_closed', 'prevented', 'won']) assert.deepEqual([inquired(status).status, inquired(status).inquiryOpen], ['paid', false], status);
+    assert.equal(inquired('needs_response').inquiryOpen, false, 'a dispute is no inquiry');
+    assert.equal(mapStripeCharge(stripeCharge()).inquiryOpen, undefined, 'no dispute read: the read cannot say');
   });
 
   test('a disputed charge costs a second call, GET /v1/disputes?charge=…&limit=1; an undisputed one does not', async () => {
@@ -198,6 +209,19 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
     assert.deepEqual([refunded.status, refunded.amountRefunded], ['refunded', 15000]);
     const voided = mapPagarmeCharge({ ...canceled, last_transaction: { id: 'tran_Vd', transaction_type: 'credit_card', amount: 15000, status: 'voided', success: true } });
     assert.deepEqual([voided.status, voided.amountRefunded], ['canceled', 0]);
+  });
+
+  test('an overpaid boleto: the payment is what was paid, and refunding all of it reads refunded, a possible payment', () => {
+    const boleto = { amount: 1000, payment_method: 'boleto', last_transaction: { id: 'tran_Bl', transaction_type: 'boleto', status: 'refunded' } };
+    assert.deepEqual(mapPagarmeCharge(pagarmeCharge({ ...boleto, status: 'overpaid', paid_amount: 1050 })), { chargeId: 'ch_GBnP26LF4FkyZvpm', status: 'paid', amount: 1050, amountRefunded: 0, currency: 'BRL' });
+    const { paid_amount: _, ...refunded } = pagarmeCharge({ ...boleto, status: 'canceled', canceled_amount: 1050 });
+    const state = mapPagarmeCharge(refunded);
+    assert.deepEqual([state.status, state.amount, state.amountRefunded], ['refunded', 1050, 1050]);
+  });
+
+  test('an auth-only charge whose hold was partly released (last transaction partial_void) is still authorized', () => {
+    const held = pagarmeCharge({ status: 'pending', paid_amount: 0, paid_at: null, canceled_amount: 500, last_transaction: { id: 'tran_Pv', transaction_type: 'credit_card', status: 'partial_void' } });
+    assert.deepEqual([mapPagarmeCharge(held).status, mapPagarmeCharge(held).amountRefunded], ['authorized', 0]);
   });
 
   test('canceled before payment → canceled; pending/processing → pending; failed; chargedback → charged_back', () => {
@@ -414,8 +438,35 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     const { transaction_amount: __, ...withoutAmount } = mpPayment({ transaction_amount_refunded: 50.25 });
     assert.throws(() => mapMercadoPagoPayment(withoutAmount), GatewayResponseShapeError);
     assert.throws(() => mapMercadoPagoPayment(mpPayment({ transaction_amount: 150.505 })), GatewayResponseShapeError);
-    // Whole-unit amounts (CLP, COP) are well formed.
-    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 350000);
+    // Whole-unit amounts (CLP, COP) are well formed, in each currency's ISO 4217 minor units.
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'CLP' })).amount, 3500);
+    assert.equal(mapMercadoPagoPayment(mpPayment({ transaction_amount: 3500, transaction_amount_refunded: 0, currency_id: 'COP' })).amount, 350000);
+  });
+
+  test('charged_back follows status_detail: in_process → disputed (open), reimbursed → the refund view (the seller won), settled → charged_back', () => {
+    // Mercado Pago's "Get payment status" table: in_process "the payment is in process due to the
+    // payer disowning it", reimbursed "the money was reimbursed after a chargeback process",
+    // settled "the money was retained after a chargeback process".
+    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'in_process' })).status, 'disputed');
+    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'reimbursed' })).status, 'paid');
+    const partly = mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'reimbursed', transaction_amount_refunded: 50.25 }));
+    assert.deepEqual([partly.status, partly.amountRefunded], ['partially_refunded', 5025]);
+    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'settled' })).status, 'charged_back');
+    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'something_new' })).status, 'charged_back', 'an unknown detail reads as before: lost');
+  });
+
+  test("a production answer an integrator published (charged_back / reimbursed, 35.91 BRL: 'charged-back by the buyer, but the seller won the dispute') reads paid", () => {
+    // From a Mercado Pago integration's notes on GitHub ("Charged-back > Reimbursed"), abridged to
+    // the payment's own fields; the payer's and card holder's personal data are left out.
+    const published = {
+      captured: true, currency_id: 'BRL', date_approved: '2025-12-22T06:30:58.000-04:00', date_created: '2025-12-22T06:30:55.000-04:00',
+      date_last_updated: '2026-01-06T10:55:54.000-04:00', fee_details: [{ amount: 1.79, fee_payer: 'collector', type: 'mercadopago_fee' }],
+      id: 138982880892, installments: 1, live_mode: true, money_release_date: '2025-12-22T06:30:58.000-04:00', money_release_status: 'released',
+      operation_type: 'regular_payment', payment_method_id: 'master', payment_type_id: 'credit_card', processing_mode: 'aggregator', refunds: [],
+      status: 'charged_back', status_detail: 'reimbursed', tags: ['release_advance_by_mc'], transaction_amount: 35.91, transaction_amount_refunded: 0,
+      transaction_details: { installment_amount: 35.91, net_received_amount: 34.12, overpaid_amount: 0, total_paid_amount: 35.91 },
+    };
+    assert.deepEqual(mapMercadoPagoPayment(published), { chargeId: '138982880892', status: 'paid', amount: 3591, amountRefunded: 0, currency: 'BRL' });
   });
 
   test('pending/in_process → pending, authorized (capture=false) → authorized, in_mediation → disputed, rejected → failed, cancelled → canceled, charged_back', () => {

@@ -7,6 +7,7 @@ import { setup } from '../support/setup.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
 import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from './jwks-server.ts';
+import { publishedFailed, publishedPreAuthorization } from './zoop/published-events.ts';
 
 // From HTTP to the inbox row to the payments table, one payment driver at a time, through the
 // real service (INBOX_ROLE=all: receiver and workers) on a real database. Every signature is made
@@ -196,6 +197,67 @@ describe('pre-authorizations end to end', () => {
     await postZoop(event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000001', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
     await waitFor(async () => (await inboxRow('zoop', 'e2e0auth00000000000000000000000a1')).status !== 'pending', { message: 'the late authorization to be processed' });
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000001')) }, { status: 'canceled', amount: 8000, currency: 'BRL' });
+  });
+});
+
+// A chargeback some gateways announce with no dispute event before it: applied from paid (it was
+// refused as a transition, the payment staying paid while the money went back). Posted first,
+// before the payment it charges back: the worst arrival order.
+describe('chargebacks announced without a dispute, end to end', () => {
+  const status = async (provider: string, chargeId: string, eventId: string) => {
+    await waitFor(async () => (await inboxRow(provider, eventId)).status !== 'pending', { message: `${eventId} to be processed` });
+    return (await settledPayment(provider, chargeId)).status;
+  };
+
+  test('pagarme (v5): charge.chargedback after charge.paid → charged_back', async () => {
+    const hook = (id: string, type: string, createdAt: string, data: Record<string, unknown>) =>
+      JSON.stringify({ id, account: { id: 'acc_e2e', name: 'Loja' }, type, created_at: createdAt, data: { id: 'ch_e2e_pagarme_cb', amount: 4200, currency: 'BRL', paid_amount: 4200, paid_at: '2025-03-01T10:00:00Z', ...data } });
+    const chargedback = hook('hook_e2eCb2', 'charge.chargedback', '2025-04-10T10:00:00Z', { status: 'chargedback', last_transaction: { id: 'tran_cb', status: 'chargedback' } });
+    const paid = hook('hook_e2eCb1', 'charge.paid', '2025-03-01T10:00:00Z', { status: 'paid', last_transaction: { id: 'tran_cb', status: 'captured' } });
+    for (const body of [chargedback, paid]) await post('pagarme', body, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(body) });
+    assert.equal(await status('pagarme', 'ch_e2e_pagarme_cb', 'hook_e2eCb1'), 'charged_back');
+  });
+
+  test('pagarme-legacy: a paid transaction gone chargedback → charged_back', async () => {
+    const postback = (current: string, old: string, updated: string) => {
+      const body = new URLSearchParams({
+        id: '4240777', event: 'transaction_status_changed', old_status: old, desired_status: current, current_status: current, object: 'transaction',
+        'transaction[status]': current, 'transaction[amount]': '3100', 'transaction[refunded_amount]': '0', 'transaction[date_updated]': updated,
+      }).toString();
+      return { body, signature: `sha1=${createHmac('sha1', PAGARME_API_KEY).update(body).digest('hex')}` };
+    };
+    for (const { body, signature } of [postback('chargedback', 'paid', '2018-10-20T12:00:00.000Z'), postback('paid', 'waiting_payment', '2018-09-06T19:55:14.063Z')]) {
+      await post('pagarme-legacy', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-hub-signature': signature });
+    }
+    await waitFor(async () => {
+      const rows = await database.sql`select status from webhook_inbox where provider = 'pagarme-legacy' and resource_id = '4240777'`;
+      return rows.length === 2 && rows.every((r) => r.status !== 'pending') ? rows : undefined;
+    }, { message: 'both postbacks processed' });
+    assert.equal((await settledPayment('pagarme-legacy', '4240777')).status, 'charged_back');
+  });
+
+  test('zoop: transaction.charged_back after transaction.succeeded → charged_back', async () => {
+    const event = (id: string, type: string, createdAt: string, object: Record<string, unknown>) =>
+      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: 'e2e0cb00000000000000000000000000', resource: 'transaction', amount: '61.00', currency: 'BRL', captured: true, ...object } } });
+    await post('zoop', event('e2e0cb000000000000000000000000b2', 'transaction.charged_back', '2025-04-02T10:00:00+0000', { status: 'charged_back' }), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    await post('zoop', event('e2e0cb000000000000000000000000b1', 'transaction.succeeded', '2025-03-02T10:00:00+0000', { status: 'succeeded' }), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    assert.equal(await status('zoop', 'e2e0cb00000000000000000000000000', 'e2e0cb000000000000000000000000b1'), 'charged_back');
+  });
+});
+
+describe('zoop: the events imobanco/zoop-wrapper published, over HTTP', () => {
+  const postZoop = (body: string) => fetch(`${service.baseUrl}/webhooks/zoop`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION } });
+
+  test('transaction.failed as published (its transaction under payload, ids blank) is stored, not refused as malformed', async () => {
+    const response = await postZoop(publishedFailed());
+    assert.equal(response.status, 200, await response.clone().text());
+    const [row] = await database.sql`select event_type, resource_id, status, decision from webhook_inbox where provider = 'zoop' and event_type = 'transaction.failed'`;
+    assert.deepEqual([row!.event_type, row!.resource_id], ['transaction.failed', null]);
+  });
+
+  test('transaction.pre_authorization.succeeded with its transaction id → the payment is authorized', async () => {
+    await post('zoop', publishedPreAuthorization('e2e0pre0000000000000000000000001'), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0pre0000000000000000000000001')) }, { status: 'authorized', amount: 1499, currency: 'BRL' });
   });
 });
 

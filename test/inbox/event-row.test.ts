@@ -38,6 +38,27 @@ describe('parseJson: depth and numbers', () => {
   });
 });
 
+describe('parseJson: keys written with an escape (nodejs/node#63785)', () => {
+  test('the trigger pair, parsed one after the other in this process: each key as written', () => {
+    const keysOf = (text: string) => Object.keys(parseJson(Buffer.from(text)) as object);
+    assert.deepEqual(keysOf('{"x":1,"\\\\":0}'), ['x', '\\']);
+    // Node 24's JSON.parse answers ['x', '\\'] for each of these from here on.
+    assert.deepEqual(keysOf('{"x":1,"\\"":0}'), ['x', '"']);
+    assert.deepEqual(keysOf('{"x":1,"\\n":0}'), ['x', '\n']);
+    assert.deepEqual(keysOf('{"x":1,"\\t":0}'), ['x', '\t']);
+    assert.deepEqual(keysOf('{"x":1,"\\u0041":0}'), ['x', 'A']);
+  });
+
+  test('a body with an escaped key keeps the rest of the contract: numbers beyond a double as text (marked), long integers as digits', () => {
+    const altered = parseJson(Buffer.from('{"k\\n":1e400,"id":12345678901234567890,"n":2.5}'));
+    assert.deepEqual(altered, { 'k\n': '1e400', id: '12345678901234567890', n: 2.5 });
+    assert.equal(wasAlteredByParse(altered), true);
+    const ids = parseJson(Buffer.from('{"k\\n":12345678901234567890}'));
+    assert.equal(wasAlteredByParse(ids), false);
+    assert.throws(() => parseJson(Buffer.from('{"k\\n":1,}')), { code: 'malformed_payload' });
+  });
+});
+
 describe('classifyDatabaseError', () => {
   test('data, availability, or unknown, by SQLSTATE class and connection code', () => {
     const pg = (code: string, extra: object = {}) => Object.assign(new Error('x'), { name: 'PostgresError', code, ...extra });

@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import { type DatabaseHandle, postgresExecutor } from '../../src/db/client.ts';
 import { toEventRow } from '../../src/inbox/event-row.ts';
 import type { IncomingEvent } from '../../src/inbox/incoming-event.ts';
+import { findEventsByIds } from '../../src/inbox/sql/find-events.ts';
 import { storeNewEvents } from '../../src/inbox/sql/store-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startBoss } from '../../src/queue/boss.ts';
@@ -163,5 +164,19 @@ describe('storeNewEvents', () => {
       await database.sql.unsafe(`drop trigger refuse_job on ${jobTable}`);
     }
     assert.equal((await store([incoming('evt_refused_1'), incoming('evt_refused_2')])).length, 2, 'stored once pg-boss takes the jobs again');
+  });
+
+  test("payloads whose keys were written with an escape come back as stored through the application's pool, one after another in this process (nodejs/node#63785)", async () => {
+    // In the trigger pair's order: once the first has been read, Node 24's JSON.parse reads the second
+    // one's key as a backslash, and processing's handlers would see a key the gateway never sent.
+    // jsonb writes keys shortest first, then by their bytes, and V8 misreads an escaped key that
+    // comes last: ' ' (0x20) sorts before both.
+    const payloads = [{ ' ': 1, '\\': 0 }, { ' ': 1, '"': 0 }];
+    const stored = await store(payloads.map((payload, i) => ({ ...incoming(`evt_escaped_key_${i}`), event: { ...incoming(`evt_escaped_key_${i}`).event, payload } })));
+    for (const [i, payload] of payloads.entries()) {
+      const row = stored.find((r) => r.eventId === `evt_escaped_key_${i}`)!;
+      const read = (await findEventsByIds(postgresExecutor(handle.sql), [row])).get(row.id);
+      assert.deepStrictEqual(read?.payload, payload, `payload #${i}`);
+    }
   });
 });

@@ -47,8 +47,9 @@ async function assertMatchesReference(scenario: Scenario, chargeId: string, even
       amount: payment?.amount,
       amountRefunded: payment?.amountRefunded,
       lastEventSecond: payment?.lastGatewayEventAt ? payment.lastGatewayEventAt.getTime() / 1000 - BASE : null,
+      inquiryOpen: payment?.inquiryOpen,
     },
-    { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, lastEventSecond: expected.lastEventSecond },
+    { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, lastEventSecond: expected.lastEventSecond, inquiryOpen: expected.inquiryOpen },
     context,
   );
   const rows = await inboxRows(database.sql, eventIds);

@@ -38,11 +38,12 @@ export interface PaymentState {
   amountRefunded: number;
   currency: string | null;
   lastGatewayEventAt: Date | null;
+  inquiryOpen: boolean;
 }
 
 export async function paymentOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<PaymentState | undefined> {
   const [row] = await sql`
-    select id, status, amount, amount_refunded, currency, last_gateway_event_at from payments
+    select id, status, amount, amount_refunded, currency, last_gateway_event_at, inquiry_open from payments
     where provider = ${provider} and gateway_charge_id = ${chargeId}`;
   if (!row) return undefined;
   return {
@@ -52,6 +53,7 @@ export async function paymentOf(sql: postgres.Sql, chargeId: string, provider = 
     amountRefunded: Number(row.amount_refunded),
     currency: row.currency,
     lastGatewayEventAt: row.last_gateway_event_at,
+    inquiryOpen: row.inquiry_open,
   };
 }
 
@@ -75,6 +77,7 @@ export interface OutboundEvent {
   amount: number | null;
   amountRefunded: number;
   currency: string | null;
+  inquiryOpen: boolean;
   causeInboxId: number;
   causeEventId: string;
 }
@@ -82,7 +85,7 @@ export interface OutboundEvent {
 /** A payment's outbox rows (payment_events), in sequence order. */
 export async function outboundEventsOf(sql: postgres.Sql, chargeId: string, provider = 'stripe'): Promise<OutboundEvent[]> {
   const rows = await sql`
-    select e.sequence, e.status, e.previous_status, e.amount, e.amount_refunded, e.currency, e.cause_inbox_id, e.cause_event_id
+    select e.sequence, e.status, e.previous_status, e.amount, e.amount_refunded, e.currency, e.inquiry_open, e.cause_inbox_id, e.cause_event_id
     from payment_events e join payments p on p.id = e.payment_id
     where p.provider = ${provider} and p.gateway_charge_id = ${chargeId} order by e.sequence`;
   return rows.map((r) => ({
@@ -92,6 +95,7 @@ export async function outboundEventsOf(sql: postgres.Sql, chargeId: string, prov
     amount: r.amount === null ? null : Number(r.amount),
     amountRefunded: Number(r.amount_refunded),
     currency: r.currency,
+    inquiryOpen: r.inquiry_open,
     causeInboxId: Number(r.cause_inbox_id),
     causeEventId: r.cause_event_id,
   }));
@@ -100,12 +104,13 @@ export async function outboundEventsOf(sql: postgres.Sql, chargeId: string, prov
 /**
  * The outbox tells the payment's history exactly: numbered 1..n without a gap; one event per
  * transition (the status before it, the inbox event that caused it), and between them one per
- * move of the amounts alone (the status unchanged); no event repeats the one before; the last is
- * the payment as its row has it.
+ * move of the amounts or of the inquiry alone (the status unchanged); no event repeats the one
+ * before; the last is the payment as its row has it.
  */
 export function outboxMatchesHistory(events: readonly OutboundEvent[], transitions: readonly Transition[], payment: PaymentState | undefined): boolean {
   const statusChanges = events.filter((e) => e.previousStatus !== e.status);
-  const payload = (e: OutboundEvent) => JSON.stringify([e.status, e.amount, e.amountRefunded, e.currency]);
+  const payload = (e: Pick<OutboundEvent, 'status' | 'amount' | 'amountRefunded' | 'currency' | 'inquiryOpen'>) =>
+    JSON.stringify([e.status, e.amount, e.amountRefunded, e.currency, e.inquiryOpen]);
   const last = events.at(-1);
   return (
     events.every((e, i) => e.sequence === i + 1 && e.previousStatus === (i === 0 ? null : events[i - 1]!.status)) &&
@@ -114,7 +119,7 @@ export function outboxMatchesHistory(events: readonly OutboundEvent[], transitio
     statusChanges.every((e, i) => e.status === transitions[i]!.to && e.previousStatus === transitions[i]!.from && e.causeInboxId === transitions[i]!.inboxId) &&
     last !== undefined &&
     payment !== undefined &&
-    payload(last) === JSON.stringify([payment.status, payment.amount, payment.amountRefunded, payment.currency])
+    payload(last) === payload(payment)
   );
 }
 

@@ -81,7 +81,10 @@ function histories(): History[] {
   const debit = movement('pi_debit');
   const debitFail = movement('pi_debit_fail');
   const refund = movement('pi_refund');
+  const won = movement('pi_won');
+  const inquiry = movement('pi_inquiry');
   const unattempted = movement('pi_unattempted');
+  const dispute = (pi: string, charge: string, status: Stripe.Dispute.Status) => fixtureDispute({ id: `dp_${pi}`, charge, payment_intent: pi, amount: AMOUNT, currency: 'brl', status });
   return [
     {
       name: 'a card paid at once',
@@ -183,6 +186,33 @@ function histories(): History[] {
       ],
       comparable: ['stripe-charges', 'stripe-both'],
       expected: { ...paid(1000, 'charged_back') },
+    },
+    {
+      name: 'paid, partly refunded, disputed and won: partially refunded again, the refund kept (docs/disputes.md)',
+      pi: 'pi_won',
+      steps: [
+        { atSecond: 0, type: 'charge.succeeded', object: won.charge(won.ch(1), {}) },
+        { atSecond: 0, type: 'payment_intent.succeeded', object: won.intent('succeeded', won.ch(1), { amount_received: AMOUNT }) },
+        { atSecond: DAY, type: 'charge.refunded', object: won.charge(won.ch(1), { amount_refunded: 200 }) },
+        { atSecond: 3 * DAY, type: 'charge.dispute.created', object: dispute('pi_won', won.ch(1), 'needs_response') },
+        { atSecond: 3 * DAY, type: 'charge.dispute.funds_withdrawn', object: dispute('pi_won', won.ch(1), 'needs_response') },
+        { atSecond: 40 * DAY, type: 'charge.dispute.closed', object: dispute('pi_won', won.ch(1), 'won') },
+        { atSecond: 40 * DAY, type: 'charge.dispute.funds_reinstated', object: dispute('pi_won', won.ch(1), 'won') },
+      ],
+      comparable: ['stripe-charges', 'stripe-both'],
+      expected: { ...paid(200, 'partially_refunded') },
+    },
+    {
+      name: "an inquiry (Stripe's fixture dispute) opened and closed moved no money: paid",
+      pi: 'pi_inquiry',
+      steps: [
+        { atSecond: 0, type: 'charge.succeeded', object: inquiry.charge(inquiry.ch(1), {}) },
+        { atSecond: 0, type: 'payment_intent.succeeded', object: inquiry.intent('succeeded', inquiry.ch(1), { amount_received: AMOUNT }) },
+        { atSecond: 2 * DAY, type: 'charge.dispute.created', object: dispute('pi_inquiry', inquiry.ch(1), 'warning_needs_response') },
+        { atSecond: 9 * DAY, type: 'charge.dispute.closed', object: dispute('pi_inquiry', inquiry.ch(1), 'warning_closed') },
+      ],
+      comparable: ['stripe-charges', 'stripe-both'],
+      expected: paid(),
     },
     {
       name: 'a PaymentIntent canceled before any attempt moved no money: no payment anywhere',

@@ -15,7 +15,7 @@ export interface ChargeEventOptions {
   created: number;
   amount?: number;
   amountRefunded?: number;
-  disputeStatus?: 'won' | 'lost' | 'needs_response';
+  disputeStatus?: 'won' | 'lost' | 'needs_response' | 'warning_needs_response' | 'warning_closed';
   /** False for a manual-capture charge not captured (yet): an authorization. Default true. */
   captured?: boolean;
   /** Default: everything refunded (Stripe also sets it on a voided or lapsed authorization). */

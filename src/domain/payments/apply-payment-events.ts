@@ -48,6 +48,8 @@ function stateOf(row: PaymentRow): PaymentState {
     amountRefunded: row.amountRefunded,
     currency: row.currency,
     lastGatewayEventAt: row.lastGatewayEventAt,
+    inquiryOpen: row.inquiryOpen,
+    statusBeforeDispute: row.statusBeforeDispute,
   };
 }
 
@@ -59,6 +61,8 @@ function applicationBaseline(row: PaymentRow): PaymentState {
     amountRefunded: 0,
     currency: row.currency,
     lastGatewayEventAt: null,
+    inquiryOpen: false,
+    statusBeforeDispute: null,
   };
 }
 

@@ -1,14 +1,17 @@
 import type { EventDecisionName } from '../../db/schema.ts';
 import { type FoldResult, type KnownFact, type PaymentState, type Refusal, samePayment, sameState } from './fold.ts';
-import { type PaymentFact, type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
+import { type InquiryChange, type PaymentFact, type PaymentKind, type PaymentStatus, paymentKind } from './payment-fact.ts';
 
 /**
  * Why an event left its payment as it did, kept on its inbox row (webhook_inbox.decision and
  * decision_detail). `detail` is JSON: what an operator needs to check the decision by hand.
  */
 export type EventDecision =
-  /** The payment changed: `from` → `to` (the same status when only the amounts moved). `from` null: this event created it. */
-  | { decision: 'applied'; detail: { from: PaymentStatus | null; to: PaymentStatus } }
+  /**
+   * The payment changed: `from` → `to` (the same status when only the amounts moved). `from` null:
+   * this event created it. `inquiry`: the event opened or closed an inquiry (the status stays).
+   */
+  | { decision: 'applied'; detail: { from: PaymentStatus | null; to: PaymentStatus; inquiry?: InquiryChange } }
   /** Nothing new: the history already holds it, or newer facts decide (`knownOccurredAt`). */
   | { decision: 'stale'; detail: { status: PaymentStatus; occurredAt: string; knownOccurredAt: string | null } }
   /** The state machine refused `from` → `to` where the event falls in time (refunded → disputed). */
@@ -83,7 +86,9 @@ export function decidePaymentEvent({ event, before, after, fold }: DecisionInput
     const changed = before === null || !samePayment(before, after);
     return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status, changed } };
   }
-  if (before === null || !sameState(before, after)) return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status } };
+  if (before === null || !sameState(before, after)) {
+    return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status, ...(fact.inquiry ? { inquiry: fact.inquiry } : {}) } };
+  }
   if (refusal === undefined) {
     // Applied in its place, yet the payment is as it was: later facts already decided.
     const snapshot = snapshotAfter(fold, event);
@@ -91,8 +96,9 @@ export function decidePaymentEvent({ event, before, after, fold }: DecisionInput
   }
   const read = newerReadBefore(refusal, fact);
   if (read) return superseded(event, read);
-  // The status it already had (a second `paid`, a refund told twice) is no transition: nothing new.
-  if (refusal.from === fact.status) return stale(event, after);
+  // The status it already had (a second `paid`, a refund told twice) is no transition, and an
+  // inquiry refused is one the payment already has open (or closed): nothing new.
+  if (refusal.from === fact.status || fact.inquiry) return stale(event, after);
   return { decision: 'rejected_transition', detail: { from: refusal.from, to: fact.status, occurredAt: fact.occurredAt.toISOString() } };
 }
 
@@ -112,10 +118,23 @@ export function hadEffect(decision: EventDecision): boolean {
 }
 
 /** Money leaves, or may: a refusal of one of these is money nobody is told about. */
-export const moneyMovingKinds: readonly PaymentKind[] = ['payment.refunded', 'payment.partially_refunded', 'payment.disputed', 'payment.charged_back'];
+const moneyMovingKinds: readonly PaymentKind[] = ['payment.refunded', 'payment.partially_refunded', 'payment.disputed', 'payment.charged_back'];
 
-/** The kind of a refused money-moving event (counted in /metrics, alerted on), or undefined. */
+/** Statuses in which the payment holds money taken: a cancellation refused there may be money given back. */
+const holdingMoney: readonly PaymentStatus[] = ['paid', 'partially_refunded', 'disputed'];
+
+/** Every kind rejectedMoneyMovement can answer (the metric's label values, each started at 0). */
+export const rejectedMoneyKinds: readonly PaymentKind[] = [...moneyMovingKinds, 'payment.canceled'];
+
+/**
+ * The kind of a refused money-moving event (counted in /metrics, alerted on), or undefined. A
+ * cancellation refused from a payment holding money counts too: a gateway that says `canceled`
+ * of a paid charge (Pagar.me v5 says it of refunds) may have given the money back.
+ */
 export function rejectedMoneyMovement(decision: EventDecision | undefined): PaymentKind | undefined {
+  if (decision?.decision === 'rejected_transition' && decision.detail.to === 'canceled') {
+    return holdingMoney.includes(decision.detail.from) ? 'payment.canceled' : undefined;
+  }
   if (decision?.decision !== 'rejected_transition' && decision?.decision !== 'rejected_amount') return undefined;
   const kind = paymentKind(decision.decision === 'rejected_transition' ? decision.detail.to : decision.detail.status);
   return moneyMovingKinds.includes(kind) ? kind : undefined;

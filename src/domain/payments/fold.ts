@@ -1,3 +1,4 @@
+import { disputeAllows, disputeStep } from './disputes.ts';
 import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
 import { canTransitionTo, lifecycleRank } from './state-machine.ts';
 
@@ -29,6 +30,10 @@ import { canTransitionTo, lifecycleRank } from './state-machine.ts';
  * machine again. It takes its place at the START of the second it was read in: webhook times are
  * whole seconds, so a fact stamped in that second may have happened after the read; applied after
  * the reset it is either already reflected (the state machine then refuses it: no harm) or news.
+ *
+ * Disputes and inquiries (disputes.ts, docs/disputes.md) need more than the status to fold: what a
+ * won dispute returns to, and whether an inquiry is open. Both are part of PaymentState, so a fold
+ * resumed from a stored state continues exactly as the fold over every fact would.
  */
 
 export interface PaymentState {
@@ -39,7 +44,14 @@ export interface PaymentState {
   currency: string | null;
   /** occurred_at of the newest fact the fold applied (null: none yet, e.g. an app-created row). */
   lastGatewayEventAt: Date | null;
+  /** An inquiry is open (no money moved; the status is unchanged by it). */
+  inquiryOpen: boolean;
+  /** While `disputed`: the status a won dispute returns to (paid, partially_refunded, refunded); null otherwise. */
+  statusBeforeDispute: PaymentStatus | null;
 }
+
+/** An inquiry's webhook: it moves only the inquiry flag (a gateway read saying one is a snapshot, which resets). */
+const isInquiry = (fact: PaymentFact) => fact.inquiry !== undefined && !fact.snapshot;
 
 /** A fact and the inbox row it came from (the id only breaks otherwise exact ties). */
 export interface KnownFact {
@@ -54,10 +66,12 @@ function refundedAmount(fact: PaymentFact, amount: number | null): number | unde
 
 /**
  * A status transition the state machine allows, or a further partial refund (same status, more
- * refunded: the amount is the news).
+ * refunded: the amount is the news); inquiries and refunds during a dispute by the dispute rules.
  */
 function transitionAllowed(state: PaymentState | null, fact: PaymentFact): boolean {
   if (state === null) return true;
+  const byDispute = disputeAllows(state, fact, refundedAmount(fact, fact.amount ?? state.amount));
+  if (byDispute !== undefined) return byDispute;
   if (canTransitionTo(state.status, fact.status)) return true;
   return (
     state.status === 'partially_refunded' &&
@@ -84,10 +98,11 @@ export function canApply(state: PaymentState | null, fact: PaymentFact): boolean
 /** The state after one fact, in `create` mode from nothing (the first fact creates the payment). */
 export function applyFact(state: PaymentState | null, fact: PaymentFact): PaymentState {
   const amount = fact.amount ?? state?.amount ?? null;
+  const amountRefunded = refundedAmount(fact, amount) ?? state?.amountRefunded ?? 0;
   return {
-    status: fact.status,
+    ...disputeStep(state, fact, amount, amountRefunded),
     amount,
-    amountRefunded: refundedAmount(fact, amount) ?? state?.amountRefunded ?? 0,
+    amountRefunded,
     currency: fact.currency ?? state?.currency ?? null,
     lastGatewayEventAt: fact.occurredAt,
   };
@@ -99,9 +114,17 @@ function foldTime(fact: PaymentFact): number {
   return fact.snapshot ? time - (((time % 1000) + 1000) % 1000) : time;
 }
 
+/**
+ * Within a tie an inquiry comes after the payment facts of its rank (it carries no amount: first,
+ * it would create an amount-less payment the charge.succeeded beside it could no longer fill in),
+ * and an inquiry opened before one closed.
+ */
+const inquiryRank = (fact: PaymentFact) => (!isInquiry(fact) ? 0 : fact.inquiry === 'opened' ? 1 : 2);
+
 function tieOrder(a: KnownFact, b: KnownFact): number {
   return (
     lifecycleRank[a.fact.status] - lifecycleRank[b.fact.status] ||
+    inquiryRank(a.fact) - inquiryRank(b.fact) ||
     (a.fact.amountRefunded ?? 0) - (b.fact.amountRefunded ?? 0) ||
     a.inboxId - b.inboxId
   );
@@ -115,6 +138,8 @@ function tieOrder(a: KnownFact, b: KnownFact): number {
  * side). Further partial refunds are the exception: their amounts order them.
  */
 function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): boolean {
+  // An inquiry moves no status, so it revisits none.
+  if (isInquiry(fact)) return false;
   return fact.status !== 'partially_refunded' && reachedInTie.has(fact.status);
 }
 
@@ -173,7 +198,10 @@ export function foldPaymentFacts(initial: PaymentState | null, facts: readonly K
       if (next < 0) break;
       const [known] = tied.splice(next, 1);
       state = applyFact(state, known!.fact);
-      reachedInTie.add(known!.fact.status);
+      // What the fact said and where it left the payment (a won dispute says paid, and may return
+      // to partially refunded): neither comes back within the tie. An inquiry says no status.
+      if (!isInquiry(known!.fact)) reachedInTie.add(known!.fact.status);
+      reachedInTie.add(state.status);
       applied.push(known!);
     }
     // A tie's leftovers cannot apply (with no state yet, only for their amounts).
@@ -187,11 +215,15 @@ function latestReadFirst(known: readonly KnownFact[]): KnownFact[] {
   return known.filter((k) => k.fact.snapshot).sort((a, b) => b.fact.occurredAt.getTime() - a.fact.occurredAt.getTime() || b.inboxId - a.inboxId);
 }
 
-/** The payment as its owner sees it: status and amounts, not when the fold last heard of it. */
+/** The payment as its owner sees it: status, amounts and an open inquiry, not when the fold last heard of it. */
 export function samePayment(a: PaymentState, b: PaymentState): boolean {
-  return a.status === b.status && a.amount === b.amount && a.amountRefunded === b.amountRefunded && a.currency === b.currency;
+  return a.status === b.status && a.amount === b.amount && a.amountRefunded === b.amountRefunded && a.currency === b.currency && a.inquiryOpen === b.inquiryOpen;
 }
 
 export function sameState(a: PaymentState, b: PaymentState): boolean {
-  return samePayment(a, b) && (a.lastGatewayEventAt?.getTime() ?? null) === (b.lastGatewayEventAt?.getTime() ?? null);
+  return (
+    samePayment(a, b) &&
+    a.statusBeforeDispute === b.statusBeforeDispute &&
+    (a.lastGatewayEventAt?.getTime() ?? null) === (b.lastGatewayEventAt?.getTime() ?? null)
+  );
 }

@@ -32,6 +32,14 @@ export interface PaymentFact {
    * still under it is this payment, and the facts stored under it are this payment's too.
    */
   legacyChargeId?: string;
+  /**
+   * The event opened or closed an inquiry: the payer's bank asking about the charge before any
+   * dispute (Stripe's `warning_*` disputes). No money moves, so the fold changes the payment's
+   * `inquiryOpen` and never its status; `status` is then `paid` (inquiries are opened on captured
+   * charges), used only when the inquiry is the first fact known of the payment. See docs/disputes.md.
+   * On a snapshot: whether the gateway's read found an open inquiry (absent: the gateway cannot say).
+   */
+  inquiry?: InquiryChange;
   /** Minor units. */
   amount?: number;
   amountRefunded?: number;
@@ -43,6 +51,8 @@ export interface PaymentFact {
    */
   snapshot?: true;
 }
+
+export type InquiryChange = 'opened' | 'closed';
 
 /**
  * Routing kind of a thin notification: it says only that a charge changed (Mercado Pago's

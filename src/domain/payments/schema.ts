@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, customType, index, integer, pgTable, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, customType, index, integer, pgTable, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { type PaymentStatus, paymentStatuses } from './payment-fact.ts';
 
 // Written from the one list of statuses: a new status changes this check, and drizzle-kit then
@@ -17,11 +17,16 @@ export const payments = pgTable(
     provider: varchar('provider', { length: 30 }).notNull(),
     gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
     status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
-    // Minor units (cents): gateways that send decimals are converted by their driver.
+    // The currency's ISO 4217 minor units (docs/amounts.md): decimals and Stripe's own scale are converted by the driver.
     amount: bigint('amount', { mode: 'number' }),
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
     currency: varchar('currency', { length: 3 }),
     lastGatewayEventAt: timestamp('last_gateway_event_at', { withTimezone: true, mode: 'date' }),
+    // An inquiry is open: the payer's bank asked about the charge, no money moved (docs/disputes.md).
+    inquiryOpen: boolean('inquiry_open').notNull().default(false),
+    // While disputed, what a won dispute returns to (paid, partially_refunded, refunded): part of
+    // the folded state, so a fold resumed from this row ends a dispute as one over every fact would.
+    statusBeforeDispute: varchar('status_before_dispute', { length: 20 }).$type<PaymentStatus>(),
     // `require` mode: the status the application created the row with, recorded the first time an
     // event changes the row. Every later fold starts from it (see fold.ts); null until then, and
     // always null for rows the inbox created (`create` mode folds from nothing).
@@ -36,6 +41,7 @@ export const payments = pgTable(
     uniqueIndex('payments_provider_gateway_charge_id_key').on(table.provider, table.gatewayChargeId),
     check('payments_status_check', statusCheck(table.status)),
     check('payments_initial_status_check', sql`${table.initialStatus} is null or ${statusCheck(table.initialStatus)}`),
+    check('payments_status_before_dispute_check', sql`${table.statusBeforeDispute} is null or ${statusCheck(table.statusBeforeDispute)}`),
     // No money movement refunds more than was charged: the fold refuses such a fact (fold.ts), and
     // the row can never hold one.
     check('payments_amount_refunded_check', sql`${table.amountRefunded} >= 0 and (${table.amount} is null or ${table.amountRefunded} <= ${table.amount})`),
@@ -72,7 +78,7 @@ export const paymentTransitions = pgTable(
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 
 /**
- * The transactional outbox: one row each time a payment's status or amounts change, written in the
+ * The transactional outbox: one row each time a payment's status, amounts or open inquiry change, written in the
  * same transaction as the payment row (and its payment_transitions entry when the status moved),
  * and never changed afterwards.
  * It is what the application is told (pushed to destinations, or read from the feed), so it keeps
@@ -98,6 +104,7 @@ export const paymentEvents = pgTable(
     amount: bigint('amount', { mode: 'number' }),
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull(),
     currency: varchar('currency', { length: 3 }),
+    inquiryOpen: boolean('inquiry_open').notNull().default(false),
     occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
     causeInboxId: bigint('cause_inbox_id', { mode: 'number' }).notNull(),
     causeEventId: varchar('cause_event_id', { length: 150 }).notNull(),

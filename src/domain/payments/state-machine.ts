@@ -8,14 +8,23 @@ import type { PaymentStatus } from './payment-fact.ts';
  * on, while a failed payment is never canceled (what a charge-only Stripe integration can see of
  * an abandoned PaymentIntent is its failed charge, so both end `failed`). Canceled, refunded and
  * charged_back have no way out; a late `pending` never demotes anything.
+ *
+ * Disputes (docs/disputes.md): a paid or partially refunded payment is disputed (funds withdrawn)
+ * or charged back directly (Pagar.me, Zoop and Asaas announce some chargebacks with no dispute
+ * before them). A dispute is won — back to what the payment was before it (the fold keeps that
+ * status in PaymentState.statusBeforeDispute) — or lost (charged back). A refund while a dispute
+ * is open is recorded and the dispute stays open: the fold checks it against the status before the
+ * dispute. A fully refunded payment is never disputed: Stripe says disputes are not possible on
+ * fully refunded card charges, so such an event is refused for an operator to look at.
+ * Inquiries move no money and are no status: the fold keeps them beside it (inquiryOpen).
  */
 const nextStatuses: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ['authorized', 'paid', 'failed', 'canceled'],
   authorized: ['paid', 'failed', 'canceled'],
-  paid: ['refunded', 'partially_refunded', 'disputed'],
-  partially_refunded: ['refunded', 'disputed'],
-  // A dispute is won (the money stays: back to paid) or lost (charged back).
-  disputed: ['paid', 'charged_back'],
+  paid: ['refunded', 'partially_refunded', 'disputed', 'charged_back'],
+  partially_refunded: ['refunded', 'disputed', 'charged_back'],
+  // Won (the payment returns to its status before the dispute), lost, or refunded while open.
+  disputed: ['paid', 'charged_back', 'partially_refunded', 'refunded'],
   failed: ['authorized', 'paid'],
   canceled: [],
   refunded: [],

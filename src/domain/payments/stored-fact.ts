@@ -12,6 +12,7 @@ const storedFact = z.object({
   amount: z.number().int().optional(),
   amountRefunded: z.number().int().optional(),
   currency: z.string().optional(),
+  inquiry: z.enum(['opened', 'closed']).optional(),
   snapshot: z.literal(true).optional(),
 });
 
@@ -25,6 +26,7 @@ export function toStoredFact(fact: PaymentFact): StoredFact {
     amount: fact.amount,
     amountRefunded: fact.amountRefunded,
     currency: fact.currency,
+    inquiry: fact.inquiry,
     snapshot: fact.snapshot,
   };
 }
@@ -33,6 +35,6 @@ export function toStoredFact(fact: PaymentFact): StoredFact {
 export function fromStoredFact(value: unknown): PaymentFact | undefined {
   const parsed = storedFact.safeParse(value);
   if (!parsed.success) return undefined;
-  const { occurredAt, snapshot, ...rest } = parsed.data;
-  return { ...rest, kind: paymentKind(rest.status), occurredAt: new Date(occurredAt), ...(snapshot ? { snapshot } : {}) };
+  const { occurredAt, snapshot, inquiry, ...rest } = parsed.data;
+  return { ...rest, kind: paymentKind(rest.status), occurredAt: new Date(occurredAt), ...(inquiry ? { inquiry } : {}), ...(snapshot ? { snapshot } : {}) };
 }

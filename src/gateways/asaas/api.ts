@@ -48,6 +48,9 @@ const PAID = new Set([
 ]);
 const DISPUTED = new Set(['CHARGEBACK_REQUESTED', 'CHARGEBACK_DISPUTE']);
 
+// Asaas charges only in reais: a payment has no currency field.
+const CURRENCY = 'BRL';
+
 function doneRefunds(refunds: unknown): number {
   // Asaas returns `refunds` only once a payment has some (docs.asaas.com "Refunds"; null before):
   // then nothing was refunded. Anything else that is not a list is not an answer to guess from.
@@ -58,7 +61,7 @@ function doneRefunds(refunds: unknown): number {
     const refund = asRecord(entry, GATEWAY, 'a refund');
     // Each refund has its status and value: one that cannot be read might be DONE, and read as 0
     // it turned a partially refunded payment's snapshot into paid.
-    if (requireString(refund, 'status', GATEWAY) === 'DONE') total += requireDecimalMinorUnits(refund, 'value', GATEWAY);
+    if (requireString(refund, 'status', GATEWAY) === 'DONE') total += requireDecimalMinorUnits(refund, 'value', GATEWAY, CURRENCY);
   }
   return total;
 }
@@ -76,7 +79,7 @@ function statusOf(payment: Record<string, unknown>, asaasStatus: string, amount:
 export function mapAsaasPayment(json: unknown): ChargeState {
   const payment = asRecord(json, GATEWAY, 'the payment');
   // Every payment has its value: without it any DONE refund would read as all of it.
-  const amount = requireDecimalMinorUnits(payment, 'value', GATEWAY);
+  const amount = requireDecimalMinorUnits(payment, 'value', GATEWAY, CURRENCY);
   const refunded = doneRefunds(payment.refunds);
   const status = statusOf(payment, requireString(payment, 'status', GATEWAY), amount, refunded);
   return {
@@ -85,7 +88,7 @@ export function mapAsaasPayment(json: unknown): ChargeState {
     amount,
     // REFUNDED without a DONE entry (older payloads list no refunds) returned the whole value.
     amountRefunded: status === 'refunded' && refunded === 0 ? amount : refunded,
-    currency: 'BRL',
+    currency: CURRENCY,
   };
 }
 

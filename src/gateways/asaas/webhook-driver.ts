@@ -96,10 +96,14 @@ const statusByEvent: Record<string, PaymentStatus> = {
   PAYMENT_PARTIALLY_REFUNDED: 'partially_refunded',
   PAYMENT_CHARGEBACK_REQUESTED: 'disputed',
   PAYMENT_CHARGEBACK_DISPUTE: 'disputed',
-  // "Dispute won, waiting for the transfer from the acquirer": the money stays, back to paid.
+  // "Dispute won, waiting for the transfer from the acquirer": the money stays; the fold returns
+  // the payment to what it was before the dispute (docs/disputes.md).
   // Asaas documents no webhook for a lost chargeback; refetch is how a charged_back status is seen.
   PAYMENT_AWAITING_CHARGEBACK_REVERSAL: 'paid',
 };
+
+// Asaas charges only in reais: a payment has no currency field, and its decimals are BRL's.
+const ASAAS_CURRENCY = 'BRL';
 
 /** The sum of the refunds listed on the payment, when Asaas lists them. */
 function refundedAmount(payment: Record<string, unknown>): number | undefined {
@@ -107,7 +111,7 @@ function refundedAmount(payment: Record<string, unknown>): number | undefined {
   let total = 0;
   for (const refund of payment.refunds as Array<Record<string, unknown>>) {
     if (refund?.status === 'CANCELLED') continue;
-    const value = decimalToMinorUnits(refund?.value);
+    const value = decimalToMinorUnits(refund?.value, ASAAS_CURRENCY);
     if (value === undefined) return undefined;
     total += value;
   }
@@ -129,12 +133,11 @@ export function toAsaasPaymentFact(event: StoredEvent): PaymentFact | null {
   let status = statusByEvent[event.eventType];
   if (!status || !payment || event.resourceId === null) return null;
   if (status === 'refunded' && neverCaptured(payment)) status = 'canceled';
-  const amount = decimalToMinorUnits(payment.value);
+  const amount = decimalToMinorUnits(payment.value, ASAAS_CURRENCY);
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : status === 'partially_refunded' ? refundedAmount(payment) : undefined,
-    // Asaas charges only in reais.
-    currency: 'BRL',
+    currency: ASAAS_CURRENCY,
   });
 }
 

@@ -26,14 +26,23 @@ import { upperCurrency } from '../shared/payment-facts.ts';
  * pending_capture, funds held until captured or cancelled) → authorized; approved → paid, or partially_refunded while
  * `transaction_amount_refunded` is below the amount (a partial refund leaves the payment approved;
  * status_detail says partially_refunded); in_mediation → disputed; rejected → failed; cancelled →
- * canceled; refunded → refunded; charged_back → charged_back. Amounts become minor units with
- * two decimals; UNVERIFIED for zero-decimal currencies (CLP, COP amounts are whole numbers, which
- * still convert exactly, only scaled by 100 like the webhook drivers do).
+ * canceled; refunded → refunded; charged_back by its status_detail (the "Get payment status"
+ * table): in_process ("in process due to the payer disowning it") → disputed, reimbursed ("the
+ * money was reimbursed after a chargeback process": back to the seller, the dispute won) → the
+ * refund view, settled ("the money was retained") → charged_back, any other detail → charged_back
+ * as before it was read. Amounts become the currency's minor units (ISO 4217 exponent,
+ * shared/amounts.ts): a CLP amount (Chile, exponent 0) as it is, ARS/BRL/COP/MXN/PEN/UYU ×100
+ * (Mercado Pago sends COP in whole pesos, which ISO still counts in hundredths).
  */
 
 const GATEWAY = 'mercadopago';
 
-function statusOf(mpStatus: string, amount: number, refunded: number): PaymentStatus {
+function chargedBackStatus(statusDetail: unknown, amount: number, refunded: number): PaymentStatus {
+  if (statusDetail === 'in_process') return 'disputed';
+  return statusDetail === 'reimbursed' ? refundStatus(amount, refunded) : 'charged_back';
+}
+
+function statusOf(mpStatus: string, statusDetail: unknown, amount: number, refunded: number): PaymentStatus {
   switch (mpStatus) {
     case 'pending':
     case 'in_process':
@@ -51,7 +60,7 @@ function statusOf(mpStatus: string, amount: number, refunded: number): PaymentSt
     case 'refunded':
       return 'refunded';
     case 'charged_back':
-      return 'charged_back';
+      return chargedBackStatus(statusDetail, amount, refunded);
     default:
       throw new GatewayResponseShapeError(GATEWAY, `unknown payment status "${mpStatus}"`);
   }
@@ -62,15 +71,16 @@ export function mapMercadoPagoPayment(json: unknown): ChargeState {
   // Every payment carries both (0 refunded until a refund): read as 0, a missing refunded amount
   // turned a partially refunded payment's snapshot into paid, and a missing amount made any refund
   // the whole of it. A snapshot resets the payment, so an answer without them is not applied.
-  const amount = requireDecimalMinorUnits(payment, 'transaction_amount', GATEWAY);
-  const refunded = requireDecimalMinorUnits(payment, 'transaction_amount_refunded', GATEWAY);
-  const status = statusOf(requireString(payment, 'status', GATEWAY), amount, refunded);
+  const currency = upperCurrency(payment.currency_id);
+  const amount = requireDecimalMinorUnits(payment, 'transaction_amount', GATEWAY, currency);
+  const refunded = requireDecimalMinorUnits(payment, 'transaction_amount_refunded', GATEWAY, currency);
+  const status = statusOf(requireString(payment, 'status', GATEWAY), payment.status_detail, amount, refunded);
   return {
     chargeId: requireString(payment, 'id', GATEWAY),
     status,
     amount,
     amountRefunded: status === 'refunded' && refunded === 0 ? amount : refunded,
-    currency: upperCurrency(payment.currency_id),
+    currency,
   };
 }
 

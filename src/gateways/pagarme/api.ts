@@ -24,7 +24,8 @@ import { upperCurrency } from '../shared/payment-facts.ts';
  * failed | chargedback (the last one only for PSP accounts, since 2022-09-12).
  *
  * Mapping: pending/processing → pending, or authorized when the last transaction is
- * `authorized_pending_capture` (an auth-only card charge awaiting capture); paid/overpaid/underpaid → paid, or partially_refunded
+ * `authorized_pending_capture` (an auth-only card charge awaiting capture) or `partial_void` (part of
+ * that hold released); paid/overpaid/underpaid → paid (an overpaid charge's amount is what was paid), or partially_refunded
  * when part was canceled (v5 refunds a paid charge by cancelling it, in part or whole);
  * canceled → refunded when money had been paid (paidBeforeCancellation: the refunded charge Pagar.me
  * sends has no paid_amount, its last transaction says `refunded`), canceled otherwise; failed → failed;
@@ -69,10 +70,11 @@ function statusOf(charge: Record<string, unknown>, pagarmeStatus: string, taken:
 export function mapPagarmeCharge(json: unknown): ChargeState {
   const charge = asRecord(json, GATEWAY, 'the charge');
   // Every charge has its amount (integer cents): without it, any cancellation of a charge with no
-  // paid_amount would read as all of it.
-  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
+  // paid_amount would read as all of it. More paid than that (an overpaid boleto) is the payment's
+  // amount, as in the webhook mapping (takenAmount): Pagar.me refunds what was paid.
   const paid = optionalCents(charge, 'paid_amount');
   const canceled = optionalCents(charge, 'canceled_amount');
+  const amount = Math.max(requireMinorUnits(charge, 'amount', GATEWAY), paid, canceled);
   const taken = paid > 0 ? paid : amount;
   const status = statusOf(charge, requireString(charge, 'status', GATEWAY), taken, canceled);
   // A canceled charge that was never paid returned nothing to anyone.

@@ -154,10 +154,12 @@ const statusByEvent: Record<string, PaymentStatus> = {
  * v5 has no authorization event: an auth-only card charge is `pending` with its last transaction
  * `authorized_pending_capture` (docs.pagar.me "Cobrança"; the official module maps that to an
  * authorization), then `charge.paid` on capture, or a cancellation (below) when voided or when
- * the capture window lapses.
+ * the capture window lapses. Part of the hold released (`partial_void`, a charge.partial_canceled
+ * of a charge never paid) leaves the rest held: still an authorization.
  */
 export function isAuthorizedPendingCapture(charge: Record<string, unknown>): boolean {
-  return lastTransactionStatus(charge) === 'authorized_pending_capture';
+  const transaction = lastTransactionStatus(charge);
+  return transaction === 'authorized_pending_capture' || (transaction === 'partial_void' && !paidBeforeCancellation(charge));
 }
 
 function lastTransactionStatus(charge: Record<string, unknown>): unknown {
@@ -183,7 +185,20 @@ function statusOf(eventType: string, charge: Record<string, unknown>): PaymentSt
   const status = statusByEvent[eventType];
   if (status === 'pending' && isAuthorizedPendingCapture(charge)) return 'authorized';
   if (status === 'refunded' && !paidBeforeCancellation(charge)) return 'canceled';
+  // A partial void of a hold gives back nothing taken: the rest is still held.
+  if (status === 'partially_refunded' && !paidBeforeCancellation(charge)) return 'authorized';
   return status;
+}
+
+/**
+ * The payment's amount: the charge's, or what was paid when that is more (an overpaid boleto,
+ * charge.overpaid). Pagar.me refunds what was paid, and a cancellation leaves paid_amount out, so
+ * a canceled_amount above the charge's amount says the same.
+ */
+export function takenAmount(charge: Record<string, unknown>): number | undefined {
+  const amount = integerMinorUnits(charge.amount);
+  if (amount === undefined) return undefined;
+  return Math.max(amount, integerMinorUnits(charge.paid_amount) ?? 0, integerMinorUnits(charge.canceled_amount) ?? 0);
 }
 
 export function toPagarmePaymentFact(event: StoredEvent): PaymentFact | null {
@@ -192,7 +207,7 @@ export function toPagarmePaymentFact(event: StoredEvent): PaymentFact | null {
   const status = statusOf(event.eventType, charge);
   if (!status) return null;
   return chargeFact(event.resourceId, status, event.occurredAt, {
-    amount: integerMinorUnits(charge.amount),
+    amount: takenAmount(charge),
     amountRefunded: status === 'refunded' || status === 'partially_refunded' ? integerMinorUnits(charge.canceled_amount) : undefined,
     currency: upperCurrency(charge.currency),
   });

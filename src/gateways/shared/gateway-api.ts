@@ -16,6 +16,11 @@ export interface ChargeSnapshot {
   /** ISO 4217, upper case; undefined when the gateway did not say. */
   currency: string | undefined;
   /**
+   * Whether an inquiry is open (Stripe: the charge's newest dispute is a `warning_*` one; no money
+   * moved). Absent when the gateway has no inquiries to tell of, or could not say.
+   */
+  inquiryOpen?: boolean;
+  /**
    * When the request was sent, by our clock: everything that happened at the gateway before it
    * is in the answer. (The answer's own time would order an event that happened during the
    * request, and is missing from the answer, before the snapshot, where the reset would hide it.)
@@ -107,15 +112,15 @@ export function requireMinorUnits(record: Record<string, unknown>, key: string, 
 }
 
 /**
- * The same for a gateway that sends decimals in the currency unit (150.5, "29.90"): converted to
- * minor units with string arithmetic (./amounts.ts); missing, not a plain decimal,
- * finer than the minor unit or negative is a shape error.
+ * The same for a gateway that sends decimals in the currency unit (150.5, "29.90", 1500 CLP):
+ * converted to the currency's minor units with string arithmetic (./amounts.ts); missing, not a
+ * plain decimal, finer than the currency's minor unit or negative is a shape error.
  */
-export function requireDecimalMinorUnits(record: Record<string, unknown>, key: string, gateway: string): number {
+export function requireDecimalMinorUnits(record: Record<string, unknown>, key: string, gateway: string, currency: string | undefined): number {
   const value = record[key];
-  const minor = decimalToMinorUnits(value);
+  const minor = decimalToMinorUnits(value, currency);
   if (minor === undefined || minor < 0) {
-    throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : 'not a decimal amount'}`);
+    throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : `not a decimal amount in ${currency ?? 'the currency'}'s minor units`}`);
   }
   return minor;
 }

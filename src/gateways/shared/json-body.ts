@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { MalformedPayloadError, PayloadTooDeepError } from '../../errors.ts';
+import { type NumberReviver, parseJsonText } from '../../format/json-parse.ts';
 
 /**
  * How deep a body's JSON may nest (objects and arrays, the outermost one is level 1). Gateways
@@ -59,37 +60,41 @@ export function wasAlteredByParse(json: unknown): boolean {
   return json !== null && typeof json === 'object' && altered.has(json);
 }
 
-// Numbers the text holds but a double does not, read from the source text the reviver receives
-// (Node ≥ 22); the raw bytes stay in raw_body either way. Integers past 2^53 (Shopify ids, bank
-// references) are kept as their exact digits, a string: an id, not an alteration. Numbers beyond
-// a double (1e400 → Infinity, which JSON.stringify would write as null; 1e-400 → 0) are kept as
-// their source text too, and the payload is marked altered. The reviver only runs when the text
-// has a long digit run or a three-digit exponent, so ordinary bodies take the fast path.
+// Numbers the text holds but a double does not, read from their source text; the raw bytes stay in
+// raw_body either way. Integers past 2^53 (Shopify ids, bank references) are kept as their exact
+// digits, a string: an id, not an alteration. Numbers beyond a double (1e400 → Infinity, which
+// JSON.stringify would write as null; 1e-400 → 0) are kept as their source text too, and the
+// payload is marked altered. Numbers are only revived when the text has a long digit run or a
+// three-digit exponent, so ordinary bodies take the fast path.
 const NUMBER_BEYOND_FAST_PATH = /\d{16,}|\d[eE][+-]?\d{3}/;
 const INTEGER = /^-?\d+$/;
 const NONZERO_MANTISSA = /^-?0*\.?0*[1-9]/;
 
-function reviverFor(marks: { altered: boolean }) {
-  return (_key: string, value: unknown, context?: { source?: string }): unknown => {
-    if (typeof value !== 'number' || !context?.source) return value;
-    if (INTEGER.test(context.source)) return Number.isSafeInteger(value) ? value : context.source;
-    if (Number.isFinite(value) && (value !== 0 || !NONZERO_MANTISSA.test(context.source))) return value;
+function numberReviverFor(marks: { altered: boolean }): NumberReviver {
+  return (source, value) => {
+    if (INTEGER.test(source)) return Number.isSafeInteger(value) ? value : source;
+    if (Number.isFinite(value) && (value !== 0 || !NONZERO_MANTISSA.test(source))) return value;
     marks.altered = true;
-    return context.source;
+    return source;
   };
 }
 
-/** JSON.parse for gateway bodies; throws MalformedPayloadError when the bytes are not JSON, PayloadTooDeepError past MAX_JSON_DEPTH. */
+/**
+ * The body as JSON (parseJsonText: keys with escapes read right on every Node); throws
+ * MalformedPayloadError when the bytes are not JSON, PayloadTooDeepError past MAX_JSON_DEPTH.
+ */
 export function parseJson(rawBody: Buffer): unknown {
   assertNestingWithinLimit(rawBody);
   const text = rawBody.toString('utf8');
   try {
-    if (!NUMBER_BEYOND_FAST_PATH.test(text)) return JSON.parse(text);
+    if (!NUMBER_BEYOND_FAST_PATH.test(text)) return parseJsonText(text);
     const marks = { altered: false };
-    const json: unknown = JSON.parse(text, reviverFor(marks) as (key: string, value: unknown) => unknown);
+    const json = parseJsonText(text, numberReviverFor(marks));
     if (marks.altered && json !== null && typeof json === 'object') altered.add(json);
     return json;
   } catch (error) {
+    // Only the text's own fault is the sender's; anything else is ours, and answered 500.
+    if (!(error instanceof SyntaxError)) throw error;
     throw new MalformedPayloadError('The body is not valid JSON.', { cause: error });
   }
 }

@@ -11,6 +11,7 @@ import {
   requireString,
 } from '../shared/gateway-api.ts';
 import { upperCurrency } from '../shared/payment-facts.ts';
+import { stripeAmountInMinorUnits } from './amounts.ts';
 
 /**
  * Stripe: a payment keyed by a PaymentIntent (pi_…, see ./webhook-driver.ts) is read
@@ -29,9 +30,13 @@ import { upperCurrency } from '../shared/payment-facts.ts';
  * Charge mapping: failed → failed; pending → pending; succeeded but not captured → authorized,
  * or canceled once the authorisation was voided or lapsed (Stripe then marks it refunded; nothing
  * was taken, so nothing counts as refunded). Captured: a dispute decides first — lost →
- * charged_back; won, warning_closed (an inquiry that never became a chargeback) and prevented →
- * back to the refund view; any other dispute status → disputed. Refunds: amount_refunded against
- * amount_captured → paid / partially_refunded / refunded.
+ * charged_back; needs_response, under_review (funds withdrawn) → disputed; an inquiry
+ * (warning_needs_response, warning_under_review: no funds withdrawn) is the refund view with
+ * `inquiryOpen`; won, warning_closed (an inquiry that never became a chargeback) and prevented →
+ * the refund view. Refunds: amount_refunded against amount_captured → paid / partially_refunded
+ * / refunded. `inquiryOpen` is said only when a dispute was read: whether `disputed` is true on
+ * a charge with an open inquiry is not documented (UNVERIFIED), so an undisputed charge's read
+ * leaves the inquiry as the webhooks said rather than close it.
  * PaymentIntent mapping: its latest charge, as above (a canceled intent's uncaptured charge is
  * canceled); without a charge, requires_capture → authorized, canceled → canceled, any other
  * status → pending (the webhooks of such an intent are no facts: see ./webhook-driver.ts).
@@ -39,21 +44,31 @@ import { upperCurrency } from '../shared/payment-facts.ts';
 
 const GATEWAY = 'stripe';
 
-function wonOrNeverCharged(disputeStatus: string): boolean {
-  return disputeStatus === 'won' || disputeStatus === 'warning_closed' || disputeStatus === 'prevented';
+/** Funds withdrawn and not (yet) returned: the payment is disputed or, lost, charged back. */
+function withdrawnStatus(disputeStatus: string): PaymentStatus | undefined {
+  if (disputeStatus === 'lost') return 'charged_back';
+  return disputeStatus === 'needs_response' || disputeStatus === 'under_review' ? 'disputed' : undefined;
 }
+
+const isInquiry = (disputeStatus: string) => disputeStatus === 'warning_needs_response' || disputeStatus === 'warning_under_review';
 
 function capturedStatus(charge: Record<string, unknown>, dispute: Record<string, unknown> | undefined): PaymentStatus {
   if (dispute) {
-    const disputeStatus = requireString(dispute, 'status', GATEWAY);
-    if (disputeStatus === 'lost') return 'charged_back';
-    if (!wonOrNeverCharged(disputeStatus)) return 'disputed';
+    const withdrawn = withdrawnStatus(requireString(dispute, 'status', GATEWAY));
+    if (withdrawn) return withdrawn;
   } else if (charge.disputed === true) {
     return 'disputed';
   }
   // amount_captured is absent on API versions older than the field: the amount stands for it.
   const captured = charge.amount_captured === undefined ? requireMinorUnits(charge, 'amount', GATEWAY) : requireMinorUnits(charge, 'amount_captured', GATEWAY);
   return refundStatus(captured, requireMinorUnits(charge, 'amount_refunded', GATEWAY));
+}
+
+/** Stripe's integer in ISO 4217 minor units (./amounts.ts); a fractional ISK króna cannot be one. */
+function inMinorUnits(amount: number, currency: string | undefined): number {
+  const minor = stripeAmountInMinorUnits(amount, currency);
+  if (minor === undefined) throw new GatewayResponseShapeError(GATEWAY, `${amount} is not a whole number of ${currency}'s ISO 4217 minor units`);
+  return minor;
 }
 
 /** Maps a charge (and, when disputed, its newest dispute) to the canonical state. */
@@ -69,14 +84,17 @@ export function mapStripeCharge(chargeJson: unknown, disputeJson?: unknown): Cha
   else status = capturedStatus(charge, dispute);
   // Every charge carries its amount and amount_refunded: an answer without them is not a charge
   // this mapping can read (a snapshot resets the payment, so a guess would overwrite the truth).
-  const amount = requireMinorUnits(charge, 'amount', GATEWAY);
-  const amountRefunded = requireMinorUnits(charge, 'amount_refunded', GATEWAY);
+  const currency = upperCurrency(charge.currency);
+  const amount = inMinorUnits(requireMinorUnits(charge, 'amount', GATEWAY), currency);
+  const amountRefunded = inMinorUnits(requireMinorUnits(charge, 'amount_refunded', GATEWAY), currency);
+  const inquiryOpen = dispute && isInquiry(requireString(dispute, 'status', GATEWAY));
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
     amount,
     amountRefunded: charge.captured === false ? 0 : amountRefunded,
-    currency: upperCurrency(charge.currency),
+    currency,
+    ...(inquiryOpen === undefined ? {} : { inquiryOpen }),
   };
 }
 
@@ -95,8 +113,9 @@ export function mapStripePaymentIntent(intentJson: unknown, disputeJson?: unknow
   if (charge === null || charge === undefined) {
     // Every PaymentIntent carries its integer amount (stripe-node: `amount: number`, not optional):
     // without one this is not an intent, and 0 would overwrite the payment's amount.
-    const amount = requireMinorUnits(intent, 'amount', GATEWAY);
-    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency: upperCurrency(intent.currency) };
+    const currency = upperCurrency(intent.currency);
+    const amount = inMinorUnits(requireMinorUnits(intent, 'amount', GATEWAY), currency);
+    return { chargeId, status: intentOnlyStatus(intentStatus), amount, amountRefunded: 0, currency };
   }
   const state = mapStripeCharge(charge, disputeJson);
   const lapsed = intentStatus === 'canceled' && (state.status === 'pending' || state.status === 'authorized');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SignatureError } from '../../errors.ts';
-import type { PaymentFact, PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import type { InquiryChange, PaymentFact, PaymentStatus } from '../../domain/payments/payment-fact.ts';
 import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from '../shared/webhook-driver.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
 import { chargeFact, upperCurrency } from '../shared/payment-facts.ts';
@@ -9,6 +9,7 @@ import { reverifySignature } from '../shared/reverify.ts';
 import { secretFingerprints } from '../shared/secret-fingerprint.ts';
 import { assertTimestampWithinTolerance, hmac, matchingDigestIndex, requireHeader } from '../shared/signature.ts';
 import { signedMaterial } from '../shared/signed-material.ts';
+import { stripeAmountInMinorUnits } from './amounts.ts';
 
 /**
  * Stripe: `Stripe-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `${t}.${rawBody}`
@@ -111,6 +112,7 @@ interface Meaning {
   status: PaymentStatus;
   amount?: number;
   amountRefunded?: number;
+  inquiry?: InquiryChange;
 }
 
 function minorUnits(value: unknown): number | undefined {
@@ -142,12 +144,37 @@ function chargeMeaning(type: string, charge: StripeObject): Meaning | null {
   }
 }
 
+/**
+ * A dispute's event by the dispute's `status` (stripe-node Dispute.Status; docs/disputes.md).
+ * `warning_*` are inquiries: no funds withdrawn, the charge can still be refunded, so only the
+ * payment's inquiry flag moves; `prevented` (stopped before it became a chargeback, Visa RDR) moved
+ * no money either. `needs_response`/`under_review` are disputes: funds withdrawn. `won` returns
+ * the payment to what it was before the dispute, `lost` charges it back. An inquiry escalated in
+ * place shows as the same dispute gone `needs_response` (charge.dispute.updated and
+ * charge.dispute.funds_withdrawn), so those say an open dispute or inquiry too; how a dispute ends
+ * is read from charge.dispute.closed (and .created) only, so a second notice of the same outcome
+ * (funds_reinstated beside closed) is not a second decision.
+ */
 function disputeMeaning(type: string, dispute: StripeObject): Meaning | null {
-  if (type === 'charge.dispute.created') return { status: 'disputed' };
-  if (type !== 'charge.dispute.closed') return null;
-  if (dispute.status === 'won') return { status: 'paid' };
-  if (dispute.status === 'lost') return { status: 'charged_back' };
-  return null;
+  const ends = type === 'charge.dispute.created' || type === 'charge.dispute.closed';
+  const opens = ends || type === 'charge.dispute.updated' || type === 'charge.dispute.funds_withdrawn';
+  switch (dispute.status) {
+    case 'warning_needs_response':
+    case 'warning_under_review':
+      return opens ? { status: 'paid', inquiry: 'opened' } : null;
+    case 'needs_response':
+    case 'under_review':
+      return opens ? { status: 'disputed' } : null;
+    case 'warning_closed':
+    case 'prevented':
+      return ends ? { status: 'paid', inquiry: 'closed' } : null;
+    case 'won':
+      return ends ? { status: 'paid' } : null;
+    case 'lost':
+      return ends ? { status: 'charged_back' } : null;
+    default:
+      return null;
+  }
 }
 
 function paymentIntentMeaning(type: string, intent: StripeObject): Meaning | null {
@@ -203,12 +230,18 @@ export function toStripePaymentFact(event: StoredEvent): PaymentFact | null {
   const meaning = meaningOf(event.eventType, object);
   const keys = meaning && stripePaymentKeys(event.eventType, object);
   if (!meaning || !keys) return null;
+  const currency = upperCurrency(object.currency);
+  const inMinorUnits = (amount: number | undefined) => (amount === undefined ? undefined : stripeAmountInMinorUnits(amount, currency));
   const fact = chargeFact(keys.key, meaning.status, event.occurredAt, {
-    amount: meaning.amount,
-    amountRefunded: meaning.amountRefunded,
-    currency: upperCurrency(object.currency),
+    amount: inMinorUnits(meaning.amount),
+    amountRefunded: inMinorUnits(meaning.amountRefunded),
+    currency,
   });
-  return keys.legacyChargeId === undefined ? fact : { ...fact, legacyChargeId: keys.legacyChargeId };
+  return {
+    ...fact,
+    ...(meaning.inquiry === undefined ? {} : { inquiry: meaning.inquiry }),
+    ...(keys.legacyChargeId === undefined ? {} : { legacyChargeId: keys.legacyChargeId }),
+  };
 }
 
 export function createStripeDriver(settings: ProviderSettings): ProviderDriver {

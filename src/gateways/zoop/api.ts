@@ -67,8 +67,9 @@ export function mapZoopTransaction(json: unknown): ChargeState {
   // Every recorded transaction answer carries both (imobanco/zoop-wrapper examples/data: retrieve,
   // list, add, cancel and the event payloads): what was refunded is their difference, so without
   // either one a partially refunded transaction would read as paid (a snapshot would reset it).
-  const remaining = requireDecimalMinorUnits(transaction, 'amount', GATEWAY);
-  const original = requireDecimalMinorUnits(transaction, 'original_amount', GATEWAY);
+  const currency = upperCurrency(transaction.currency) ?? 'BRL';
+  const remaining = requireDecimalMinorUnits(transaction, 'amount', GATEWAY, currency);
+  const original = requireDecimalMinorUnits(transaction, 'original_amount', GATEWAY, currency);
   const status = statusOf(transaction, original, remaining);
   let amountRefunded = 0;
   if (status === 'refunded') amountRefunded = original;
@@ -78,7 +79,7 @@ export function mapZoopTransaction(json: unknown): ChargeState {
     status,
     amount: original,
     amountRefunded,
-    currency: upperCurrency(transaction.currency) ?? 'BRL',
+    currency,
   };
 }
 

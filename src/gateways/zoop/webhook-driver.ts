@@ -18,29 +18,54 @@ import { tokenVerification } from '../shared/token-verification.ts';
  * the webhook as a notice and refetch the transaction (the default ordering for Zoop).
  * Dedupe key: `id` (the event's 32-hex id); without it, the derived key of (transaction id, type,
  * transaction status, created_at).
- * Envelope (confirmed by the imobanco/zoop-wrapper event fixtures): `{ id, type, resource: "event",
+ * Envelopes (the imobanco/zoop-wrapper event fixtures show three): `{ id, type, resource: "event",
  * payload: { object: { id, resource: "transaction", status, amount: "5.00", currency, captured,
- * voided, … } }, created_at: "2020-07-06T14:01:51+0000" }`. Type `type`, resource
- * `payload.object.id`, occurred_at `created_at` (offset without a colon), else the receipt time.
+ * voided, … } }, created_at: "2020-07-06T14:01:51+0000" }` (transaction.succeeded); the transaction
+ * directly under `payload` (transaction.failed); and under a top-level `object`, with no event id
+ * nor created_at (transaction.pre_authorization.succeeded). Type `type`, resource the
+ * transaction's `id`, occurred_at `created_at` (offset without a colon), else the transaction's
+ * `updated_at` (when it last changed: the event's moment, the same on every resend), else the
+ * receipt time. An empty id (the wrapper's fixtures blank them) is no id.
  * Retry schedule, timeout and success codes: not documented [UNVERIFIED]; dispatch within 1 minute.
  */
 
+const record = z.record(z.string(), z.unknown());
+
 const envelope = z.object({
-  id: z.string().min(1).optional(),
+  id: z.string().optional(),
   type: z.string().min(1),
   created_at: z.string().optional(),
-  payload: z.object({ object: z.record(z.string(), z.unknown()) }).optional(),
+  payload: record.optional(),
+  object: record.optional(),
 });
+
+type ZoopObject = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is ZoopObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The resource the event is about, wherever its envelope puts it. */
+function eventObject(event: ZoopObject): ZoopObject | undefined {
+  const { payload, object } = event;
+  if (isRecord(payload) && isRecord(payload.object)) return payload.object;
+  if (isRecord(payload) && payload.resource === 'transaction') return payload;
+  return isRecord(object) ? object : undefined;
+}
+
+function timestampOf(value: unknown, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = typeof value === 'string' ? parseLenientTimestamp(value) : undefined;
+  if (at === undefined) throw new MalformedPayloadError(`${field} is not a timestamp.`);
+  return at;
+}
 
 function parseZoop(request: WebhookRequest, now: Date): NormalizedEvent {
   const { json, envelope: event } = parseJsonBody(request.rawBody, envelope, 'Zoop');
-  const object = event.payload?.object;
+  const object = eventObject(event);
   const resourceId = (object && readIdentifier(object, 'id')) ?? null;
-  const sentAt = event.created_at === undefined ? undefined : parseLenientTimestamp(event.created_at);
-  if (event.created_at !== undefined && sentAt === undefined) throw new MalformedPayloadError('created_at is not a timestamp.');
-  const eventId =
-    event.id ??
-    derivedEventKey({ resourceId, eventType: event.type, status: (object && readIdentifier(object, 'status')) ?? null, occurredAt: sentAt ?? null });
+  const sentAt = timestampOf(event.created_at, 'created_at') ?? (object?.resource === 'transaction' ? timestampOf(object.updated_at, 'updated_at') : undefined);
+  const eventId = event.id
+    ? event.id
+    : derivedEventKey({ resourceId, eventType: event.type, status: (object && readIdentifier(object, 'status')) ?? null, occurredAt: sentAt ?? null });
   return { eventId, eventType: event.type, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: json };
 }
 
@@ -51,6 +76,8 @@ const statusByEvent: Record<string, PaymentStatus> = {
   'transaction.pending': 'pending',
   // Funds held on the card, captured later (transaction.capture.succeeded) or voided.
   'transaction.pre_authorized': 'authorized',
+  'transaction.pre_authorization.succeeded': 'authorized',
+  'transaction.pre_authorization.failed': 'failed',
   'transaction.succeeded': 'paid',
   'transaction.capture.succeeded': 'paid',
   'transaction.failed': 'failed',
@@ -73,15 +100,16 @@ function statusOf(eventType: string, object: Record<string, unknown>): PaymentSt
 }
 
 export function toZoopPaymentFact(event: StoredEvent): PaymentFact | null {
-  const object = (event.payload as { payload?: { object?: Record<string, unknown> } }).payload?.object;
+  const object = isRecord(event.payload) ? eventObject(event.payload) : undefined;
   if (!object || event.resourceId === null || object.resource !== 'transaction') return null;
   const status = statusOf(event.eventType, object);
   if (!status) return null;
-  const amount = decimalToMinorUnits(object.amount);
+  const currency = upperCurrency(object.currency);
+  const amount = decimalToMinorUnits(object.amount, currency);
   return chargeFact(event.resourceId, status, event.occurredAt, {
     amount,
     amountRefunded: status === 'refunded' ? amount : undefined,
-    currency: upperCurrency(object.currency),
+    currency,
   });
 }
 

@@ -3,6 +3,7 @@ import type { StoredEvent } from '../../gateways/shared/webhook-driver.ts';
 import type { MeaningDifference } from '../event-fingerprint.ts';
 import type { IncomingEvent } from '../incoming-event.ts';
 import { Values, dateOf, epochMs, where } from './statement.ts';
+import { parseJsonText } from '../../format/json-parse.ts';
 
 /** A stored event whose fingerprint is not the one a duplicate delivery of it carries. */
 export interface StoredEventOfOtherFingerprint extends StoredEvent {
@@ -54,7 +55,7 @@ export async function selectStoredEventsOfOtherFingerprint(tx: SqlExecutor, dupl
     eventType: row.event_type,
     resourceId: row.resource_id,
     occurredAt: new Date(row.occurred_at_ms),
-    payload: JSON.parse(row.payload) as unknown,
+    payload: parseJsonText(row.payload),
     payloadLossy: row.payload_lossy,
   }));
 }

@@ -20,6 +20,7 @@ export interface ReceivedEvent {
   status: string;
   previousStatus: string | null;
   amountRefunded: number;
+  inquiryOpen: boolean;
   /** Whether this consumer answered it 2xx. */
   accepted: boolean;
   /** When the request arrived (consumer clock). */
@@ -73,7 +74,7 @@ export async function startConsumer(secret: string, path = '/payment-events'): P
       id: string;
       sequence: number;
       type: string;
-      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number };
+      payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
     };
     try {
       payload = webhook.verify(body, request.headers as Record<string, string>) as typeof payload;
@@ -91,6 +92,7 @@ export async function startConsumer(secret: string, path = '/payment-events'): P
       status: payload.payment.status,
       previousStatus: payload.payment.previous_status,
       amountRefunded: payload.payment.amount_refunded,
+      inquiryOpen: payload.payment.inquiry_open,
       accepted: false,
       at: Date.now(),
     };

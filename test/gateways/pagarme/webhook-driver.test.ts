@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../../src/errors.ts';
+import { decidePaymentEvent, rejectedMoneyMovement } from '../../../src/domain/payments/event-decision.ts';
+import { foldPaymentFacts } from '../../../src/domain/payments/fold.ts';
 import { pagarmeDriver } from '../../../src/gateways/pagarme/webhook-driver.ts';
 import type { ProviderDriver, StoredEvent } from '../../../src/gateways/shared/webhook-driver.ts';
 import { type JwksServer, type TestSigningKey, generateSigningKey, startJwksServer } from '../jwks-server.ts';
@@ -225,6 +227,31 @@ describe('pagarme v5: parsing and facts', () => {
       const fact = driver.toPaymentFact(stored(cancellation({ status })));
       assert.deepEqual([fact?.status, fact?.amountRefunded], ['canceled', undefined], status);
     }
+  });
+
+  test('a partial void of an auth-only charge (never paid) is still an authorization, not a partial refund', () => {
+    const partlyVoided = { status: 'pending', paid_amount: 0, paid_at: null, canceled_amount: 50, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'partial_void' } };
+    const fact = driver.toPaymentFact(stored(hook('charge.partial_canceled', partlyVoided)));
+    assert.deepEqual([fact?.status, fact?.amountRefunded], ['authorized', undefined]);
+    // Folded after the authorization it is nothing new: no refused money movement.
+    const held = driver.toPaymentFact(stored(hook('charge.pending', { ...partlyVoided, canceled_amount: undefined, last_transaction: { id: 'tran_held', status: 'authorized_pending_capture' } }, '2025-01-01T04:00:00Z')))!;
+    const fold = foldPaymentFacts(null, [{ inboxId: 1, fact: held }, { inboxId: 2, fact: fact! }]);
+    assert.deepEqual([fold.state?.status, fold.refused.size], ['authorized', 1]);
+    const decision = decidePaymentEvent({ event: { inboxId: 2, fact: fact! }, before: foldPaymentFacts(null, [{ inboxId: 1, fact: held }]).state, after: fold.state, fold });
+    assert.deepEqual([decision.decision, rejectedMoneyMovement(decision)], ['stale', undefined]);
+  });
+
+  test('an overpaid boleto refunded in full: the payment is what was paid, so the refund of all of it is refunded, not an impossible amount', () => {
+    const boleto = { amount: 1000, payment_method: 'boleto', paid_at: '2025-01-02T10:00:00Z' };
+    const overpaid = driver.toPaymentFact(stored(hook('charge.overpaid', { ...boleto, status: 'overpaid', paid_amount: 1050 }, '2025-01-02T10:00:00Z')))!;
+    // Pagar.me leaves paid_amount out of the cancellation (the refunded charge it publishes has none).
+    const refunded = driver.toPaymentFact(
+      stored(hook('charge.refunded', { ...boleto, status: 'canceled', paid_amount: undefined, canceled_amount: 1050, last_transaction: { id: 'tran_boleto', status: 'refunded' } }, '2025-01-05T10:00:00Z')),
+    )!;
+    assert.deepEqual([overpaid.status, overpaid.amount], ['paid', 1050]);
+    assert.deepEqual([refunded.status, refunded.amount, refunded.amountRefunded], ['refunded', 1050, 1050]);
+    const fold = foldPaymentFacts(null, [{ inboxId: 1, fact: overpaid }, { inboxId: 2, fact: refunded }]);
+    assert.deepEqual([fold.state?.status, fold.state?.amount, fold.state?.amountRefunded, fold.refused.size], ['refunded', 1050, 1050, 0]);
   });
 
   test('an auth-only card charge: charge.pending whose last transaction is authorized_pending_capture → authorized; its void → canceled', () => {

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { zoopDriver } from '../../../src/gateways/zoop/webhook-driver.ts';
 import type { StoredEvent } from '../../../src/gateways/shared/webhook-driver.ts';
 import { createDriver, verifyOutcome, webhookRequest } from '../request.ts';
+import { publishedFailed, publishedPreAuthorization } from './published-events.ts';
 
 const AUTHORIZATION = 'Basic ' + Buffer.from('zoop:webhook-password').toString('base64');
 const driver = createDriver(zoopDriver, { secrets: [AUTHORIZATION] });
@@ -84,5 +85,33 @@ describe('zoop: parsing and facts', () => {
     const b = driver.parse(webhookRequest(body), new Date(now.getTime() + 60_000));
     assert.match(a.eventId, /^derived:/);
     assert.equal(a.eventId, b.eventId);
+  });
+});
+
+describe('zoop: the envelopes the wrapper published', () => {
+  test('transaction.failed as published (transaction under payload, ids blank) is an event, not a malformed body', () => {
+    const event = driver.parse(webhookRequest(publishedFailed()), now);
+    assert.match(event.eventId, /^derived:/, 'an empty id is no id');
+    assert.deepEqual([event.eventType, event.resourceId, event.occurredAt.toISOString()], ['transaction.failed', null, '2020-06-25T18:03:27.000Z']);
+    assert.equal(driver.toPaymentFact(stored(publishedFailed())), null, 'no transaction id: no payment to key it by');
+  });
+
+  test('the same envelope with its transaction id is a failed payment fact', () => {
+    const fact = driver.toPaymentFact(stored(publishedFailed('a1b2c3d4e5f60718293a4b5c6d7e8f90')));
+    assert.deepEqual([fact?.chargeId, fact?.status, fact?.amount, fact?.currency], ['a1b2c3d4e5f60718293a4b5c6d7e8f90', 'failed', 1005, 'BRL']);
+  });
+
+  test('transaction.pre_authorization.succeeded as published (transaction under a top-level object) is read: its type, its time', () => {
+    const event = driver.parse(webhookRequest(publishedPreAuthorization()), now);
+    assert.match(event.eventId, /^derived:/);
+    // No created_at on the envelope: the transaction's updated_at is when it was pre-authorized (stable across resends).
+    assert.deepEqual([event.eventType, event.resourceId, event.occurredAt.toISOString()], ['transaction.pre_authorization.succeeded', null, '2020-06-26T12:20:18.000Z']);
+  });
+
+  test('with its transaction id, the pre-authorization is keyed by it and is held funds (authorized)', () => {
+    const body = publishedPreAuthorization('0f1e2d3c4b5a69788796a5b4c3d2e1f0');
+    assert.equal(driver.parse(webhookRequest(body), now).resourceId, '0f1e2d3c4b5a69788796a5b4c3d2e1f0');
+    const fact = driver.toPaymentFact(stored(body));
+    assert.deepEqual([fact?.chargeId, fact?.status, fact?.amount], ['0f1e2d3c4b5a69788796a5b4c3d2e1f0', 'authorized', 1499]);
   });
 });
