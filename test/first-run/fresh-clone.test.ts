@@ -160,6 +160,8 @@ test(
       assert.match(result.stderr, /^webhook-inbox: PORT 3000 is already in use/m, output);
       assert.doesNotMatch(output, /^\s+at /m, `no stack trace:\n${output}`);
       assert.match(result.stdout, /inboxctl exited with 0/, output);
+      // npm runs on the machine's Node, the code on Node 24: npx once warned ten lines a call about the package's own engines.
+      assert.doesNotMatch(result.stderr, /EBADENGINE/, `npx and npm start print no engine warnings:\n${result.stderr}`);
       assert.match(result.stdout, /evt_1/, 'inboxctl shows the event the snippet sent');
       assert.match(result.stdout, /conflicting duplicates {2}none/, 'the same bytes again are plain duplicates');
       assert.doesNotMatch(result.stdout, /says something else than the stored event/, output);
