@@ -6,13 +6,15 @@ import { ConfigError } from './errors.ts';
 import { PortUnavailableError, bindPort } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { logOutput } from './log-output.ts';
+import { withEnvFile } from './config/env-file.ts';
 import { loadConfig } from './config/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
 
 function readConfig() {
   try {
-    return loadConfig(process.env, (path) => readFileSync(path, 'utf8'));
+    const readFile = (path: string) => readFileSync(path, 'utf8');
+    return loadConfig(withEnvFile(process.env, readFile).env, readFile);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -38,6 +38,8 @@ export type ProcessRole = 'all' | 'receiver' | 'worker';
 
 /** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are ./configured-providers.ts's. */
 export interface ParsedConfig {
+  /** What a provider declared without its own settings gets (INBOX_RETENTION_DAYS, …): a zero-config provider's. */
+  providerDefaults: ProviderDefaults;
   port: number;
   host: string;
   /** Undefined: start an embedded PostgreSQL under `dataDir`. */
@@ -248,7 +250,7 @@ function formatIssues(error: z.ZodError, prefix = ''): string[] {
 type Env = Record<string, string | undefined>;
 export type ReadFile = (path: string) => string;
 
-type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
+export type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
 
 /** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_(KEY_)RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
 function providerDefaults(env: Env): ProviderDefaults {
@@ -332,6 +334,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     role: e.INBOX_ROLE,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
+    providerDefaults: { signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS, retentionDays: e.INBOX_RETENTION_DAYS, keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS },
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     // In the all role the wait measured worse for the ack's p99 (README, "Where the time goes").

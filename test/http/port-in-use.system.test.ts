@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -53,4 +53,12 @@ test('a PORT in use without DATABASE_URL: the same line, and no embedded Postgre
   assert.equal(exited.stderr.trim().split('\n').length, 1, exited.stderr);
   assert.ok(!existsSync(path.join(scratch, 'pg')), 'no cluster was initialised');
   assert.doesNotMatch(exited.stdout, /EMBEDDED PostgreSQL/);
+});
+
+test('the service reads the env file (INBOX_ENV_FILE) as inboxctl does: a PORT written there is the one it takes', async () => {
+  const file = path.join(scratch, 'inbox.env');
+  await writeFile(file, `PORT=${port}\nHOST=127.0.0.1\nWEBHOOK_SECRET_STRIPE=whsec_x\n`);
+  const exited = await runServiceUntilExit({ INBOX_ENV_FILE: file, DATABASE_URL: database.url });
+  assert.equal(exited.code, 1, exited.stderr);
+  assert.match(exited.stderr, new RegExp(`PORT ${port} is already in use on 127\\.0\\.0\\.1`));
 });
