@@ -2,8 +2,9 @@
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
  * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
  * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,250 req/s
- * ingest runs), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
- * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
+ * ingest runs), forwarding-brokers (the same with RabbitMQ and NATS JetStream as the destination, each skipped
+ * when its broker does not answer), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
+ * reconcile (a month of 10,000 payments, BENCH_RECONCILE_PAYMENTS, against a local Stripe ledger), pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
  * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts); BENCH_ACKS_TRACE=<folder> writes every paced
@@ -22,14 +23,16 @@ import { summarize } from './support/summary.ts';
 import { type IngestRun, runIngest } from './scenarios/ingest.ts';
 import { type ForwardingRun, runForwarding } from './scenarios/forwarding.ts';
 import { type ForwardingBacklogRun, runForwardingBacklog } from './scenarios/forwarding-backlog.ts';
+import { startNatsConsumer, startRabbitmqConsumer } from './support/broker-consumers.ts';
 import { type OperationsRun, runOperations } from './scenarios/operations.ts';
 import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 import { runPartitionMigration } from './scenarios/partition-migration.ts';
+import { runReconcile } from './scenarios/reconcile.ts';
 import { logStatements } from './support/statements.ts';
 
-const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-backlog', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-brokers', 'forwarding-backlog', 'operations', 'reconcile'];
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler', 'migration'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
@@ -120,6 +123,24 @@ try {
     report.forwarding = await runForwarding({ database, control, rate, amount: rate * seconds, env: forwardingEnv, postmasterPid: server.postmasterPid, log });
     done();
   }
+  if (sections.has('forwarding-brokers')) {
+    const done = await section('forwarding-brokers', 'forwarding to RabbitMQ and NATS JetStream while ingest runs');
+    const rate = Number(process.env.BENCH_FORWARDING_RATE ?? 1250);
+    const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
+    const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
+    const runs: ForwardingRun[] = [];
+    for (const [name, start] of [['rabbitmq', startRabbitmqConsumer], ['nats', startNatsConsumer]] as const) {
+      const consumer = await start();
+      if (typeof consumer === 'string') {
+        log(`  ${name}: skipped: ${consumer}`);
+        continue;
+      }
+      const database = await server.createDatabase(`forwarding_${name}`);
+      runs.push(await runForwarding({ database, rate, amount: rate * seconds, env: forwardingEnv, postmasterPid: server.postmasterPid, consumer, log }));
+    }
+    report.forwardingBrokers = runs;
+    done();
+  }
   if (sections.has('forwarding-backlog')) {
     const done = await section('forwarding-backlog', 'forwarding a stored backlog while a modest ingest runs (capacity, NOT the end-to-end row)');
     const database = await server.createDatabase('forwarding_backlog');
@@ -149,6 +170,12 @@ try {
     });
     done();
   }
+  if (sections.has('reconcile')) {
+    const done = await section('reconcile', 'reconciliation: a month of payments against the gateway ledger');
+    const { url } = await server.createDatabase('reconcile');
+    report.reconcile = await runReconcile({ databaseUrl: url, payments: Number(process.env.BENCH_RECONCILE_PAYMENTS ?? 10_000), postmasterPid: server.postmasterPid, log });
+    done();
+  }
   if (sections.has('migration')) {
     const done = await section('migration', 'migration 0012 on a populated unpartitioned inbox');
     const { url, sql } = await server.createDatabase('migration');
@@ -170,6 +197,7 @@ const summary = summarize({
   processing: report.processing as ProcessingRun[] | undefined,
   container: report.container as SingleContainerRun | undefined,
   forwarding: report.forwarding as ForwardingRun | undefined,
+  forwardingBrokers: report.forwardingBrokers as ForwardingRun[] | undefined,
   forwardingBacklog: report.forwardingBacklog as ForwardingBacklogRun | undefined,
   operations: report.operations as OperationsRun[] | undefined,
 });

@@ -17,7 +17,10 @@ import { createAllowedHosts } from './web/allowed-hosts.ts';
 import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
+import { reconcileTargetsOf, startReconcileCron } from './operations/reconcile-cron.ts';
+import { gatewayLedgers } from './gateways/registry.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
+import { FactCarryOver } from './processing/fact-carry-over.ts';
 import { startProcessing } from './processing/workers.ts';
 import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
@@ -26,8 +29,9 @@ import type { AppConfig } from './config/load-config.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
-import { startForwarding } from './delivery/forwarding.ts';
+import { type Forwarding, startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
+import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
 /** Most deliveries one ingest statement carries. */
 const INGEST_BATCH_SIZE = 100;
@@ -38,6 +42,8 @@ export interface ServiceOptions {
   databaseUrl: string;
   logger: Logger;
   clock?: () => Date;
+  /** The push side's timeouts and run budget (src/delivery/delivery-timers.ts); tests move them by hand. */
+  deliveryTimers?: DeliveryTimers;
   /** Event handlers by canonical kind; default: the built-in ones (src/processing/built-in-handlers.ts). */
   handlers?: HandlerRegistry;
   /** One registry per service instance; tests may pass their own to read it. */
@@ -191,10 +197,12 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
   });
   if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
   let jobTableAnalyzer: JobTableAnalyzer | undefined;
+  let factCarryOver: FactCarryOver | undefined;
+  let forwarding: Forwarding | undefined;
   if (config.role !== 'receiver') {
     for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
     const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
-    const announceChanges = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock });
+    forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
     await startProcessing({
       boss,
       db: database.db,
@@ -204,13 +212,18 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
       handlers: options.handlers,
       metrics: metrics.processing,
       refetcher,
-      announceChanges,
+      announceChanges: forwarding?.announceChanges,
       ingestPressure,
       ingestFirst: config.ingestFirst,
       ingestFirstMetrics: metrics.ingestFirst,
     });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+    const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
+    await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
     jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
+    // Facts settled before payment_facts existed, carried there in the background (once per install).
+    factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });
+    factCarryOver.start();
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
   server.serve(app);
@@ -227,7 +240,10 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
       await server.close();
       await gaugeRefresher.stop();
       await jobTableAnalyzer?.stop();
+      await factCarryOver?.stop();
       await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+      // After the workers: a publish still in flight gets its confirm before its connection ends.
+      await forwarding?.closeConnections();
       await ingestPool?.end({ timeout: 5 });
       await database.close();
     },

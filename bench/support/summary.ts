@@ -142,6 +142,18 @@ function forwardingRows(run: ForwardingRun | undefined, lines: string[], targets
   targets.push({ target, measured: `${fixed(run.eventsPerSecond)} events/s, p99 ${run.latencyMs.p99} ms`, met: run.eventsPerSecond >= 1000 && run.latencyMs.p99 <= 1000 });
 }
 
+/**
+ * The same push with a broker as the destination: published (a publisher confirm, a JetStream ack)
+ * and taken off the broker by a local consumer. Beside the HTTP row, to compare the CPU each costs.
+ */
+function brokerForwardingRows(runs: ForwardingRun[] | undefined, lines: string[]): void {
+  for (const run of runs ?? []) {
+    lines.push(
+      `| forwarding to ${run.destination} | ${fixed(run.ingestRate)} req/s ingest paced (p99 ack ${run.ingestP99Ms} ms), 1 destination | **${fixed(run.eventsPerSecond)}** events/s | ${run.latencyMs.p50} | **${run.latencyMs.p99}** | ${fixed(run.events)} events confirmed and consumed, ${run.repeats} repeats, ${run.unverified} unverified | change → consumer | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (service + PostgreSQL, per delivered event, ingest and processing included); the broker ${run.brokerCpuUs === undefined ? 'not measured' : fixed(run.brokerCpuUs)} |`,
+    );
+  }
+}
+
 /** Forwarding's capacity under a stored backlog with a modest ingest beside it: no target of its own (the issue's target is the row above). */
 function forwardingBacklogRows(run: ForwardingBacklogRun | undefined, lines: string[]): void {
   if (!run) return;
@@ -181,6 +193,7 @@ export function summarize(sections: {
   processing?: ProcessingRun[];
   container?: SingleContainerRun;
   forwarding?: ForwardingRun;
+  forwardingBrokers?: ForwardingRun[];
   forwardingBacklog?: ForwardingBacklogRun;
   operations?: OperationsRun[];
 }): Summary {
@@ -190,6 +203,7 @@ export function summarize(sections: {
   processingRows(sections.processing, lines, targets);
   containerRows(sections.container, lines, targets);
   forwardingRows(sections.forwarding, lines, targets);
+  brokerForwardingRows(sections.forwardingBrokers, lines);
   forwardingBacklogRows(sections.forwardingBacklog, lines);
   operationsRows(sections.operations, lines);
   return { table: lines.join('\n'), targets };

@@ -20,6 +20,8 @@ export interface CliRuntime {
   stdout: CliOutput;
   stderr: CliOutput;
   now: () => Date;
+  /** Who runs the command (the OS user), for the changes that record who made them. */
+  user?: () => string;
 }
 
 export interface CommandContext {

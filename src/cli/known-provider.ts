@@ -35,7 +35,7 @@ export function retentionPolicies(config: AppConfig, stored: readonly string[]):
     const driver = builtInDrivers[name];
     if (policies.has(name) || !driver) continue;
     const { retentionDays, keyRetentionDays } = config.providerDefaults;
-    policies.set(name, { name, retentionDays, keyRetentionDays, resendWindowDays: driver.resendWindowDays });
+    policies.set(name, { name, retentionDays, keyRetentionDays, resendWindowDays: driver.resendWindowDays, unknownPayment: 'create' });
     notices.push(`${name} is not configured here (no ${secretEnvName(name)}): its dedupe window is taken as a zero-config ${name}'s, INBOX_RETENTION_DAYS (${retentionDays} days)`);
   }
   return { policies, notices };

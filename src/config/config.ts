@@ -6,6 +6,7 @@ import { type DestinationConfig, loadDestinations } from './destinations-config.
 import { issueMessage } from './issue-message.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
+import { type DeclaredReconcile, reconcileFileKeys } from '../reconciliation/config-keys.ts';
 import { parseJsonText } from '../format/json-parse.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface ProviderConfig {
   unknownPayment: 'create' | 'require';
   /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys (src/refetch/settings.ts resolves them). */
   refetch: DeclaredRefetch;
+  /** `reconcile`: the provider's settlement delay for `inboxctl reconcile` (src/reconciliation/config-keys.ts). */
+  reconcile: DeclaredReconcile;
   /** GATEWAY_API_KEY_<PROVIDER>, when set. */
   envApiKey: string | undefined;
   /** What is left of its INBOX_CONFIG entry, for the driver's own schema. */
@@ -85,6 +88,12 @@ export interface OperationsConfig {
   retentionBatchSize: number;
   /** Where retention writes its gzip JSON Lines archives. */
   archiveDir: string;
+  /** 5-field cron (UTC) of the daily reconciliation of every provider with a ledger and an API key. */
+  reconcileCron: string;
+  /** How many days back each cron reconciliation reads the ledgers. */
+  reconcileWindowDays: number;
+  /** 5-field cron (UTC) of the runs of payouts a webhook announced since their entries were read. */
+  reconcilePayoutsCron: string;
 }
 
 export type { DashboardConfig } from './dashboard-config.ts';
@@ -150,6 +159,9 @@ const envVariables = z.object({
   RETENTION_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('15 3 * * *'),
   RETENTION_BATCH_SIZE: intFromEnv(500, 1, 10_000),
   INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
+  RECONCILE_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('45 4 * * *'),
+  RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  RECONCILE_PAYOUTS_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/15 * * * *'),
 });
 
 type EnvValues = z.infer<typeof envVariables>;
@@ -222,6 +234,7 @@ const fileSchema = z.strictObject(
           keyRetentionDays: z.number().int().positive().optional(),
           unknownPayment: z.enum(['create', 'require']).optional(),
           ...refetchFileKeys,
+          ...reconcileFileKeys,
         }),
       )
       .default({}),
@@ -290,13 +303,14 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
     ...defaults,
     unknownPayment: 'create',
     refetch: {},
+    reconcile: {},
     envApiKey: env[apiKeyEnvName(name)],
     options: {},
     ...entry,
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file)) {
+  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, reconcile, ...options }] of Object.entries(file)) {
     providers.set(
       name,
       declare(name, {
@@ -306,6 +320,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
         keyRetentionDays: keyRetentionDays ?? defaults.keyRetentionDays,
         unknownPayment: unknownPayment ?? 'create',
         refetch: { api, ordering, ratePerSecond },
+        reconcile: reconcile ?? {},
         options,
       }),
     );
@@ -366,6 +381,9 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
       retentionCron: e.RETENTION_CRON,
       retentionBatchSize: e.RETENTION_BATCH_SIZE,
       archiveDir: e.INBOX_ARCHIVE_DIR ?? `${e.INBOX_DATA_DIR}/archive`,
+      reconcileCron: e.RECONCILE_CRON,
+      reconcileWindowDays: e.RECONCILE_WINDOW_DAYS,
+      reconcilePayoutsCron: e.RECONCILE_PAYOUTS_CRON,
     },
   };
 }

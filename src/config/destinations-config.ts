@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { parseDestinationSecrets } from './destination-secrets.ts';
+import { type DestinationTransport, brokerOptionsShape, brokerUrlProblem, destinationTransport, transportKindOf } from './broker-destinations.ts';
 import { issueMessage } from './issue-message.ts';
 import { parseJsonText } from '../format/json-parse.ts';
 
@@ -10,16 +12,22 @@ export type PaymentEventType = (typeof paymentEventTypes)[number];
 /** Where the inbox pushes payment events, and how hard it tries (src/delivery). */
 export interface DestinationConfig {
   name: string;
+  /** An http(s) URL, or a broker's (amqp(s)://, nats:// or tls://, which may carry its credentials: never logged). */
   url: string;
-  /** `whsec_<base64>`: the Standard Webhooks signing secret. Never logged. */
-  secret: string;
+  /** HTTP, or the broker the URL names (its scheme decides). */
+  transport: DestinationTransport;
+  /**
+   * The Standard Webhooks signing secrets, each signing every event: `whsec_<base64>` (HMAC, `v1`)
+   * or `whsk_<base64>` (ed25519, `v1a`). Two during a rotation. Never logged.
+   */
+  secrets: readonly string[];
   /** Only these providers' payments; undefined: every provider. */
   providers: readonly string[] | undefined;
   /** Only these event types; undefined: every type. */
   kinds: readonly PaymentEventType[] | undefined;
   /** Failed attempts at a lane's head event before the lane parks. */
   maxAttempts: number;
-  /** One POST, from connecting to the last byte of the answer read. */
+  /** One POST, from connecting to the last byte of the answer read; for a broker, one publish until its confirm. */
   timeoutMs: number;
   /** The first retry's delay; each further one doubles it (with jitter), up to retryDelayMaxSeconds. */
   retryDelaySeconds: number;
@@ -29,7 +37,20 @@ export interface DestinationConfig {
    * backs off as a whole (no lane spends attempts, none parks) until one probe gets a 2xx.
    */
   backoffAfterFailingLanes: number;
+  /**
+   * How long a lane's head event may be answered 429 (or 503 with Retry-After) before those answers
+   * count as attempts: a consumer that asks to wait is waited for (with backoff, never sooner than
+   * it asked) this long before the lane can park.
+   */
+  patienceSeconds: number;
+  /**
+   * Where a destination added later starts: `now` (events written from when a worker first runs with
+   * it), `beginning` (every payment's events), or a time (events written since then).
+   */
+  start: DestinationStart;
 }
+
+export type DestinationStart = 'now' | 'beginning' | Date;
 
 export const destinationDefaults = {
   maxAttempts: 8,
@@ -37,6 +58,7 @@ export const destinationDefaults = {
   retryDelaySeconds: 5,
   retryDelayMaxSeconds: 3600,
   backoffAfterFailingLanes: 5,
+  patienceSeconds: 3600,
 } as const;
 
 const URL_PREFIX = 'DESTINATION_URL_';
@@ -48,6 +70,8 @@ export function destinationEnvName(prefix: 'URL' | 'SECRET', destination: string
   return `DESTINATION_${prefix}_${destination.toUpperCase().replaceAll('-', '_')}`;
 }
 
+const startError = 'must be "now", "beginning" or an RFC 3339 time (2026-12-01T00:00:00Z)';
+
 const optionsSchema = z.strictObject({
   providers: z.array(z.string().regex(namePattern, 'provider names are lower-case letters, digits and dashes')).min(1).optional(),
   kinds: z.array(z.enum(paymentEventTypes)).min(1).optional(),
@@ -56,6 +80,9 @@ const optionsSchema = z.strictObject({
   retryDelaySeconds: z.number().positive().max(86_400).optional(),
   retryDelayMaxSeconds: z.number().positive().max(7 * 86_400).optional(),
   backoffAfterFailingLanes: z.number().int().min(2).max(10_000).optional(),
+  patienceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
+  start: z.union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError }).optional(),
+  ...brokerOptionsShape,
 });
 type DestinationOptions = z.infer<typeof optionsSchema>;
 
@@ -67,7 +94,10 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-/** Refuses what would let a destination leak events or secrets: other schemes, plain http off this machine, credentials in the URL. */
+/**
+ * Refuses what would let a destination leak events or secrets: other schemes, plain transport off
+ * this machine, credentials in an HTTP URL (a broker's URL carries them: broker-destinations.ts).
+ */
 function urlProblem(value: string, allowHttp: boolean): string | undefined {
   let url: URL;
   try {
@@ -75,21 +105,13 @@ function urlProblem(value: string, allowHttp: boolean): string | undefined {
   } catch {
     return 'is not a URL';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an https:// URL (got ${url.protocol})`;
+  const kind = transportKindOf(url);
+  if (kind === undefined) return `must be an https:// URL, or a broker's amqps:// or tls:// (got ${url.protocol})`;
+  if (kind !== 'http') return brokerUrlProblem(url, allowHttp, isLoopback);
   if (url.username || url.password) return 'must not carry credentials (the signature authenticates the inbox)';
   if (url.protocol === 'http:' && !allowHttp && !isLoopback(url.hostname)) {
     return 'must be https:// (plain http is allowed only to loopback, or everywhere with DESTINATION_ALLOW_HTTP=1)';
   }
-  return undefined;
-}
-
-/** Standard Webhooks: `whsec_` and the base64 of 24 to 64 random bytes. */
-function secretProblem(value: string): string | undefined {
-  if (!value.startsWith('whsec_')) return 'must be a Standard Webhooks secret, whsec_<base64>';
-  const encoded = value.slice('whsec_'.length);
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return 'must be whsec_ followed by base64';
-  const bytes = Buffer.from(encoded, 'base64').length;
-  if (bytes < 24 || bytes > 64) return `must hold 24 to 64 bytes of key (this one holds ${bytes}): e.g. whsec_$(openssl rand -base64 32)`;
   return undefined;
 }
 
@@ -146,11 +168,14 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   if (url === undefined) problems.push(`destination "${name}": no URL; set ${urlKey}`);
   else if (urlProblem(url, allowHttp)) problems.push(`${urlKey}: ${urlProblem(url, allowHttp)}`);
   if (secret === undefined) problems.push(`destination "${name}": no secret; set ${secretKey} (whsec_<base64>)`);
-  else if (secretProblem(secret)) problems.push(`${secretKey}: ${secretProblem(secret)}`);
-  const merged = { ...destinationDefaults, ...options };
+  const secrets = secret === undefined ? undefined : parseDestinationSecrets(secretKey, secret, problems);
+  const { providers, kinds, start, rabbitmq: _rabbitmq, nats: _nats, ...tuning } = options;
+  const merged = { ...destinationDefaults, ...tuning };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
-  if (problems.length > before) return undefined;
-  return { name, url: url!, secret: secret!, ...merged, providers: options.providers, kinds: options.kinds };
+  const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
+  const transport = kind && destinationTransport(name, kind, options, problems);
+  if (problems.length > before || !secrets) return undefined;
+  return { name, url: url!, transport: transport!, secrets, ...merged, providers, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
 }
 
 /**

@@ -75,8 +75,10 @@ export const webhookInbox = pgTable(
     lastError: text('last_error'),
     processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
     // What the event meant when it was processed: its payment fact, or the gateway snapshot its
-    // refetch read (which the payload cannot give back), so later folds of the charge see the
-    // same thing again. Null before processing and after a replay, which recomputes it.
+    // refetch read (which the payload cannot give back). A payment fact is copied into
+    // payment_facts as the row settles (trigger, drizzle/0018), where later folds of the charge
+    // read it whatever becomes of this row. Null before processing and after a replay, which
+    // recomputes it.
     fact: jsonb('fact'),
     // What the event says (type, resource, payment status, occurred_at, money): a hash a resend
     // repeats exactly, so a duplicate that says something else is told apart without reading the

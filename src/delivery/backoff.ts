@@ -23,7 +23,20 @@ export function retryAfterSeconds(header: string | null, now: Date): number | un
   return seconds === undefined ? undefined : Math.min(RETRY_AFTER_CEILING_SECONDS, seconds);
 }
 
-/** The destination's own wait wins when it names one: it knows when it will be back. */
-export function nextAttemptDelaySeconds(failures: number, retryAfter: number | undefined, settings: BackoffSettings): number {
-  return retryAfter ?? backoffSeconds(failures, settings);
+/**
+ * A destination's Retry-After may lengthen the wait, never shorten it: `Retry-After: 0` or a date
+ * already past would otherwise spend a lane's attempts in milliseconds and park it (8 attempts in
+ * 89 ms, found from outside), for a consumer that only asked for a moment.
+ */
+export function nextAttemptDelaySeconds(failures: number, retryAfter: number | undefined, settings: BackoffSettings, random?: () => number): number {
+  return Math.max(backoffSeconds(failures, settings, random), retryAfter ?? 0);
+}
+
+/**
+ * An answer that asks the sender to slow down rather than saying the event failed: 429, and 503
+ * with a Retry-After it could read. Such answers count towards parking only once the destination's
+ * patience is spent (lane-sql.ts); a 503 without Retry-After is a failure like any other 5xx.
+ */
+export function isThrottle(status: number | null, retryAfter: number | undefined): boolean {
+  return status === 429 || (status === 503 && retryAfter !== undefined);
 }

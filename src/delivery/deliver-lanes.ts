@@ -30,6 +30,8 @@ interface LaneRun {
   /** How far it got (2xx, or not for this destination), and how far the lane row says. */
   delivered: number;
   marked: number;
+  /** The last event answered 2xx: what the next one sent follows. */
+  answered: number;
   lastStatus: number | null;
   /** This run's first POST is the destination's probe after a backoff; a 2xx ends the backoff. */
   probing: boolean;
@@ -67,7 +69,8 @@ export async function deliverLanes<J extends LaneJob>(deps: DeliveryDeps, jobs: 
       const held = await laneHeldBack(deps, job.data, state);
       if (held) return outcomes.set(job, held);
       const target = deps.targets.get(job.data.destination)!;
-      runs.push({ job, target, state, delivered: state.deliveredSequence, marked: state.deliveredSequence, lastStatus: null, probing: state.destinationBackoffTrips > 0, probeAnswered: false });
+      const { deliveredSequence, answeredSequence } = state;
+      runs.push({ job, target, state, delivered: deliveredSequence, marked: deliveredSequence, answered: answeredSequence, lastStatus: null, probing: state.destinationBackoffTrips > 0, probeAnswered: false });
     }),
   );
   const batch: BatchProgress = {
@@ -75,7 +78,7 @@ export async function deliverLanes<J extends LaneJob>(deps: DeliveryDeps, jobs: 
     ended: [...outcomes].map(([job, outcome]) => ({ job, outcome })),
     ...(settleEarly && { settleEarly: settleEarly as (ended: readonly EndedLane<LaneJob>[]) => Promise<void> }),
   };
-  await sendInRounds(deps, batch, runs, Date.now());
+  await sendInRounds(deps, batch, runs, deps.timers.now());
   for (const run of runs) outcomes.set(run.job, run.outcome!);
   return jobs.map((job) => outcomes.get(job)!);
 }
@@ -142,8 +145,10 @@ async function endRound(deps: DeliveryDeps, runs: LaneRun[]): Promise<LaneRun[]>
     if (run.outcome === 'continued' && !run.job.signal?.aborted) continued.push(run.job.data);
     if (run.outcome !== undefined) continue;
     if (run.failure) {
-      const attempts = run.delivered > run.state.deliveredSequence ? 0 : run.state.attempts;
-      run.outcome = await handleFailure(deps, { job: run.job.data, target: run.target, state: { ...run.state, deliveredSequence: run.delivered, attempts }, ...run.failure });
+      // Moved on in this run: the failure is the new head event's first.
+      const movedOn = run.delivered > run.state.deliveredSequence;
+      const state = { ...run.state, deliveredSequence: run.delivered, answeredSequence: run.answered, ...(movedOn && { attempts: 0, throttles: 0 }) };
+      run.outcome = await handleFailure(deps, { job: run.job.data, target: run.target, state, ...run.failure });
     } else if (!run.readAll) {
       more.push(run);
     } else {
@@ -182,7 +187,7 @@ async function doneWithinPatience(sends: readonly Promise<void>[]): Promise<bool
 async function sendEvents(deps: DeliveryDeps, run: LaneRun, events: readonly PaymentEventRow[], started: number): Promise<void> {
   const { job, target } = run;
   for (const event of events) {
-    if (job.signal?.aborted || Date.now() - started > RUN_BUDGET_MS) {
+    if (job.signal?.aborted || deps.timers.now() - started > RUN_BUDGET_MS) {
       run.outcome = 'continued';
       return;
     }
@@ -191,12 +196,13 @@ async function sendEvents(deps: DeliveryDeps, run: LaneRun, events: readonly Pay
       continue;
     }
     const startedAt = performance.now();
-    const result = await postSigned(target, event, deps.clock(), job.signal);
+    const result = await postSigned(deps, target, { event, followsSequence: run.answered }, job.signal);
     if (result.kind !== 'delivered') {
       run.failure = { result, startedAt, probing: run.probing };
       return;
     }
     run.delivered = event.sequence;
+    run.answered = event.sequence;
     run.lastStatus = result.status;
     deps.metrics?.delivered(job.data.destination, (Date.now() - event.createdAt.getTime()) / 1000);
     if (run.probing) {
@@ -211,7 +217,7 @@ async function recordProgress(deps: DeliveryDeps, runs: readonly LaneRun[]): Pro
   const moved = runs.filter((run) => run.delivered > run.marked);
   const marked = await markLanesDelivered(
     deps.sql,
-    moved.map((run) => ({ destination: run.job.data.destination, paymentId: run.job.data.paymentId, deliveredSequence: run.delivered, status: run.lastStatus })),
+    moved.map((run) => ({ destination: run.job.data.destination, paymentId: run.job.data.paymentId, deliveredSequence: run.delivered, answeredSequence: run.answered, status: run.lastStatus })),
   );
   for (const run of moved) {
     if (marked.has(laneKey(run.job.data.destination, run.job.data.paymentId))) run.marked = run.delivered;

@@ -6,6 +6,11 @@ export const DELIVERIES_QUEUE = 'deliveries';
 /** Lanes whose runs failed every retry (database errors, not destinations' answers): parked for a human. */
 export const DELIVERIES_DEAD_LETTER_QUEUE = 'deliveries-dead-letter';
 
+/** Queues the payments from before a destination was added, a batch a job (destination-start.ts). */
+export const DELIVERY_SEEDS_QUEUE = 'delivery-seeds';
+/** One seeding job per destination running and one waiting at most: a restart queues no second walk. */
+const DELIVERY_SEEDS_QUEUE_OPTIONS = { policy: 'stately', retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 } as const satisfies Omit<Queue, 'name'>;
+
 /** A delivery job names a lane; the lane's row and the outbox say what is left to send. */
 export interface DeliveryJobData {
   destination: string;
@@ -58,4 +63,5 @@ export async function ensureDeliveriesQueue(boss: PgBoss, worker: WorkerConfig):
   const { policy, ...updatable } = deliveriesQueueOptions(worker);
   await boss.createQueue(DELIVERIES_QUEUE, { policy, ...updatable });
   await boss.updateQueue(DELIVERIES_QUEUE, { ...updatable, heartbeatSeconds: worker.heartbeatSeconds ?? null });
+  await boss.createQueue(DELIVERY_SEEDS_QUEUE, DELIVERY_SEEDS_QUEUE_OPTIONS);
 }

@@ -13,7 +13,11 @@ import { type DeliveryJobData, laneKey } from './deliveries-queue.ts';
 /** What a delivery run needs to know before it sends anything, all by the database's clock. */
 export interface LaneState {
   deliveredSequence: number;
+  /** The last event the destination answered 2xx: what the next event sent `follows`. */
+  answeredSequence: number;
   attempts: number;
+  /** Answers that asked to wait, not counted as attempts (the destination's patience). */
+  throttles: number;
   parked: boolean;
   /** A retry is scheduled later than now: a run before it leaves the lane alone. */
   waiting: boolean;
@@ -24,32 +28,43 @@ export interface LaneState {
   destinationBackoffTrips: number;
 }
 
-/** Each lane's state (a lane without a row yet starts at sequence 0), in the order given. */
+/**
+ * Each lane's state, in the order given. A lane without a row yet starts where its destination
+ * starts: past the payment's events written before the destination's starts_at (none when null).
+ */
 export async function readLaneStates(db: SqlExecutor, lanes: readonly DeliveryJobData[]): Promise<LaneState[]> {
   if (lanes.length === 0) return [];
   const input = JSON.stringify(lanes.map((lane, ord) => ({ ord, destination: lane.destination, payment_id: lane.paymentId })));
   const { rows } = await db.executeSql<{
     ord: number;
-    delivered_sequence: number | null;
+    delivered_sequence: number;
+    answered_sequence: number;
     attempts: number | null;
+    throttles: number | null;
     parked: boolean | null;
     waiting: boolean | null;
     disabled: boolean | null;
     backoff_seconds: number | null;
     backoff_trips: number | null;
   }>(
-    `select v.ord, l.delivered_sequence, l.attempts, l.parked_at is not null as parked, l.next_attempt_at > now() as waiting,
+    `select v.ord, coalesce(l.delivered_sequence, s.before_start) as delivered_sequence,
+           coalesce(l.answered_sequence, l.delivered_sequence, 0) as answered_sequence, l.attempts, l.throttles,
+           l.parked_at is not null as parked, l.next_attempt_at > now() as waiting,
            d.disabled_at is not null as disabled, extract(epoch from d.backoff_until - now())::float8 as backoff_seconds, d.backoff_trips
     from jsonb_to_recordset($1::text::jsonb) as v(ord int, destination varchar, payment_id bigint)
     left join delivery_lanes as l on l.destination = v.destination and l.payment_id = v.payment_id
-    left join delivery_destinations as d on d.name = v.destination`,
+    left join delivery_destinations as d on d.name = v.destination
+    cross join lateral (select coalesce(max(e.sequence), 0) as before_start from payment_events e
+      where l.destination is null and e.payment_id = v.payment_id and e.created_at < d.starts_at) as s`,
     [input],
   );
   const states = new Array<LaneState>(lanes.length);
   for (const row of rows) {
     states[row.ord] = {
-      deliveredSequence: row.delivered_sequence ?? 0,
+      deliveredSequence: row.delivered_sequence,
+      answeredSequence: row.answered_sequence,
       attempts: row.attempts ?? 0,
+      throttles: row.throttles ?? 0,
       parked: row.parked === true,
       waiting: row.waiting === true,
       destinationDisabled: row.disabled === true,
@@ -134,6 +149,8 @@ export interface LaneProgress {
   paymentId: number;
   /** The last event answered 2xx (or not for this destination) in order. */
   deliveredSequence: number;
+  /** The last event answered 2xx (the run's, or the lane's before it when the run sent none). */
+  answeredSequence: number;
   /** The last 2xx's status; null when no event of the run was for this destination. */
   status: number | null;
 }
@@ -146,14 +163,17 @@ export interface LaneProgress {
  */
 export async function markLanesDelivered(db: SqlExecutor, progress: readonly LaneProgress[]): Promise<Set<string>> {
   if (progress.length === 0) return new Set();
-  const input = JSON.stringify(progress.map((p) => ({ destination: p.destination, payment_id: p.paymentId, delivered_sequence: p.deliveredSequence, last_status: p.status })));
+  const input = JSON.stringify(
+    progress.map((p) => ({ destination: p.destination, payment_id: p.paymentId, delivered_sequence: p.deliveredSequence, answered_sequence: p.answeredSequence, last_status: p.status })),
+  );
   const { rows } = await db.executeSql<{ destination: string; payment_id: number }>(
-    `insert into delivery_lanes as l (destination, payment_id, delivered_sequence, last_attempt_at, last_status)
-    select v.destination, v.payment_id, v.delivered_sequence, now(), v.last_status
-    from jsonb_to_recordset($1::text::jsonb) as v(destination varchar, payment_id bigint, delivered_sequence int, last_status smallint)
+    `insert into delivery_lanes as l (destination, payment_id, delivered_sequence, answered_sequence, last_attempt_at, last_status)
+    select v.destination, v.payment_id, v.delivered_sequence, v.answered_sequence, now(), v.last_status
+    from jsonb_to_recordset($1::text::jsonb) as v(destination varchar, payment_id bigint, delivered_sequence int, answered_sequence int, last_status smallint)
     order by v.destination, v.payment_id
     on conflict (destination, payment_id) do update set
-      delivered_sequence = excluded.delivered_sequence, attempts = 0, next_attempt_at = null,
+      delivered_sequence = excluded.delivered_sequence, answered_sequence = excluded.answered_sequence,
+      attempts = 0, throttles = 0, throttled_since = null, next_attempt_at = null,
       last_attempt_at = now(), last_status = coalesce(excluded.last_status, l.last_status), last_error = null, updated_at = now()
     where l.delivered_sequence < excluded.delivered_sequence
     returning l.destination, l.payment_id::float8 as payment_id`,

@@ -130,7 +130,7 @@ class DryRunRollback<T> extends Error {
  * checks and refusals, the jobs inserted) and the transaction is rolled back, so what it says it
  * would do is what the real run does.
  */
-async function changeInTransaction<T>(deps: LaneDeps, options: LaneChangeOptions, work: (tx: Transaction) => Promise<T>): Promise<T> {
+export async function changeInTransaction<T>(deps: LaneDeps, options: LaneChangeOptions, work: (tx: Transaction) => Promise<T>): Promise<T> {
   try {
     return await deps.db.transaction(async (tx) => {
       const result = await work(tx);
@@ -163,7 +163,7 @@ export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChan
   return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     await tx.execute(sql`
-      update ${deliveryLanes} set parked_at = null, parked_reason = null, attempts = 0, next_attempt_at = null, updated_at = now()
+      update ${deliveryLanes} set parked_at = null, parked_reason = null, attempts = 0, throttles = 0, throttled_since = null, next_attempt_at = null, updated_at = now()
       where destination = ${lane.destination} and payment_id = ${found.paymentId}`);
     await enqueueLaneJobs(deps.boss, tx, [{ destination: lane.destination, paymentId: found.paymentId }]);
     return { wasParked: found.parked, deliveredSequence: found.deliveredSequence, lastSequence: found.lastSequence };
@@ -173,7 +173,8 @@ export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChan
 /**
  * Gives up on a parked lane's head event (the destination will never take it): the lane moves past
  * it, the reason is kept on the lane, and the events after it are sent. The event stays in the
- * outbox and the feed.
+ * outbox and the feed. answered_sequence stays where it was, so the next event sent says it follows
+ * the one before the skipped event (`follows_sequence`), and the application applies it.
  */
 export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: string, options: LaneChangeOptions = {}): Promise<{ skippedSequence: number; eventId: string }> {
   return changeInTransaction(deps, options, async (tx) => {
@@ -183,7 +184,8 @@ export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: strin
     const skipped = found.deliveredSequence + 1;
     const [event] = await tx.execute<{ id: string }>(sql`select id from payment_events where payment_id = ${paymentId} and sequence = ${skipped}`);
     await tx.execute(sql`
-      update ${deliveryLanes} set delivered_sequence = ${skipped}, parked_at = null, parked_reason = null, attempts = 0, next_attempt_at = null,
+      update ${deliveryLanes} set delivered_sequence = ${skipped}, answered_sequence = coalesce(answered_sequence, delivered_sequence),
+        parked_at = null, parked_reason = null, attempts = 0, throttles = 0, throttled_since = null, next_attempt_at = null,
         skipped_events = skipped_events + 1, last_skip_reason = ${reason}, last_skipped_at = now(), updated_at = now()
       where destination = ${lane.destination} and payment_id = ${paymentId}`);
     await enqueueLaneJobs(deps.boss, tx, [{ destination: lane.destination, paymentId }]);

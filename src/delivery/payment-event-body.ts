@@ -28,6 +28,13 @@ export const paymentEventBodySchema = z
         '`payment.<status>`: the payment\'s status after this change. The same type follows itself when only the amounts or the inquiry moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`; an inquiry opened on a paid payment is a `payment.paid` with `previous_status` `paid` and `inquiry_open` true): a new change has a new `id` and the next `sequence`, a resend the same ones.',
       ),
     sequence: z.int().min(1).describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
+    follows_sequence: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Pushed events only: the last event of this payment this destination answered 2xx before this one (0: none). It is `sequence − 1` unless events in between were not sent to this destination: skipped by an operator (`inboxctl lanes skip`), left out by its `kinds` filter, or written before the destination started. Apply this event when the last sequence you applied is at least `follows_sequence` (and below `sequence`); the feed, which never leaves one out, omits it (read it as `sequence − 1`).',
+      ),
     occurred_at: z.iso.datetime().describe('When the gateway says the change happened (its event time), RFC 3339 in UTC.'),
     payment: z
       .object({
@@ -84,6 +91,15 @@ export function toPaymentEventBody(row: PaymentEventRow): PaymentEventBody {
     },
     cause: { inbox_id: row.causeInboxId, event_id: row.causeEventId, event_type: row.causeEventType },
   };
+}
+
+/**
+ * The body pushed to one destination: the event, and what it follows there. Built field by field so
+ * `follows_sequence` sits beside `sequence` on the wire, as a reader looks for it.
+ */
+export function toPushedEventBody(row: PaymentEventRow, followsSequence: number): PaymentEventBody {
+  const { id, type, sequence, ...rest } = toPaymentEventBody(row);
+  return { id, type, sequence, follows_sequence: followsSequence, ...rest };
 }
 
 /**

@@ -1,12 +1,14 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { type DeliveryTimers, systemDeliveryTimers } from './delivery-timers.ts';
 import type { StandardWebhookHeaders } from './sign.ts';
 
 /** How much of a destination's answer is read (for the lane's last_error); the rest is discarded unread. */
 export const MAX_ANSWER_BYTES = 4096;
 
+/** How one attempt ended, for HTTP and brokers alike (event-transport.ts); `status` is HTTP's, null without one. */
 export type PostResult =
-  | { kind: 'delivered'; status: number }
+  | { kind: 'delivered'; status: number | null }
   /** 410 Gone: the endpoint says it no longer exists (Standard Webhooks: disable it). */
   | { kind: 'gone'; status: number }
   | { kind: 'failed'; status: number | null; error: string; retryAfter: string | null };
@@ -18,6 +20,8 @@ export interface PostRequest {
   timeoutMs: number;
   /** The job's: aborted when pg-boss gives up on it (expiry, shutdown). */
   signal?: AbortSignal;
+  /** What the timeout runs on (default: the process's timers). */
+  timers?: Pick<DeliveryTimers, 'setTimeout' | 'clearTimeout'>;
 }
 
 /**
@@ -97,10 +101,11 @@ export function postEvent(request: PostRequest): Promise<PostResult> {
     let settled = false;
     let timedOut = false;
     let answered: { response: IncomingMessage; readSoFar: () => string } | undefined;
+    const timers = request.timers ?? systemDeliveryTimers;
     const settle = (result: PostResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
       resolve(result);
     };
@@ -120,7 +125,7 @@ export function postEvent(request: PostRequest): Promise<PostResult> {
       if (answered) settle(resultOf(answered.response, answered.readSoFar(), reason));
       else settle({ kind: 'failed', status: null, error: reason, retryAfter: null });
     };
-    const timer = setTimeout(() => {
+    const timer = timers.setTimeout(() => {
       timedOut = true;
       outgoing.destroy(new Error('timeout'));
       fail(new Error('timeout'));

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, primaryKey, smallint, text, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, integer, pgTable, primaryKey, smallint, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 import { payments } from '../domain/payments/schema.ts';
 
 /**
@@ -31,6 +31,19 @@ export const deliveryLanes = pgTable(
     skippedEvents: integer('skipped_events').notNull().default(0),
     lastSkipReason: text('last_skip_reason'),
     lastSkippedAt: timestamp('last_skipped_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * The last event the destination answered 2xx: the next event's `follows_sequence`, which tells
+     * the application what was not sent in between (a skip, a kinds filter, the destination's
+     * start). Null on lanes written before it existed: read as delivered_sequence.
+     */
+    answeredSequence: integer('answered_sequence'),
+    /**
+     * The head event's answers that asked to wait (429, or 503 with Retry-After) since its last
+     * success, counted apart from attempts while the destination's patience lasts (since
+     * throttled_since); they still lengthen the backoff.
+     */
+    throttles: integer('throttles').notNull().default(0),
+    throttledSince: timestamp('throttled_since', { withTimezone: true, mode: 'date' }),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (table) => [
@@ -38,13 +51,14 @@ export const deliveryLanes = pgTable(
     // The few lanes that need attention: parked ones (inboxctl lanes --parked, the gauge), and the
     // failing ones a destination-wide outage is recognised by.
     index('delivery_lanes_parked_idx').on(table.destination).where(sql`${table.parkedAt} is not null`),
-    index('delivery_lanes_failing_idx').on(table.destination).where(sql`${table.attempts} > 0 and ${table.parkedAt} is null`),
+    index('delivery_lanes_failing_idx').on(table.destination).where(sql`(${table.attempts} > 0 or ${table.throttles} > 0) and ${table.parkedAt} is null`),
   ],
 );
 
 /**
- * A destination's state as a whole, shared by every instance: disabled (it answered 410 Gone) or
- * backing off (many of its lanes failing at once). A row appears with the first such event.
+ * A destination's state as a whole, shared by every instance: where it starts, disabled (it
+ * answered 410 Gone) or backing off (many of its lanes failing at once). A row appears when a
+ * worker first runs with the destination configured; `inboxctl lanes retire` deletes it.
  */
 export const deliveryDestinations = pgTable('delivery_destinations', {
   name: varchar('name', { length: 30 }).primaryKey(),
@@ -54,5 +68,23 @@ export const deliveryDestinations = pgTable('delivery_destinations', {
   backoffUntil: timestamp('backoff_until', { withTimezone: true, mode: 'date' }),
   /** Consecutive backoffs without a 2xx: the next backoff doubles. */
   backoffTrips: integer('backoff_trips').notNull().default(0),
+  /** Events written before then are not sent to it (its `start`, resolved when first seen). */
+  startsAt: timestamp('starts_at', { withTimezone: true, mode: 'date' }),
+  /** The `start` setting startsAt was resolved from: a changed setting is resolved again. */
+  startSetting: text('start_setting'),
+  /** Queuing the payments from before it was added: the last payment id queued; null when done or not asked for. */
+  seedAfterPaymentId: bigint('seed_after_payment_id', { mode: 'number' }),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+/** Who retired which destination, when and why (inboxctl lanes retire), and what it cleared. */
+export const deliveryDestinationRetirements = pgTable('delivery_destination_retirements', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  destination: varchar('destination', { length: 30 }).notNull(),
+  retiredAt: timestamp('retired_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  retiredBy: text('retired_by').notNull(),
+  reason: text('reason').notNull(),
+  lanesCleared: integer('lanes_cleared').notNull(),
+  parkedLanesCleared: integer('parked_lanes_cleared').notNull(),
+  jobsCleared: integer('jobs_cleared').notNull(),
 });

@@ -88,6 +88,9 @@ export interface DatabaseGauges {
   refreshFailures: Counter;
   parkedLanes: Gauge<'destination'>;
   destinationDisabled: Gauge<'destination'>;
+  reconciliationFindingsOpen: Gauge<'provider' | 'kind'>;
+  reconciliationLastCompleteRun: Gauge<'provider'>;
+  unconfiguredDestinationParkedLanes: Gauge<'destination'>;
 }
 
 // Acks are bounded by COMMIT_DEADLINE_MS (5 s by default); buckets resolve the group-commit range.
@@ -314,6 +317,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     destinationDisabled: new Gauge({
       name: 'inbox_destination_disabled',
       help: '1 when the destination answered 410 Gone and is disabled, else 0 (from the database).',
+      labelNames: ['destination'],
+      registers,
+    }),
+    reconciliationFindingsOpen: new Gauge({
+      name: 'inbox_reconciliation_findings_open',
+      help: 'Open reconciliation findings (payments and ledger entries that disagree), by provider and kind (from the database).',
+      labelNames: ['provider', 'kind'],
+      registers,
+    }),
+    reconciliationLastCompleteRun: new Gauge({
+      name: 'inbox_reconciliation_last_complete_run_timestamp_seconds',
+      help: 'When the last complete reconciliation run of the provider finished (Unix time; from the database).',
+      labelNames: ['provider'],
+      registers,
+    }),
+    unconfiguredDestinationParkedLanes: new Gauge({
+      name: 'inbox_unconfigured_destination_parked_lanes',
+      help: 'Parked lanes of a destination this instance is not configured with, which the database still holds: retire it (inboxctl lanes retire) or configure it again (from the database).',
       labelNames: ['destination'],
       registers,
     }),

@@ -6,6 +6,8 @@ import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
 import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
+import { countOpenFindings } from '../reconciliation/sql/findings.ts';
+import { selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
 
 /** The gauges' recent window: the last hour's counts, and where a provider's last delivery is looked for first. */
 const RECENT_SECONDS = 3600;
@@ -83,7 +85,24 @@ export class GaugeRefresher {
     await this.#refreshLastDeliveries(inbox, [...providers]);
     await this.#refreshQueues();
     await this.#refreshLanes();
+    await this.#refreshReconciliation(inbox, [...providers]);
     gauges.refreshTimestamp.setToCurrentTime();
+  }
+
+  /** Open findings per provider and kind (zero for a configured provider with none, so an alert resolves), and each provider's last complete run. */
+  async #refreshReconciliation(db: SqlExecutor, providers: string[]): Promise<void> {
+    const { gauges } = this.#deps;
+    const [open, runs] = await Promise.all([countOpenFindings(db), selectLastCompleteRuns(db)]);
+    gauges.reconciliationFindingsOpen.reset();
+    gauges.reconciliationLastCompleteRun.reset();
+    for (const provider of new Set([...providers, ...runs.map((r) => r.provider)])) gauges.reconciliationFindingsOpen.set({ provider, kind: 'any' }, 0);
+    const totals = new Map<string, number>();
+    for (const row of open) {
+      gauges.reconciliationFindingsOpen.set({ provider: row.provider, kind: row.kind }, row.open);
+      totals.set(row.provider, (totals.get(row.provider) ?? 0) + row.open);
+    }
+    for (const [provider, total] of totals) gauges.reconciliationFindingsOpen.set({ provider, kind: 'any' }, total);
+    for (const run of runs) gauges.reconciliationLastCompleteRun.set({ provider: run.provider }, run.finishedAt.getTime() / 1000);
   }
 
   /**
@@ -112,18 +131,30 @@ export class GaugeRefresher {
     }
   }
 
+  /**
+   * Parked lanes and the disabled flag for the configured destinations only: a destination removed
+   * from the configuration pages no one for lanes no worker will send. What it left in the database
+   * shows apart, until `inboxctl lanes retire` clears it.
+   */
   async #refreshLanes(): Promise<void> {
     const { gauges } = this.#deps;
     const counts = await countLanesByDestination(this.#deps.db);
+    const configured = new Set(this.#deps.destinations?.() ?? []);
     gauges.parkedLanes.reset();
     gauges.destinationDisabled.reset();
-    for (const destination of this.#deps.destinations?.() ?? []) {
+    gauges.unconfiguredDestinationParkedLanes.reset();
+    for (const destination of configured) {
       gauges.parkedLanes.set({ destination }, 0);
       gauges.destinationDisabled.set({ destination }, 0);
     }
     for (const row of counts) {
-      gauges.parkedLanes.set({ destination: row.destination }, row.parkedLanes);
-      gauges.destinationDisabled.set({ destination: row.destination }, row.disabled ? 1 : 0);
+      const destination = row.destination;
+      if (!configured.has(destination)) {
+        gauges.unconfiguredDestinationParkedLanes.set({ destination }, row.parkedLanes);
+        continue;
+      }
+      gauges.parkedLanes.set({ destination }, row.parkedLanes);
+      gauges.destinationDisabled.set({ destination }, row.disabled ? 1 : 0);
     }
   }
 

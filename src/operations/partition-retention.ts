@@ -17,7 +17,10 @@ export interface PartitionRetentionRequest {
 export interface PartitionRetentionResult {
   /** Months archived whole, then detached and dropped, with their row counts (in all, and per provider). */
   dropped: Array<{ partition: string; rows: number; byProvider: Record<string, number> }>;
-  /** Months past every window that still hold a pending or failed row, or a row of an unconfigured provider: left to row-by-row retention. */
+  /**
+   * Months past every window that still hold a pending or failed row, a row of an unconfigured
+   * provider, or a row whose fact is not carried over to payment_facts yet: left to row-by-row retention.
+   */
   kept: Array<{ partition: string; blocking: number }>;
 }
 

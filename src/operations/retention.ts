@@ -1,6 +1,8 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { countExpiredByDay, deleteEvents, lockExpiredBatch } from '../inbox/sql/archive-rows.ts';
 import { type ArchiveWriter, type ArchivedEvent, archiveFilePath, toArchived } from './archive.ts';
+import type { PruneOutcome } from '../domain/payments/fact-pruning.ts';
+import { pruneQuietPaymentFacts } from './fact-retention.ts';
 import { purgeEventKeys } from './key-retention.ts';
 import { type PartitionRetentionResult, dropExpiredPartitions } from './partition-retention.ts';
 import { OperationIncompleteError, OperationRefusedError, PartialResultError } from './errors.ts';
@@ -19,6 +21,8 @@ export interface RetentionPolicy {
   keyRetentionDays: number;
   /** How long its gateway may resend an event. */
   resendWindowDays: number;
+  /** `require`: its payments are the application's rows, which a fold starts from (fact retention needs to know). */
+  unknownPayment: 'create' | 'require';
 }
 
 // Serialises purges of one provider across processes (the daily job and an operator's CLI), so
@@ -153,11 +157,13 @@ export interface RetentionRequest {
   signal?: AbortSignal;
 }
 
-/** A provider's retention run: its payloads' purge, then its keys'. */
+/** A provider's retention run: its payloads' purge, then its keys', then its quiet payments' facts. */
 export interface RetentionResult extends PurgeResult {
   keyCutoff: Date;
   /** Dedupe keys deleted (past keyRetentionDays, their event no longer stored). */
   keysDeleted: number;
+  /** Payment facts pruned (their payment quiet since keyCutoff), and payments checkpointed. */
+  facts: PruneOutcome;
 }
 
 /** What a retention run did: the months dropped whole (and those kept for an unsettled row), then each provider's purge. */
@@ -166,10 +172,13 @@ export interface RetentionRun {
   providers: RetentionResult[];
 }
 
+const noFactsPruned = (): PruneOutcome => ({ checkpointed: 0, withoutPayment: 0, active: 0, factsDeleted: 0 });
+
 /**
- * The daily job, in two tiers per configured provider: processed and ignored rows older than its
- * retentionDays are archived and deleted; then its dedupe keys older than keyRetentionDays are
- * deleted, in a step of their own. Providers this configuration does not know are left alone:
+ * The daily job, in three tiers per configured provider: processed and ignored rows older than its
+ * retentionDays are archived and deleted (their payment facts stay); then its dedupe keys older
+ * than keyRetentionDays are deleted, in a step of their own; then the facts of its payments quiet
+ * for as long, each payment's state kept as its checkpoint (fact-retention.ts). Providers this configuration does not know are left alone:
  * their windows are unknown. A failure throws a PartialResultError whose partial is the run up to
  * it: the months dropped and the batches deleted before it are committed, and must be counted.
  */
@@ -187,12 +196,14 @@ export async function applyRetention(deps: PurgeDeps, request: RetentionRequest)
       const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
       const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal }).catch((error: unknown) => {
         const partial = partialOf<PurgeResult>(error);
-        if (partial) run.providers.push({ ...partial, keyCutoff, keysDeleted: 0 });
+        if (partial) run.providers.push({ ...partial, keyCutoff, keysDeleted: 0, facts: noFactsPruned() });
         throw error;
       });
-      const result: RetentionResult = { ...purged, keyCutoff, keysDeleted: 0 };
+      const result: RetentionResult = { ...purged, keyCutoff, keysDeleted: 0, facts: noFactsPruned() };
       run.providers.push(result);
-      result.keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize: request.batchSize ?? 500, signal: request.signal });
+      const batchSize = request.batchSize ?? 500;
+      result.keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize, signal: request.signal });
+      result.facts = await pruneQuietPaymentFacts(deps.db, { provider: provider.name, cutoff: keyCutoff, require: provider.unknownPayment === 'require', batchSize, signal: request.signal });
     }
   } catch (error) {
     throw new PartialResultError(error instanceof PartialResultError ? error.cause : error, run);

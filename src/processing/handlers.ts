@@ -24,7 +24,8 @@ export interface PreparedEvent<Context = unknown> {
 
 /**
  * What applying an event did. `fact`: what the event meant when it was applied, kept on the inbox
- * row (webhook_inbox.fact) for later folds and audits; omitted, the column is left as it is.
+ * row (webhook_inbox.fact) for audits, and a payment fact in payment_facts too (the database
+ * copies it there as the row settles) for later folds; omitted, the column is left as it is.
  * `decision`: why it ended as it did (webhook_inbox.decision); omitted, the row has none.
  */
 export interface AppliedEvent {

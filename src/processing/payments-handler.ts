@@ -1,4 +1,6 @@
-import { type LoadOtherFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
+import { type LoadKnownFacts, type PaymentEvent, type ProviderFact, applyPaymentEvents } from '../domain/payments/apply-payment-events.ts';
+import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
+import type { ChargeKey } from '../domain/payments/payment-sql.ts';
 import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
 import type { Transaction } from '../db/client.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
@@ -12,34 +14,57 @@ import { findEventsByIds, findKnownResourceEvents } from '../inbox/sql/find-even
 import type { InboxRowRef } from '../inbox/sql/received-window.ts';
 
 /**
- * The batch's charges' other events that have been processed or ignored, as the facts they were
- * processed with (webhook_inbox.fact: a refetched event's snapshot), or read from their payload
- * when none was recorded. Drivers key payment events by their payment (resource_id = the fact's
- * chargeId), which is also what serialises them; a dispute's events carry its payment's key.
- * `charges` includes legacy keys (PaymentFact.legacyChargeId): rows stored before a gateway's
- * key changed are found under the old one.
+ * The batch's charges' known facts (apply-payment-events.ts folds with them): those kept in
+ * payment_facts and, until the one-time carry-over has reached them, those still only on inbox
+ * rows settled before payment_facts existed (their recorded fact, or their payload read again).
+ * The inbox rows are read first: a carry-over batch that commits in between has put their facts
+ * in payment_facts by the time that is read, so a fact is found twice rather than not at all.
+ * `charges` includes legacy keys (PaymentFact.legacyChargeId): facts stored before a gateway's key
+ * changed are found under the old one.
  */
-function otherKnownFacts(batch: readonly PreparedEvent[]): LoadOtherFacts {
-  const providers = new Map(batch.map(({ event }) => [event.provider.name, event.provider]));
-  const batchIds = batch.map(({ event }) => event.inboxId);
+function knownFacts(batch: readonly PreparedEvent[], carryOver: CarryOverProgress): LoadKnownFacts {
   return async (tx, charges) => {
-    const inbox = drizzleExecutor(tx);
-    const rows = await findKnownResourceEvents(inbox, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), batchIds);
-    const facts: ProviderFact[] = [];
-    const unreadable: InboxRowRef[] = [];
-    const readPayload = (row: StoredEvent & { id: number }) => {
-      const fact = providers.get(row.provider)?.driver.toPaymentFact(row);
-      if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
-    };
-    for (const row of rows) {
-      const fact = fromStoredFact(row.fact);
-      if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
-      else if (row.payload === null) unreadable.push({ id: row.id, receivedAt: row.receivedAt });
-      else readPayload(row);
-    }
-    // A recorded fact this version cannot read (another handler's, an older shape): its payload after all.
-    for (const row of (await findEventsByIds(inbox, unreadable)).values()) readPayload(row);
-    return facts;
+    const notCarried = (await carryOver.finished(tx)) ? [] : await factsNotCarriedYet(batch, tx, charges);
+    const byInboxId = new Map<number, ProviderFact>();
+    for (const fact of [...notCarried, ...(await findPaymentFacts(tx, charges))]) byInboxId.set(fact.known.inboxId, fact);
+    return [...byInboxId.values()];
+  };
+}
+
+/** Settled inbox rows of these charges the carry-over has not reached, as facts (their recorded one, or their payload's). */
+async function factsNotCarriedYet(batch: readonly PreparedEvent[], tx: Transaction, charges: readonly ChargeKey[]): Promise<ProviderFact[]> {
+  const providers = new Map(batch.map(({ event }) => [event.provider.name, event.provider]));
+  const inbox = drizzleExecutor(tx);
+  const rows = await findKnownResourceEvents(inbox, charges.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), [], { notCarriedOnly: true });
+  const facts: ProviderFact[] = [];
+  const unreadable: InboxRowRef[] = [];
+  const readPayload = (row: StoredEvent & { id: number }) => {
+    const fact = providers.get(row.provider)?.driver.toPaymentFact(row);
+    if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
+  };
+  for (const row of rows) {
+    const fact = fromStoredFact(row.fact);
+    if (fact) facts.push({ provider: row.provider, known: { inboxId: row.id, fact } });
+    else if (row.payload === null) unreadable.push({ id: row.id, receivedAt: row.receivedAt });
+    else readPayload(row);
+  }
+  // A recorded fact this version cannot read (another handler's, an older shape): its payload after all.
+  for (const row of (await findEventsByIds(inbox, unreadable)).values()) readPayload(row);
+  return facts;
+}
+
+/** Whether the carry-over is done, remembered once it is (it never starts again). */
+interface CarryOverProgress {
+  finished(tx: Transaction): Promise<boolean>;
+}
+
+function carryOverProgress(): CarryOverProgress {
+  let finished = false;
+  return {
+    async finished(tx) {
+      finished ||= await isCarryOverFinished(tx);
+      return finished;
+    },
   };
 }
 
@@ -84,10 +109,12 @@ export interface PaymentsHandlerDeps {
  * Every canonical payment kind (and thin notices) goes to the payments domain (src/domain/payments).
  * For a kind ordered by `refetch`, `prepare` reads the charge from the gateway API, outside any
  * transaction: the event is then a notice and the snapshot is what it means. `apply` folds each
- * event's meaning into its payment and hands that meaning back to be kept on the inbox row (so
- * later folds see the snapshot again).
+ * event's meaning into its payment and hands that meaning back to be kept on the inbox row, from
+ * where the database keeps it in payment_facts (so later folds see the snapshot again, whatever
+ * becomes of the row).
  */
 export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
+  const carryOver = carryOverProgress();
   return {
     name: 'payments',
     kinds: [...paymentStatuses.map(paymentKind), PAYMENT_NOTICE_KIND],
@@ -119,7 +146,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
         positions.push(position);
       });
       const announce = deps.announceChanges;
-      const outcomes = await applyPaymentEvents(tx, paymentEvents, otherKnownFacts(batch), announce && ((changes) => announce(tx, changes)));
+      const outcomes = await applyPaymentEvents(tx, paymentEvents, knownFacts(batch, carryOver), announce && ((changes) => announce(tx, changes)));
       outcomes.forEach(({ outcome, decision }, i) => {
         Object.assign(applied[positions[i]!]!, { outcome, decision });
       });

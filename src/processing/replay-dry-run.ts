@@ -94,7 +94,7 @@ interface Routed {
  */
 function preparer(deps: DryRunDeps): (row: InboxEventRow, position: number) => Promise<Routed> {
   let refetch: RefetchStandIn | undefined;
-  const standIn = createStoredSnapshotRefetcher(deps.refetches, drizzleExecutor(deps.db));
+  const standIn = createStoredSnapshotRefetcher(deps.refetches, deps.db);
   const handlers = deps.handlers({
     ...standIn,
     async fetchCharge(provider, chargeId, signal) {

@@ -1,4 +1,6 @@
-import { type SqlExecutor } from '../db/client.ts';
+import { type Database, drizzleExecutor } from '../db/client.ts';
+import type { PaymentFact } from '../domain/payments/payment-fact.ts';
+import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
@@ -15,21 +17,19 @@ export class NoStoredSnapshotError extends Error {
 
 /**
  * A refetcher for a replay's dry run that never calls a gateway: it answers with the newest
- * snapshot of the charge the inbox already keeps (webhook_inbox.fact of an event that was
- * refetched), and throws NoStoredSnapshotError when there is none. `has` is the real refetcher's,
+ * snapshot of the charge already kept (payment_facts, and until the carry-over is done the inbox
+ * rows it has not reached), and throws NoStoredSnapshotError when there is none. `has` is the real refetcher's,
  * so the payments handler asks exactly for the charges a real replay would re-read. A dry run
  * must not spend the gateway's rate limit, and an operator must be able to run it while the
  * gateway is down; what the gateway would answer now is the one thing it cannot predict.
  */
-export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>, inbox: SqlExecutor): ChargeRefetcher {
+export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>, db: Database): ChargeRefetcher {
   return {
     has: (provider) => real.has(provider),
     breakerState: () => 'closed',
     async fetchCharge(provider, chargeId) {
-      const rows = await findKnownResourceEvents(inbox, [{ provider, resourceId: chargeId }], []);
       let newest: ChargeSnapshot | undefined;
-      for (const row of rows) {
-        const fact = fromStoredFact(row.fact);
+      for (const fact of await keptFacts(db, provider, chargeId)) {
         if (!fact?.snapshot || fact.chargeId !== chargeId) continue;
         if (newest && newest.observedAt >= fact.occurredAt) continue;
         newest = {
@@ -46,4 +46,12 @@ export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>
       return newest;
     },
   };
+}
+
+async function keptFacts(db: Database, provider: string, chargeId: string): Promise<(PaymentFact | undefined)[]> {
+  const notCarried = (await isCarryOverFinished(db))
+    ? []
+    : (await findKnownResourceEvents(drizzleExecutor(db), [{ provider, resourceId: chargeId }], [], { notCarriedOnly: true })).map((row) => fromStoredFact(row.fact));
+  const kept = await findPaymentFacts(db, [{ provider, chargeId }]);
+  return [...notCarried, ...kept.map(({ known }) => known.fact)];
 }

@@ -177,10 +177,14 @@ async function storeRefundedPayment(): Promise<void> {
   const ids: number[] = [];
   for (const [index, [eventId, type, status, decision, fact]] of facts.entries()) {
     const detail = decision === 'rejected_amount' ? { status: 'refunded', amount: 4990, amountRefunded: 9980, occurredAt: fact.occurredAt } : { from: index === 0 ? null : 'paid', to: fact.status };
+    // Stored pending, then settled by an UPDATE, as processing does: that is what records its payment fact (payment_facts).
     const [row] = await database.sql`
-      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at, processed_at, status, decision, decision_detail, fact)
-      values ('stripe', ${eventId}, ${type}, 'ch_pay_1', '{}', '\\x7b7d', ${at(index + 1)}, ${at(index + 1)}, ${at(index + 1)}, ${status}, ${decision}, ${database.sql.json(detail)}, ${database.sql.json(fact)})
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at)
+      values ('stripe', ${eventId}, ${type}, 'ch_pay_1', '{}', '\\x7b7d', ${at(index + 1)}, ${at(index + 1)})
       returning id`;
+    await database.sql`
+      update webhook_inbox set status = ${status}, processed_at = ${at(index + 1)}, decision = ${decision}, decision_detail = ${database.sql.json(detail)}, fact = ${database.sql.json(fact)}
+      where id = ${row!.id}`;
     ids.push(Number(row!.id));
   }
   const [payment] = await database.sql`

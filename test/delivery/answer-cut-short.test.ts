@@ -52,7 +52,7 @@ after(async () => {
 
 async function post(answered: Answer) {
   answer = answered;
-  return postEvent({ url, headers: signWebhook(signingKey(secret), id, new Date(), body), body, timeoutMs: 1000 });
+  return postEvent({ url, headers: signWebhook([signingKey(secret)], id, new Date(), body), body, timeoutMs: 1000 });
 }
 
 describe('an answer whose status arrived but whose body did not finish: the status decides', () => {

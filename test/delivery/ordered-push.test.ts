@@ -9,6 +9,7 @@ import { setup } from '../support/setup.ts';
 import { postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 import { type Consumer, applyBySequence, startConsumer } from './support/consumer.ts';
+import { inParallel } from './support/histories.ts';
 import { allDelivered, eventIdsOf, newDestinationSecret, paymentsOf } from './support/lanes.ts';
 
 const BASE = 1_760_000_000;
@@ -25,19 +26,6 @@ setup(async () => {
   service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: secret } });
 });
 
-
-/** Runs `work` over `items`, `width` at a time. */
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        await work(items[index]!, index);
-      }
-    }),
-  );
-}
 
 describe('push: every payment reaches the destination in order', () => {
   test(`${HISTORIES} random charge histories, posted in random order with duplicates: per payment the consumer verifies 1..n in order, no gap, ending at the payments row`, async () => {

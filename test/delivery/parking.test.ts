@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { TestClock } from 'pg-boss';
 import { runInboxctl } from '../cli/run-inboxctl.ts';
 import { SECRET, waitUntilSettled } from '../processing/harness.ts';
 import { useTestDatabase } from '../support/database.ts';
@@ -16,9 +17,10 @@ import { type PaymentRow, allDelivered, laneOf, newDestinationSecret, paymentsOf
 const BASE = 1_760_000_000;
 const MAX_ATTEMPTS = 4;
 // Three lanes fail at once here; the destination as a whole must not be blamed for them. The
-// timeout is what the hanging lane spends per attempt; it is long enough that the consumer (in this
-// process) answers every good request inside it on a loaded machine: a good lane must fail nothing.
-const destinationOptions = { maxAttempts: MAX_ATTEMPTS, timeoutMs: 3_000, retryDelaySeconds: 0.2, retryDelayMaxSeconds: 0.5, backoffAfterFailingLanes: 5 };
+// timeout runs on the test's clock (pg-boss's TestClock, ticked by hand): the hanging lane's
+// attempts end when the test says, and no good request can time out however loaded the machine.
+const destinationOptions = { maxAttempts: MAX_ATTEMPTS, timeoutMs: 15_000, retryDelaySeconds: 0.2, retryDelayMaxSeconds: 0.5, backoffAfterFailingLanes: 5 };
+const clock = new TestClock();
 
 const database = useTestDatabase();
 let consumer: Consumer;
@@ -40,14 +42,15 @@ setup(async () => {
   database.onTeardown(() => (scratch ? rm(scratch, { recursive: true, force: true }) : undefined));
   const secret = newDestinationSecret();
   consumer = await startConsumer(secret);
-  consumer.behaviour = (event) => (failing ? (failures[event.chargeId] ?? { kind: 'ok' }) : { kind: 'ok' });
+  // Everything that does not fail is taken as the consumer of docs/consuming.md takes it: by sequence, 409 when early.
+  consumer.behaviour = (event) => (failing ? (failures[event.chargeId] ?? { kind: 'docs_consumer' }) : { kind: 'docs_consumer' });
   scratch = await mkdtemp(path.join(tmpdir(), 'inbox-lanes-'));
   const configPath = path.join(scratch, 'inbox.json');
   const configText = JSON.stringify({ destinations: { app: destinationOptions } });
   await writeFile(configPath, configText);
   const env = { DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: secret, INBOX_CONFIG: configPath };
   cliEnv = { ...env, DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
-  service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, ...env }, files: { [configPath]: configText } });
+  service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, ...env }, files: { [configPath]: configText }, deliveryTimers: clock });
 });
 
 
@@ -82,11 +85,24 @@ describe('lanes park, and only their own payment waits', () => {
     await Promise.all([...bad, ...good].map(payThenRefund));
     const payments = await settledPayments([...bad, ...good]);
     const byCharge = new Map(payments.map((p) => [p.chargeId, p]));
-    for (const chargeId of bad) {
-      const lane = await waitFor(async () => {
+    const parkedLane = (chargeId: string) =>
+      waitFor(async () => {
         const row = await laneOf(database.sql, 'app', byCharge.get(chargeId)!.id);
         return row?.parked ? row : undefined;
       }, { message: `${chargeId}'s lane to park`, timeoutMs: 60_000 });
+    const lanes = new Map([['ch_bad_500', await parkedLane('ch_bad_500')], ['ch_bad_hangup', await parkedLane('ch_bad_hangup')]]);
+    await waitFor(() => allDelivered(consumer, good.map((c) => byCharge.get(c)!)), { message: 'the 100 other payments delivered', timeoutMs: 30_000 });
+    // Nothing else is in flight now: each tick of the clock ends exactly the hanging attempt.
+    const timeoutLane = byCharge.get('ch_bad_timeout')!.id;
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      await waitFor(() => consumer.hanging === 1 && consumer.received.filter((e) => e.chargeId === 'ch_bad_timeout').length === attempt, { message: `attempt ${attempt} hanging at the consumer` });
+      await clock.tick(destinationOptions.timeoutMs);
+      await waitFor(async () => (await laneOf(database.sql, 'app', timeoutLane))?.attempts === attempt, { message: `attempt ${attempt} timed out and recorded` });
+    }
+    lanes.set('ch_bad_timeout', await parkedLane('ch_bad_timeout'));
+    assert.match(lanes.get('ch_bad_timeout')!.lastError ?? '', /no answer within 15000 ms/);
+    for (const chargeId of bad) {
+      const lane = lanes.get(chargeId)!;
       assert.equal(lane.attempts, MAX_ATTEMPTS, chargeId);
       assert.equal(lane.deliveredSequence, 0, `${chargeId}: its first event never got a 2xx`);
       const tries = consumer.received.filter((e) => e.chargeId === chargeId);
@@ -94,7 +110,6 @@ describe('lanes park, and only their own payment waits', () => {
       assert.ok(tries.every((e) => e.sequence === 1), `${chargeId}: its later event waited behind the failing one`);
       assert.equal(new Set(tries.map((e) => e.webhookId)).size, 1, `${chargeId}: every resend carries the same webhook-id`);
     }
-    await waitFor(() => allDelivered(consumer, good.map((c) => byCharge.get(c)!)), { message: 'the 100 other payments delivered', timeoutMs: 30_000 });
     for (const chargeId of good) {
       const lane = await laneOf(database.sql, 'app', byCharge.get(chargeId)!.id);
       const events = byCharge.get(chargeId)!.eventSequence;
@@ -115,7 +130,7 @@ describe('lanes park, and only their own payment waits', () => {
     assert.match(text.out, /PARKED\s+app\s+stripe:ch_bad_500\s+0\/2\s+4/);
   });
 
-  test('once the consumer recovers, inboxctl lanes retry delivers the parked events in order; skip gives up the head event with its reason recorded', async () => {
+  test('once the consumer recovers, inboxctl lanes retry delivers the parked events in order; skip gives up the head event with its reason recorded, and the docs\' consumer takes the next event, which says what it follows', async () => {
     failing = false;
     for (const chargeId of ['ch_bad_500', 'ch_bad_timeout']) {
       const run = await runInboxctl(['lanes', 'retry', 'app', `stripe:${chargeId}`], cliEnv);
@@ -135,6 +150,13 @@ describe('lanes park, and only their own payment waits', () => {
       assert.deepEqual(applied.map((e) => e.type), ['payment.paid', 'payment.refunded'], chargeId);
     }
     assert.deepEqual(consumer.acceptedFor('ch_bad_hangup').map((e) => e.sequence), [2], 'the skipped event is not sent, the one after it is');
+    // Found from outside: the README's consumer answered 409 to event 2 with no 1 ("cannot happen"), and the lane parked again.
+    const afterSkip = consumer.received.filter((e) => e.chargeId === 'ch_bad_hangup' && e.sequence === 2);
+    assert.deepEqual(afterSkip.map((e) => [e.followsSequence, e.accepted]), [[0, true]], 'sent once, saying it follows nothing sent before (event 1 was skipped), and applied');
+    assert.equal(consumer.docs.applied.get('stripe:ch_bad_hangup'), 2);
+    for (const chargeId of ['ch_bad_500', 'ch_bad_timeout']) {
+      assert.deepEqual(consumer.acceptedFor(chargeId).map((e) => [e.sequence, e.followsSequence]), [[1, 0], [2, 1]], `${chargeId}: nothing skipped, each follows the one before`);
+    }
     const [skipped] = await database.sql`
       select l.skipped_events, l.last_skip_reason from delivery_lanes l join payments p on p.id = l.payment_id
       where p.gateway_charge_id = 'ch_bad_hangup'`;

@@ -18,7 +18,7 @@ const DAY_MS = 86_400_000;
 const database = useTestDatabase();
 const applies = createApplyCounter();
 const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET }, handlers: createHandlerRegistry([applies.handler()]) });
-const stripe: RetentionPolicy = { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3 };
+const stripe: RetentionPolicy = { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3, unknownPayment: 'create' };
 let archiveDir: string;
 
 before(async () => {

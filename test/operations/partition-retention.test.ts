@@ -42,8 +42,8 @@ describe('retention by partition (issue 15)', () => {
       select id, received_at, provider, event_id, 'other', '[]', '\\x7b7d' from webhook_inbox where id = ${january[0]!}`;
 
     const providers = new Map([
-      ['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3 }],
-      ['asaas', { name: 'asaas', retentionDays: 60, keyRetentionDays: 400, resendWindowDays: 15 }],
+      ['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3, unknownPayment: 'create' as const }],
+      ['asaas', { name: 'asaas', retentionDays: 60, keyRetentionDays: 400, resendWindowDays: 15, unknownPayment: 'create' as const }],
     ]);
     const { partitions: told, providers: results } = await applyRetention(
       { db: h.handle.db, archive: createArchiveWriter({ clock: () => new Date() }) },
@@ -81,7 +81,7 @@ describe('retention by partition (issue 15)', () => {
         await archive.append(file, events);
       },
     };
-    const providers = new Map([['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3 }]]);
+    const providers = new Map([['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3, unknownPayment: 'create' as const }]]);
     const stopped: unknown = await applyRetention({ db: h.handle.db, archive: diskFullInFebruary }, { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir }).then(
       () => assert.fail('February cannot be archived: the run stops there'),
       (error: unknown) => error,

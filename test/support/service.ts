@@ -1,4 +1,5 @@
 import type { WorkerConfig } from '../../src/config/config.ts';
+import type { DeliveryTimers } from '../../src/delivery/delivery-timers.ts';
 import { type Logger, createLogger } from '../../src/logger.ts';
 import type { HandlerRegistry } from '../../src/processing/handlers.ts';
 import { type RunningService, startService } from '../../src/service.ts';
@@ -21,6 +22,8 @@ export interface TestServiceOptions {
   worker?: Partial<WorkerConfig>;
   handlers?: HandlerRegistry;
   clock?: () => Date;
+  /** The push side's timeouts: pg-boss's TestClock, ticked by the test, instead of real waits. */
+  deliveryTimers?: DeliveryTimers;
   /** Default: silent, or TEST_LOG_LEVEL. */
   logger?: Logger;
 }
@@ -33,7 +36,7 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const base: AppConfig = testConfig(options.env ?? {}, options.files);
   const config = { ...base, worker: { ...base.worker, ...options.worker } };
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const service = await startService({ config, databaseUrl: options.database.url, logger, clock: options.clock, handlers: options.handlers });
+  const service = await startService({ config, databaseUrl: options.database.url, logger, clock: options.clock, deliveryTimers: options.deliveryTimers, handlers: options.handlers });
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= service.stop());
   options.database.onTeardown(stop);

@@ -3,12 +3,14 @@ import type { CommandContext } from '../context.ts';
 import { CliError, exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
 import { requiredText } from '../parse.ts';
+import { retire } from './lanes-retire.ts';
 
-export const laneActions = ['retry', 'skip', 'enable'] as const;
+export const laneActions = ['retry', 'skip', 'enable', 'retire'] as const;
 type LaneAction = (typeof laneActions)[number];
 
 export interface LaneActionFlags {
   reason?: unknown;
+  by?: unknown;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -28,7 +30,7 @@ function paymentRef(value: unknown): { provider: string; chargeId: string } {
   return { provider: text.slice(0, colon), chargeId: text.slice(colon + 1) };
 }
 
-async function laneChange(context: CommandContext, action: Exclude<LaneAction, 'enable'>, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags) {
+async function laneChange(context: CommandContext, action: 'retry' | 'skip', destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags) {
   if (action === 'skip' && flags.reason === undefined) throw usageError('skip needs --reason <text>: why the event is given up (it is recorded on the lane).');
   const reason = action === 'skip' ? requiredText(flags.reason, '--reason') : undefined;
   if (action === 'retry' && flags.reason !== undefined) throw usageError('--reason belongs to skip; retry needs none.');
@@ -100,9 +102,11 @@ function missingArguments(action: LaneAction, destinationArg: unknown, laneArg: 
   return `lanes ${action} needs a destination and a payment: inboxctl lanes ${action} <destination> <provider>:<charge id>.`;
 }
 
-/** `lanes retry | skip | enable`: an operator's change to one lane or destination, in one transaction with the jobs it queues. */
+/** `lanes retry | skip | enable | retire`: an operator's change to one lane or destination, in one transaction with the jobs it queues. */
 export async function runLaneAction(context: CommandContext, action: LaneAction, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags): Promise<number> {
-  if (action === 'enable' && laneArg !== undefined) throw usageError('enable takes a destination only.');
+  if ((action === 'enable' || action === 'retire') && laneArg !== undefined) throw usageError(`${action} takes a destination only.`);
+  if (action !== 'retire' && flags.by !== undefined) throw usageError('--by belongs to retire.');
+  if (action === 'retire') return retire(context, destinationArg, flags);
   const missing = missingArguments(action, destinationArg, laneArg);
   if (missing) throw usageError(missing);
   const { message, ...result } = action === 'enable' ? await enable(context, destinationArg, flags.dryRun === true) : await laneChange(context, action, destinationArg, laneArg, flags);

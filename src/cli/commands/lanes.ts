@@ -60,6 +60,10 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   }
   if (destinations.length === 0) context.print('No destination is configured (DESTINATION_URL_<NAME> + DESTINATION_SECRET_<NAME>).');
   for (const destination of destinations) context.print(destinationLine(destination, context.now));
+  const configured = new Set(destinations.map((d) => d.name));
+  for (const name of new Set(lanes.map((lane) => lane.destination).filter((d) => !configured.has(d)))) {
+    context.print(`${name}: NOT CONFIGURED here, no worker sends its lanes; if it was removed: \`inboxctl lanes retire ${name} --reason <text>\``);
+  }
   if (lanes.length === 0) context.print(flags.parked ? 'No parked lane.' : 'Every lane is caught up.');
   else {
     const disabledDestinations = new Set(destinations.filter((d) => d.disabledAt !== null).map((d) => d.name));
@@ -72,7 +76,7 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
 
 async function lanes(context: CommandContext, actionArg: unknown, destinationArg: unknown, laneArg: unknown, flags: LanesFlags): Promise<number> {
   if (actionArg === undefined) {
-    if (flags.dryRun) throw usageError('--dry-run belongs to retry, skip and enable; listing changes nothing.');
+    if (flags.dryRun) throw usageError('--dry-run belongs to retry, skip, enable and retire; listing changes nothing.');
     return listLanesCommand(context, flags);
   }
   const action = singleValue(actionArg, 'the action');
@@ -82,15 +86,17 @@ async function lanes(context: CommandContext, actionArg: unknown, destinationArg
 
 export const registerLanes: Register = (cli: CAC, run) => {
   cli
-    .command('lanes [action] [destination] [lane]', 'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination')
+    .command('lanes [action] [destination] [lane]', 'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination; retire one no longer configured')
     .option('--parked', 'Only parked lanes')
     .option('--limit <n>', 'At most this many lanes listed (default 100)')
-    .option('--reason <text>', 'skip: why the event is given up (recorded on the lane)')
-    .option('--dry-run', 'retry, skip, enable: run the change and roll it back; say what it would do')
+    .option('--reason <text>', 'skip: why the event is given up (recorded on the lane); retire: why the destination is retired (recorded)')
+    .option('--by <who>', 'retire: who retires it (recorded; default: the OS user)')
+    .option('--dry-run', 'retry, skip, enable, retire: run the change and roll it back; say what it would do')
     .option('--json', 'Machine-readable output')
     .example('inboxctl lanes --parked')
     .example('inboxctl lanes retry orders stripe:ch_3MmlLrLkdIwHu7ix0snN0B15')
     .example('inboxctl lanes skip orders stripe:ch_3MmlLrLkdIwHu7ix0snN0B15 --reason "order deleted in the app"')
     .example('inboxctl lanes enable orders')
+    .example('inboxctl lanes retire orders --reason "orders service decommissioned" --dry-run')
     .action((action: unknown, destination: unknown, lane: unknown, flags: LanesFlags) => run((context) => lanes(context, action, destination, lane, flags)));
 };

@@ -9,6 +9,8 @@ import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { paymentHref, paymentSummary, statusHistory } from './payment-sections.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
+import { describeFinding } from '../../reconciliation/finding-text.ts';
+import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
 import { formatIsoTime, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
@@ -16,6 +18,8 @@ export interface EventPage {
   event: InboxEventDetail;
   payment: PaymentSummary | undefined;
   transitions: PaymentHistoryEntry[];
+  /** Open reconciliation findings about the payment. */
+  findings: StoredFinding[];
   resourceEvents: ResourceEvent[];
   /** Later deliveries with this event's id that said something else (kept, not processed). */
   conflicts: ConflictDetails[];
@@ -51,7 +55,9 @@ function replayControl(page: EventPage) {
 
 function paymentSection(page: EventPage) {
   if (!page.payment) return html`<p class="muted">No payment row for this event's resource.</p>`;
-  return paymentSummary(page.payment, { linkToPage: true });
+  const findings = page.findings.map((f) => html`<li data-kind="${f.kind}">${describeFinding(f.evidence)}</li>`);
+  const reconciled = page.findings.length === 0 ? '' : html`<p><a href="/dashboard/findings">Reconciliation</a>: ${page.findings.length} open finding(s)</p><ul id="payment-findings">${findings}</ul>`;
+  return html`${paymentSummary(page.payment, { linkToPage: true })}${reconciled}`;
 }
 
 function resourceEventsSection(page: EventPage) {

@@ -51,10 +51,10 @@ function saidByFact(fact: unknown): string {
 
 /** Every fact known for the payment, in gateway order: what each event said and what came of it. */
 export function factsTable(facts: PaymentFactEntry[]) {
-  if (facts.length === 0) return html`<p class="muted">No stored event names this charge (retention may have archived them).</p>`;
+  if (facts.length === 0) return html`<p class="muted">No fact is recorded for this payment.</p>`;
   const rows = facts.map(
     (f) => html`<tr data-event-id="${f.eventId}"><td class="time">${formatTime(f.occurredAt)}</td><td class="event"><a href="/dashboard/events/${f.inboxId}">${f.eventId}</a><br><span class="muted">${f.eventType}</span></td>
-<td><span class="pill ${f.status}">${f.status}</span></td><td>${saidByFact(f.fact)}</td><td>${describeDecision(f.decision, f.decisionDetail, formatIsoTime)}</td></tr>`,
+<td>${f.status ? html`<span class="pill ${f.status}">${f.status}</span>` : html`<span class="muted">archived</span>`}</td><td>${saidByFact(f.fact)}</td><td>${describeDecision(f.decision, f.decisionDetail, formatIsoTime)}</td></tr>`,
   );
   return html`<table id="payment-facts"><thead><tr><th>occurred</th><th>event</th><th>status</th><th>it said</th><th>what came of it</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

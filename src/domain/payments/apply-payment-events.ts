@@ -1,5 +1,6 @@
 import type { Transaction } from '../../db/client.ts';
 import type { SettledStatus } from '../../db/schema.ts';
+import { beforeCheckpoint, encodeCheckpoint, foldStart, isAfterStart, isHistoryLost } from './checkpoint.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decision.ts';
 import { type KnownFact, type PaymentState, applyFact, canApply, foldPaymentFacts, samePayment, sameState } from './fold.ts';
@@ -7,6 +8,7 @@ import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
 import { type PaymentChange, insertPaymentEvents } from './payment-events-sql.ts';
 import {
   type ChargeKey,
+  type PaymentCheckpoint,
   type PaymentTransition,
   type PaymentUpdate,
   chargeKeyOf,
@@ -14,6 +16,7 @@ import {
   insertPaymentsIfAbsent,
   lockPayments,
   updatePaymentStates,
+  writeCheckpoints,
 } from './payment-sql.ts';
 import type { PaymentRow } from './schema.ts';
 
@@ -35,13 +38,15 @@ export interface ProviderFact {
 }
 
 /**
- * Every other fact already known for the batch's charges. Called only once the payment rows are
- * locked: read before the locks, it could miss a fact another transaction committed in between,
- * and the fold would then overwrite that transaction's result.
+ * Every fact already known for the batch's charges (the batch's own events' earlier facts too:
+ * a replay's). Called only once the payment rows are locked: read before the locks, it could miss
+ * a fact another transaction committed in between, and the fold would then overwrite that
+ * transaction's result.
  */
-export type LoadOtherFacts = (tx: Transaction, charges: readonly ChargeKey[]) => Promise<ProviderFact[]>;
+export type LoadKnownFacts = (tx: Transaction, charges: readonly ChargeKey[]) => Promise<ProviderFact[]>;
 
-function stateOf(row: PaymentRow): PaymentState {
+/** The payment as its row has it. */
+export function stateOf(row: PaymentRow): PaymentState {
   return {
     status: row.status,
     amount: row.amount,
@@ -50,19 +55,6 @@ function stateOf(row: PaymentRow): PaymentState {
     lastGatewayEventAt: row.lastGatewayEventAt,
     inquiryOpen: row.inquiryOpen,
     statusBeforeDispute: row.statusBeforeDispute,
-  };
-}
-
-/** The state a `require`-mode fold starts from: the row as the application created it. */
-function applicationBaseline(row: PaymentRow): PaymentState {
-  return {
-    status: row.initialStatus ?? row.status,
-    amount: row.amount,
-    amountRefunded: 0,
-    currency: row.currency,
-    lastGatewayEventAt: null,
-    inquiryOpen: false,
-    statusBeforeDispute: null,
   };
 }
 
@@ -178,19 +170,25 @@ function outboundChange(row: PaymentRow, sequence: number, previousStatus: Payme
  * read that finds the payment as it was, too). The row is written once, with the last state,
  * last_gateway_event_at included: later folds compare against it.
  */
-function foldCharge(payment: LockedPayment | undefined, group: ChargeGroup, others: KnownFact[]): ChargeResult {
+function foldCharge(payment: LockedPayment | undefined, group: ChargeGroup, known: KnownFacts): ChargeResult {
   if (payment === undefined) return refuseCharge(group);
   const { row } = payment;
   const require = group.events[0]!.event.unknownPayment === 'require';
-  const initial = require ? applicationBaseline(row) : null;
+  // From its checkpoint when its older facts were pruned, or from its row when its history was
+  // lost before facts were kept (checkpoint.ts): the facts before either are in it.
+  const start = known.historyLost ? stateOf(row) : foldStart(row, require);
   let current = stateOf(row);
   let created = payment.created;
-  let known = others;
+  let facts = known.others.filter((fact) => isAfterStart(start, fact));
   const result: ChargeResult = { outcomes: [], transitions: [], changes: [] };
   for (const { index, event } of group.events) {
     const own: KnownFact = { inboxId: event.inboxId, fact: event.fact };
-    known = [...known, own];
-    const fold = foldPaymentFacts(initial, known);
+    if (start !== null && !isAfterStart(start, own)) {
+      result.outcomes.push({ index, applied: { outcome: 'ignored', decision: beforeCheckpoint(own, start) } });
+      continue;
+    }
+    facts = [...facts, own];
+    const fold = foldPaymentFacts(start, facts);
     const folded = fold.state;
     const decision = decidePaymentEvent({ event: own, before: created ? null : current, after: folded, fold });
     if (folded === null) {
@@ -239,36 +237,68 @@ function refuseCharge(group: ChargeGroup): ChargeResult {
 export async function applyPaymentEvents(
   tx: Transaction,
   events: readonly PaymentEvent[],
-  loadOtherFacts: LoadOtherFacts,
+  loadKnownFacts: LoadKnownFacts,
   /** Told the changes inside the same transaction, after their payment_events rows (the push side queues its deliveries). */
   onChanges?: (changes: readonly PaymentChange[]) => Promise<void>,
 ): Promise<AppliedPaymentEvent[]> {
   if (events.length === 0) return [];
   const groups = groupByCharge(events);
   const payments = await lockOrCreatePayments(tx, groups);
-  const owners = keyOwners(groups);
-  const othersByCharge = new Map<string, KnownFact[]>();
-  for (const { provider, known } of await loadOtherFacts(tx, [...owners.values()].map(({ key }) => key))) {
-    const id = owners.get(chargeKeyOf({ provider, chargeId: known.fact.chargeId }))?.owner;
-    if (id === undefined) continue;
-    const facts = othersByCharge.get(id) ?? [];
-    facts.push(known);
-    othersByCharge.set(id, facts);
-  }
+  const known = await knownFactsByCharge(tx, groups, events, payments, loadKnownFacts);
   const outcomes: AppliedPaymentEvent[] = new Array(events.length);
   const updates: PaymentUpdate[] = [];
   const transitions: PaymentTransition[] = [];
   const changes: PaymentChange[] = [];
+  const lostHistories: PaymentCheckpoint[] = [];
   for (const [id, group] of groups) {
-    const result = foldCharge(payments.get(id), group, othersByCharge.get(id) ?? []);
+    const charge = known.get(id) ?? { others: [], historyLost: false };
+    const result = foldCharge(payments.get(id), group, charge);
+    if (charge.historyLost) lostHistories.push({ id: payments.get(id)!.row.id, checkpoint: encodeCheckpoint(stateOf(payments.get(id)!.row)) });
     for (const { index, applied } of result.outcomes) outcomes[index] = applied;
     if (result.update) updates.push(result.update);
     transitions.push(...result.transitions);
     changes.push(...result.changes);
   }
+  await writeCheckpoints(tx, lostHistories);
   await updatePaymentStates(tx, updates);
   await insertPaymentTransitions(tx, transitions);
   await insertPaymentEvents(tx, changes);
   if (changes.length > 0) await onChanges?.(changes);
   return outcomes;
+}
+
+/** A charge's facts for the fold: those of events not in the batch, and whether its history was lost. */
+interface KnownFacts {
+  others: KnownFact[];
+  historyLost: boolean;
+}
+
+/**
+ * The known facts of the batch's charges, by charge. A batch event's own earlier fact (a replay's)
+ * is left out: its new processing is what replaces it. A payment that has no fact at all,
+ * its own earlier ones included, yet was moved by the gateway before, lost its history before
+ * facts were kept (its rows purged by an earlier version): it goes on from its row (checkpoint.ts).
+ */
+async function knownFactsByCharge(
+  tx: Transaction,
+  groups: Map<string, ChargeGroup>,
+  events: readonly PaymentEvent[],
+  payments: Map<string, LockedPayment>,
+  loadKnownFacts: LoadKnownFacts,
+): Promise<Map<string, KnownFacts>> {
+  const owners = keyOwners(groups);
+  const own = new Set(events.map((event) => event.inboxId));
+  const known = new Map<string, KnownFacts>([...groups.keys()].map((id) => [id, { others: [], historyLost: false }]));
+  const withFacts = new Set<string>();
+  for (const { provider, known: fact } of await loadKnownFacts(tx, [...owners.values()].map(({ key }) => key))) {
+    const id = owners.get(chargeKeyOf({ provider, chargeId: fact.fact.chargeId }))?.owner;
+    if (id === undefined) continue;
+    withFacts.add(id);
+    if (!own.has(fact.inboxId)) known.get(id)!.others.push(fact);
+  }
+  for (const [id, charge] of known) {
+    const payment = payments.get(id);
+    charge.historyLost = payment !== undefined && !payment.created && !withFacts.has(id) && isHistoryLost(payment.row);
+  }
+  return known;
 }

@@ -34,6 +34,16 @@ import { canTransitionTo, lifecycleRank } from './state-machine.ts';
  * Disputes and inquiries (disputes.ts, docs/disputes.md) need more than the status to fold: what a
  * won dispute returns to, and whether an inquiry is open. Both are part of PaymentState, so a fold
  * resumed from a stored state continues exactly as the fold over every fact would.
+ *
+ * Where the facts come from, and how long (docs/payment-history.md): every settled event's fact is
+ * kept in payment_facts, whatever happens to its payload, for as long as its payment is active.
+ * Past that (quiet for the provider's keyRetentionDays) the facts are pruned and the state they
+ * fold to is kept on the payment row as its checkpoint. A fold then starts from the checkpoint
+ * instead of the initial state, with the facts after the checkpoint's time only: a fact from
+ * before it is part of what the checkpoint sums up, or history it can no longer place, and
+ * changes nothing (checkpoint.ts). A payment whose facts an earlier version purged with its
+ * payloads goes on from its row the same way. So a late event is folded onto the payment's known
+ * history, never onto nothing.
  */
 
 export interface PaymentState {

@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Transaction } from '../../db/client.ts';
 import type { PaymentState } from './fold.ts';
 import type { PaymentStatus } from './payment-fact.ts';
@@ -26,18 +27,19 @@ const chargeKeysJson = (keys: readonly ChargeKey[]) => JSON.stringify(keys.map((
  */
 export async function lockPayments(tx: Transaction, keys: readonly ChargeKey[]): Promise<PaymentRow[]> {
   if (keys.length === 0) return [];
+  return tx.select().from(payments).where(chargeKeysMatch(payments.provider, payments.gatewayChargeId, keys)).orderBy(payments.id).for('update');
+}
+
+/**
+ * `(provider, key) in keys` as an index condition on a (provider, key) index whatever the batch
+ * size: see lockPayments. Shared by every table the fold reads by charge.
+ */
+export function chargeKeysMatch(providerColumn: AnyPgColumn, keyColumn: AnyPgColumn, keys: readonly ChargeKey[]): SQL {
   const json = chargeKeysJson(keys);
-  return tx
-    .select()
-    .from(payments)
-    .where(
-      sql`${payments.provider} = any(array(select distinct k->>'provider' from jsonb_array_elements(${json}::jsonb) as k))
-        and ${payments.gatewayChargeId} = any(array(select k->>'charge_id' from jsonb_array_elements(${json}::jsonb) as k))
-        and (${payments.provider}, ${payments.gatewayChargeId}) in (
-          select k.provider, k.charge_id from jsonb_to_recordset(${json}::jsonb) as k(provider text, charge_id text))`,
-    )
-    .orderBy(payments.id)
-    .for('update');
+  return sql`${providerColumn} = any(array(select distinct k->>'provider' from jsonb_array_elements(${json}::jsonb) as k))
+    and ${keyColumn} = any(array(select k->>'charge_id' from jsonb_array_elements(${json}::jsonb) as k))
+    and (${providerColumn}, ${keyColumn}) in (
+      select k.provider, k.charge_id from jsonb_to_recordset(${json}::jsonb) as k(provider text, charge_id text))`;
 }
 
 export interface NewPayment extends ChargeKey {
@@ -116,4 +118,21 @@ export const chargeKeyOf = (key: ChargeKey) => `${key.provider}\u0000${key.charg
 
 function compareKeys(a: ChargeKey, b: ChargeKey): number {
   return a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0;
+}
+
+/** A payment's folded state kept as its checkpoint (checkpoint.ts), its facts about to be pruned. */
+export interface PaymentCheckpoint {
+  id: number;
+  /** encodeCheckpoint's JSON text. */
+  checkpoint: string;
+}
+
+/** The checkpoints of several payments (rows already locked by this transaction), one statement. */
+export async function writeCheckpoints(tx: Transaction, checkpoints: readonly PaymentCheckpoint[]): Promise<void> {
+  if (checkpoints.length === 0) return;
+  const values = JSON.stringify(checkpoints.map(({ id, checkpoint }) => ({ id, checkpoint: JSON.parse(checkpoint) as unknown })));
+  await tx.execute(sql`
+    update ${payments} as p set checkpoint = v.checkpoint, checkpointed_at = now()
+    from jsonb_to_recordset(${values}::jsonb) as v(id bigint, checkpoint jsonb)
+    where p.id = v.id and p.id = any(array(select (u->>'id')::bigint from jsonb_array_elements(${values}::jsonb) as u))`);
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, check, customType, index, integer, pgTable, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, customType, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { type PaymentStatus, paymentStatuses } from './payment-fact.ts';
 
 // Written from the one list of statuses: a new status changes this check, and drizzle-kit then
@@ -34,6 +34,11 @@ export const payments = pgTable(
     // The sequence number of this payment's last outbound event (payment_events): the next one is
     // this + 1, assigned under the row lock, so a payment's events are numbered 1, 2, 3 without gaps.
     eventSequence: integer('event_sequence').notNull().default(0),
+    // The payment's folded state (the whole PaymentState, checkpoint.ts encodes it) when its facts
+    // were pruned (fact-retention): later folds start from it instead of from nothing. Null while
+    // every fact of the payment is kept.
+    checkpoint: jsonb('checkpoint'),
+    checkpointedAt: timestamp('checkpointed_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -118,3 +123,74 @@ export const paymentEvents = pgTable(
 );
 
 export type PaymentEventRow = typeof paymentEvents.$inferSelect;
+
+/**
+ * A payment's history: what each settled event meant for its payment (its fact: what the payload
+ * said, or the gateway snapshot its refetch read, which no payload can give back), one row per
+ * event, kept for the payment's life instead of its payload's (docs/payment-history.md). The fold
+ * reads a charge's facts here (apply-payment-events.ts); retention, `purge` and `restore` of inbox
+ * rows leave them alone, and only fact retention deletes them, once the payment has been quiet
+ * for its provider's keyRetentionDays.
+ *
+ * Keyed by the payment's gateway key (provider, payment_key), not by payments.id: a fact exists
+ * before any payment row does (an event refused for its amounts creates none, yet the next event
+ * of the charge folds with it), and the fold looks facts up by the keys its events carry, legacy
+ * keys included. One row per event (provider, event_id): a replay that gives the event a new
+ * meaning (a new snapshot) replaces it; a restored or resent event adds nothing.
+ *
+ * Written by the trigger webhook_inbox_records_payment_facts (drizzle/0018_payment_facts.sql) in
+ * the transaction that settles the inbox row with its fact, whichever version of the service
+ * settles it: during a rolling deploy, an old instance's facts land here too.
+ */
+export const paymentFacts = pgTable(
+  'payment_facts',
+  {
+    provider: varchar('provider', { length: 30 }).notNull(),
+    eventId: varchar('event_id', { length: 150 }).notNull(),
+    /** The inbox row it was settled on (the fold breaks exact ties by it); the row itself may be gone. */
+    inboxId: bigint('inbox_id', { mode: 'number' }).notNull(),
+    eventType: varchar('event_type', { length: 80 }).notNull(),
+    /** The fact's chargeId: the payment's key at its gateway. */
+    paymentKey: varchar('payment_key', { length: 150 }).notNull(),
+    /** The fact's legacyChargeId: the key the payment may still be stored under. */
+    legacyKey: varchar('legacy_key', { length: 150 }),
+    /** The event's occurred_at (the fact's own time, for a snapshot the read's, is in `fact`). */
+    occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** StoredFact (stored-fact.ts), as webhook_inbox.fact holds it. */
+    fact: jsonb('fact').notNull(),
+    /** Why processing left the event as it did (webhook_inbox.decision, decision_detail). */
+    decision: text('decision'),
+    decisionDetail: jsonb('decision_detail'),
+    /** When the fact was last written: a payment is quiet when its newest is older than keyRetentionDays. */
+    recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'payment_facts_pkey', columns: [table.provider, table.eventId] }),
+    // The fold's read: every fact of a batch's charges.
+    index('payment_facts_provider_payment_key_idx').on(table.provider, table.paymentKey),
+    // Fact retention: a payment whose facts sit under its legacy key is one payment with them.
+    index('payment_facts_provider_legacy_key_idx').on(table.provider, table.legacyKey).where(sql`${table.legacyKey} is not null`),
+    // Fact retention: the facts old enough to go, oldest first.
+    index('payment_facts_provider_recorded_at_idx').on(table.provider, table.recordedAt),
+  ],
+);
+
+export type PaymentFactRow = typeof paymentFacts.$inferSelect;
+
+/**
+ * How far the one-time carry-over of facts recorded before payment_facts existed has got (one
+ * row). Rows of webhook_inbox with ids in (carried_through_inbox_id, target_inbox_id] are not
+ * carried yet: the fold still reads their facts there, and retention leaves them alone, until the
+ * carry-over (src/processing/fact-carry-over.ts) has passed them. Rows after target_inbox_id were
+ * stored after the trigger existed.
+ */
+export const paymentFactsCarryOver = pgTable(
+  'payment_facts_carry_over',
+  {
+    id: smallint('id').primaryKey().default(1),
+    targetInboxId: bigint('target_inbox_id', { mode: 'number' }).notNull(),
+    carriedThroughInboxId: bigint('carried_through_inbox_id', { mode: 'number' }).notNull().default(0),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [check('payment_facts_carry_over_one_row', sql`${table.id} = 1`)],
+);

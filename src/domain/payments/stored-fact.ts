@@ -7,6 +7,8 @@ import { type PaymentFact, paymentKind, paymentStatuses } from './payment-fact.t
  */
 const storedFact = z.object({
   chargeId: z.string().min(1),
+  // Kept so payment_facts.legacy_key can name the key the payment may still be stored under.
+  legacyChargeId: z.string().min(1).optional(),
   status: z.enum(paymentStatuses),
   occurredAt: z.iso.datetime({ offset: true }),
   amount: z.number().int().optional(),
@@ -21,6 +23,7 @@ export type StoredFact = z.infer<typeof storedFact>;
 export function toStoredFact(fact: PaymentFact): StoredFact {
   return {
     chargeId: fact.chargeId,
+    legacyChargeId: fact.legacyChargeId,
     status: fact.status,
     occurredAt: fact.occurredAt.toISOString(),
     amount: fact.amount,
@@ -35,6 +38,13 @@ export function toStoredFact(fact: PaymentFact): StoredFact {
 export function fromStoredFact(value: unknown): PaymentFact | undefined {
   const parsed = storedFact.safeParse(value);
   if (!parsed.success) return undefined;
-  const { occurredAt, snapshot, inquiry, ...rest } = parsed.data;
-  return { ...rest, kind: paymentKind(rest.status), occurredAt: new Date(occurredAt), ...(inquiry ? { inquiry } : {}), ...(snapshot ? { snapshot } : {}) };
+  const { occurredAt, snapshot, inquiry, legacyChargeId, ...rest } = parsed.data;
+  return {
+    ...rest,
+    kind: paymentKind(rest.status),
+    occurredAt: new Date(occurredAt),
+    ...(legacyChargeId ? { legacyChargeId } : {}),
+    ...(inquiry ? { inquiry } : {}),
+    ...(snapshot ? { snapshot } : {}),
+  };
 }

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import type { EventDecisionName, EventSource, InboxStatus } from '../../db/schema.ts';
+import { NOT_CARRIED_YET } from './carry-over.ts';
 import { Values, isoMicros, where } from './statement.ts';
 
 /**
@@ -57,6 +58,8 @@ export async function lockExpiredBatch(tx: SqlExecutor, provider: string, status
        `received_at < ${values.add(cutoff.toISOString())}::timestamptz`,
        from ? `received_at >= ${values.add(from)}::timestamptz` : undefined,
        `provider = ${values.add(provider)}`,
+       // Its fact must be in payment_facts before its row goes (carry-over.ts).
+       `not ${NOT_CARRIED_YET}`,
      ])}
      order by webhook_inbox.received_at, webhook_inbox.id
      limit ${values.add(limit)}
@@ -75,7 +78,7 @@ export async function countExpiredByDay(db: SqlExecutor, provider: string, statu
   const { rows } = await db.executeSql<{ day: string; events: number }>(
     `select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int as events
      from webhook_inbox
-     where status = any($1::text[]) and received_at < $2::timestamptz and provider = $3
+     where status = any($1::text[]) and received_at < $2::timestamptz and provider = $3 and not ${NOT_CARRIED_YET}
      group by 1 order by 1`,
     [[...statuses], cutoff.toISOString(), provider],
   );

@@ -10,6 +10,7 @@ import {
   toInboxEventDetail,
 } from './event-columns.ts';
 import { type InboxRowRef, receivedWindowCondition } from './received-window.ts';
+import { NOT_CARRIED_YET } from './carry-over.ts';
 import { SETTLED_STATUS_LIST } from './settled.ts';
 import { dateOf, epochMs } from './statement.ts';
 
@@ -81,8 +82,16 @@ export interface ResourceKey {
  * hundred ids made PostgreSQL estimate each id against each partition's statistics, ~30 ms of
  * planning per batch, most of processing's database time (README, Benchmarks: "Where the time
  * goes"). Own rows come back only when a replay set them pending after they were processed.
+ *
+ * `notCarriedOnly`: only rows settled before payment_facts existed that the one-time carry-over
+ * has not reached (webhook_inbox.fact is where their facts still are).
  */
-export async function findKnownResourceEvents(tx: SqlExecutor, resources: readonly ResourceKey[], exceptIds: readonly number[]): Promise<KnownResourceEventRow[]> {
+export async function findKnownResourceEvents(
+  tx: SqlExecutor,
+  resources: readonly ResourceKey[],
+  exceptIds: readonly number[],
+  options: { notCarriedOnly?: boolean } = {},
+): Promise<KnownResourceEventRow[]> {
   if (resources.length === 0) return [];
   const keys = JSON.stringify(resources.map((r) => ({ provider: r.provider, resource_id: r.resourceId })));
   // The payload only where no fact was recorded: the fact is what later folds read, and a
@@ -92,7 +101,7 @@ export async function findKnownResourceEvents(tx: SqlExecutor, resources: readon
      from webhook_inbox
      where (provider, resource_id) in (
              select k.provider, k.resource_id from jsonb_to_recordset($1::jsonb) as k(provider text, resource_id text))
-       and (status in (${SETTLED_STATUS_LIST}) or processed_at is not null)`,
+       and (status in (${SETTLED_STATUS_LIST}) or processed_at is not null)${options.notCarriedOnly ? ` and ${NOT_CARRIED_YET}` : ''}`,
     [keys],
   );
   const own = new Set(exceptIds);

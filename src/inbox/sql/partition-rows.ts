@@ -1,15 +1,17 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import { EXACT_COLUMNS, type ExactInboxRow } from './archive-rows.ts';
+import { NOT_CARRIED_YET } from './carry-over.ts';
 
 /**
  * Blocks every write to one month partition until the transaction ends (reads go on), then says
- * whether every row in it is settled (processed or ignored) and belongs to one of `providers`.
+ * whether every row in it is settled (processed or ignored), belongs to one of `providers` and
+ * has its fact in payment_facts already (carry-over.ts).
  */
 export async function lockSettledPartition(tx: SqlExecutor, partition: string, providers: readonly string[]): Promise<{ rows: number; blocking: number }> {
   await tx.executeSql(`lock table ${partition} in exclusive mode`);
   const { rows } = await tx.executeSql<{ rows: number; blocking: number }>(
     `select count(*)::int as rows,
-            count(*) filter (where status not in ('processed', 'ignored') or provider <> all($1::text[]))::int as blocking
+            count(*) filter (where status not in ('processed', 'ignored') or provider <> all($1::text[]) or ${NOT_CARRIED_YET})::int as blocking
      from ${partition}`,
     [[...providers]],
   );
