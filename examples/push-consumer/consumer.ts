@@ -5,8 +5,9 @@ interface PaymentEvent {
   id: string;
   type: string; // payment.paid, payment.refunded, …
   sequence: number;
+  follows_sequence?: number; // pushed events: what this destination was sent before (the feed omits it)
   occurred_at: string;
-  payment: { provider: string; charge_id: string; status: string; previous_status: string | null; amount: number | null; amount_refunded: number; currency: string | null };
+  payment: { provider: string; charge_id: string; status: string; previous_status: string | null; amount: number | null; amount_refunded: number; currency: string | null; inquiry_open: boolean };
   cause: { inbox_id: number; event_id: string; event_type: string };
 }
 
@@ -21,7 +22,9 @@ async function apply(event: PaymentEvent): Promise<'applied' | 'duplicate' | 'ea
   const key = `${event.payment.provider}:${event.payment.charge_id}`;
   const last = applied.get(key) ?? 0;
   if (event.sequence <= last) return 'duplicate';
-  if (event.sequence !== last + 1) return 'early'; // cannot happen from one inbox; be safe anyway
+  // sequence − 1 unless events in between were not sent here (a skip, a kinds filter, a later start).
+  const follows = event.follows_sequence ?? event.sequence - 1;
+  if (last < follows) return 'early'; // cannot happen from one inbox; be safe anyway
   // In one transaction of your own: update the order, then record the sequence and the id.
   console.log(`${key}: ${event.payment.previous_status ?? '∅'} → ${event.payment.status}, ${event.payment.amount_refunded} refunded`);
   applied.set(key, event.sequence);

@@ -141,7 +141,8 @@ test('the feed consumer (examples/feed-consumer/feed-consumer.sh): one command, 
     await waitFor(() => run.output().includes('{"charge":"ch_example_feed","status":"paid","refunded":0,"seq":1}'), { message: 'the feed consumer to apply the event', timeoutMs: 30_000 }).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${run.output()}`);
     });
-    assert.ok(existsSync(path.join(cwd, 'state/cursor')), 'it stored its cursor');
+    // The cursor is written once the page is applied, just after the line above.
+    await waitFor(() => existsSync(path.join(cwd, 'state/cursor')), { message: 'the feed consumer to store its cursor', timeoutMs: 10_000 });
   } finally {
     await run.stop();
   }
