@@ -41,6 +41,8 @@ export type ProcessRole = 'all' | 'receiver' | 'worker';
 
 /** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are ./configured-providers.ts's. */
 export interface ParsedConfig {
+  /** What a provider declared without its own settings gets (INBOX_RETENTION_DAYS, …): a zero-config provider's. */
+  providerDefaults: ProviderDefaults;
   port: number;
   host: string;
   /** Undefined: start an embedded PostgreSQL under `dataDir`. */
@@ -48,6 +50,8 @@ export interface ParsedConfig {
   dataDir: string;
   role: ProcessRole;
   logLevel: string;
+  /** `json`, `pretty` (pino-pretty, a devDependency), or undefined: pretty on a terminal where pino-pretty is installed, else JSON. */
+  logFormat: 'json' | 'pretty' | undefined;
   maxBodyBytes: number;
   /** How long a delivery may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
   commitDeadlineMs: number;
@@ -124,6 +128,7 @@ const envVariables = z.object({
   INBOX_ROLE: z.enum(['all', 'receiver', 'worker']).default('all'),
   INBOX_CONFIG: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1),
   SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1),
   COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000),
@@ -258,7 +263,7 @@ function formatIssues(error: z.ZodError, prefix = ''): string[] {
 type Env = Record<string, string | undefined>;
 export type ReadFile = (path: string) => string;
 
-type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
+export type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
 
 /** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_(KEY_)RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
 function providerDefaults(env: Env): ProviderDefaults {
@@ -343,6 +348,8 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     dataDir: e.INBOX_DATA_DIR,
     role: e.INBOX_ROLE,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    providerDefaults: { signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS, retentionDays: e.INBOX_RETENTION_DAYS, keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS },
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     // In the all role the wait measured worse for the ack's p99 (README, "Where the time goes").
