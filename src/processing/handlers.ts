@@ -4,6 +4,7 @@ import type { EventDecision } from '../domain/payments/event-decision.ts';
 import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/payment-fact.ts';
 import type { StoredEvent } from '../gateways/shared/webhook-driver.ts';
 import type { ConfiguredProvider } from '../config/configured-providers.ts';
+import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 
 /** One stored event on its way to a handler, with what routing already worked out. */
 export interface InboxEvent {
@@ -85,4 +86,24 @@ export function canonicalKind(provider: ConfiguredProvider, stored: StoredEvent,
   if (fact) return fact.kind;
   if (provider.driver.toPaymentNotice?.(stored)) return PAYMENT_NOTICE_KIND;
   return `${provider.driver.name}:${stored.eventType}`;
+}
+
+export class ProviderNotConfiguredError extends Error {
+  readonly code = 'provider_not_configured';
+  constructor(provider: string) {
+    super(`No provider named "${provider}" is configured in this process, so its events cannot be read. Restore its configuration, then replay.`);
+    this.name = 'ProviderNotConfiguredError';
+  }
+}
+
+/** The event as its handler sees it, and that handler (none: the event is `ignored`). */
+export function routeEvent(
+  deps: { providers: ReadonlyMap<string, ConfiguredProvider>; handlers: HandlerRegistry },
+  row: InboxEventRow,
+): { event: InboxEvent; handler: EventHandler | undefined } {
+  const provider = deps.providers.get(row.provider);
+  if (!provider) throw new ProviderNotConfiguredError(row.provider);
+  const fact = provider.driver.toPaymentFact(row);
+  const event: InboxEvent = { inboxId: row.id, provider, stored: row, kind: canonicalKind(provider, row, fact), fact };
+  return { event, handler: deps.handlers.handlerFor(event.kind) };
 }

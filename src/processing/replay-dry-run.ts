@@ -1,6 +1,5 @@
 import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
 import type { InboxStatus, SettledStatus } from '../db/schema.ts';
-import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
 import type { EventDecision } from '../domain/payments/event-decision.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { type ChargeKey, lockPayments } from '../domain/payments/payment-sql.ts';
@@ -12,8 +11,9 @@ import { type ReplayFilter, findReplayCandidates } from '../inbox/sql/pending-ev
 import { type EnqueueableEvent, singletonKeyFor } from '../queue/queues.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import type { ConfiguredProvider } from '../config/configured-providers.ts';
-import type { HandlerRegistry, InboxEvent } from './handlers.ts';
-import { type Applied, type ReadyEvent, applyInBatchThenAlone, routeEvent } from './process-events.ts';
+import { type Applied, type ReadyEvent, applyInBatchThenAlone } from './apply-batch.ts';
+import { type HandlerRegistry, type InboxEvent, routeEvent } from './handlers.ts';
+import { unknownPaymentDecision } from './process-batch.ts';
 import { NoStoredSnapshotError, createStoredSnapshotRefetcher } from './stored-snapshots.ts';
 
 export interface DryRunDeps {
@@ -143,7 +143,7 @@ function rounds(queued: readonly EnqueueableEvent[], ready: Map<number, ReadyEve
     depth.set(key, round + 1);
     (result[round] ??= []).push(item);
   }
-  // A worker applies its batch in inbox id order (process-events.ts).
+  // A worker applies its batch in inbox id order (process-batch.ts).
   return result.map((round) => round.sort((a, b) => a.event.inboxId - b.event.inboxId));
 }
 
@@ -155,8 +155,8 @@ async function paymentStatuses(tx: Transaction, keys: ChargeKey[]): Promise<Paym
 function outcomeOf(applied: Applied | undefined): Pick<PredictedEvent, 'outcome' | 'error' | 'decision'> {
   if (!applied) return { outcome: 'skipped' };
   if ('error' in applied) {
-    // As the worker records it (process-events.ts): a payment the application has not created yet.
-    const decision: EventDecision | undefined = applied.error instanceof PaymentNotYetKnown ? { decision: 'unknown_payment', detail: { chargeId: applied.error.chargeId } } : undefined;
+    // As the worker records it (process-batch.ts): a payment the application has not created yet.
+    const decision = unknownPaymentDecision(applied.error);
     return { outcome: 'failed', error: describeError(applied.error), ...(decision ? { decision } : {}) };
   }
   return applied.decision ? { outcome: applied.outcome, decision: applied.decision } : { outcome: applied.outcome };

@@ -17,7 +17,7 @@ import { createBuiltInHandlers } from './built-in-handlers.ts';
 import { type HandlerRegistry, createHandlerRegistry } from './handlers.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';
 import { markEventFailed, noteEventDeferred } from '../inbox/sql/mark-events.ts';
-import { type EventResult, type ProcessingDeps, processInboxEvents } from './process-events.ts';
+import { type EventResult, type ProcessingDeps, processBatch } from './process-batch.ts';
 import { type IngestFirstApplier, createIngestFirstApplier } from './ingest-first.ts';
 
 export interface ProcessingOptions {
@@ -118,7 +118,7 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: 
         signal: job.signal,
         retriesLeft: Math.max(0, job.retryLimit - job.retryCount),
       }));
-      const results = await applier.apply(items, (slice) => processInboxEvents(deps, slice), jobs[0]?.signal);
+      const results = await applier.apply(items, (slice) => processBatch(deps, slice), jobs[0]?.signal);
       if (workerId) boss.notifyWorker(workerId);
       return jobs.map((job, i) => jobResult(job, results[i]!, logger));
     });
@@ -145,7 +145,7 @@ async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerC
  * `singleton` policy (at most one active job per charge database-wide, and at most one per key in
  * a fetched batch); the inbox row lock and the domain row lock make a second job of the same
  * event, or an expired attempt still running, harmless. A fetched batch is applied in one
- * transaction (process-events.ts); each job still gets its own result, and a failure of one event
+ * transaction (process-batch.ts: processBatch); each job still gets its own result, and a failure of one event
  * never fails its neighbours.
  */
 export async function startProcessing(options: ProcessingOptions): Promise<void> {

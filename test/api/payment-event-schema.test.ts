@@ -15,7 +15,7 @@ import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
 import { paymentEvents } from '../../src/domain/payments/schema.ts';
 import { type PaymentEventBody, toPaymentEventBody, toPushedEventBody } from '../../src/delivery/payment-event-body.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { processInboxEvents } from '../../src/processing/process-events.ts';
+import { processBatch } from '../../src/processing/process-batch.ts';
 import { scenarioArb, stripeEvents } from '../domain/charge-scenarios.ts';
 import { SECRET, storeEvent } from '../processing/harness.ts';
 import { builtInHandlers } from '../support/handlers.ts';
@@ -35,7 +35,7 @@ setup(async () => {
   const deps = { db: handle.db, providers: testConfig({ WEBHOOK_SECRET_STRIPE: SECRET }).providers, handlers: createHandlerRegistry(builtInHandlers) };
   for (const [n, scenario] of fc.sample(scenarioArb, { numRuns: 60, seed: 13 }).entries()) {
     for (const event of stripeEvents(scenario, `ch_schema_${n}`, 1_760_000_000)) {
-      const results = await processInboxEvents(deps, [{ inboxId: await storeEvent(database.sql, event) }]);
+      const results = await processBatch(deps, [{ inboxId: await storeEvent(database.sql, event) }]);
       for (const result of results) if ('error' in result) throw result.error;
     }
   }

@@ -11,7 +11,7 @@ import { runInboxctl } from './run-inboxctl.ts';
 const database = useTestDatabase();
 let env: Record<string, string>;
 
-// last_error as processing records it: describeError of what the handler threw (process-events.ts).
+// last_error as processing records it: describeError of what the handler threw (process-batch.ts).
 const stripeCharges = ['ch_3PqXyZ2eZvKYlo2C1a2b3c4d', 'ch_3PqXzA2eZvKYlo2C0b1c2d3e', 'ch_3PqY0B2eZvKYlo2C9f8e7d6c', 'ch_3PqY1C2eZvKYlo2C5a4b3c2d', 'ch_3PqY2D2eZvKYlo2C7e6f5a4b'];
 const failures: Array<{ provider: string; error: Error }> = [
   ...stripeCharges.map((charge) => ({ provider: 'stripe', error: new PaymentNotYetKnown('stripe', charge) })),

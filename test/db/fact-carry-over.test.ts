@@ -19,7 +19,7 @@ import { purgeEvents } from '../../src/operations/retention.ts';
 import { createBuiltInHandlers } from '../../src/processing/built-in-handlers.ts';
 import { type CarriedRange, carryOverNextRange } from '../../src/processing/fact-carry-over.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { processInboxEvents } from '../../src/processing/process-events.ts';
+import { processBatch } from '../../src/processing/process-batch.ts';
 import { paymentOf, storeEvent } from '../processing/harness.ts';
 import { testConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
@@ -92,7 +92,7 @@ async function deliver(body: string): Promise<void> {
   const event = JSON.parse(body) as { id: string; type: string; created: number; data: { object: { charge?: string; id: string } } };
   const inboxId = await storeEvent(database.sql, { eventId: event.id, type: event.type, chargeId: event.data.object.charge ?? event.data.object.id, created: event.created, body });
   const deps = { db: handle.db, providers: config.providers, handlers: createHandlerRegistry(createBuiltInHandlers({})) };
-  for (const result of await processInboxEvents(deps, [{ inboxId }])) if ('error' in result) throw result.error;
+  for (const result of await processBatch(deps, [{ inboxId }])) if ('error' in result) throw result.error;
 }
 
 const keptFacts = () => database.sql`select event_id, inbox_id::int, payment_key, fact, decision, recorded_at from payment_facts order by event_id`;

@@ -61,7 +61,7 @@ function assertEveryOrder(specs: FactSpec[], expected: ReturnType<typeof view>) 
   );
 }
 
-/** The decision of the last fact, folded after the others (as apply-payment-events.ts asks it). */
+/** The decision of the last fact, folded after the others (as fold-charges.ts asks it). */
 function decideLast(specs: FactSpec[]) {
   const all = facts(specs);
   const event = all.at(-1)!;

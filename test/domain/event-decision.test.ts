@@ -11,7 +11,7 @@ const fact = (inboxId: number, status: PaymentStatus, at: number, snapshot = fal
   fact: { kind: `payment.${status}`, chargeId: 'ch_decide', status, occurredAt: new Date(at), amount: 1000, ...(snapshot ? { snapshot: true as const } : {}) },
 });
 
-/** The decision the event gets when it joins what was known, as apply-payment-events.ts asks it. */
+/** The decision the event gets when it joins what was known, as fold-charges.ts asks it. */
 function decide(known: KnownFact[], event: KnownFact) {
   const before = foldPaymentFacts(null, known).state;
   const fold = foldPaymentFacts(null, [...known, event]);

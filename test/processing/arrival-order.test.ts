@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { DatabaseHandle } from '../../src/db/client.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { builtInHandlers } from '../support/handlers.ts';
-import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
+import { type ProcessingDeps, processBatch } from '../../src/processing/process-batch.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { testConfig } from '../support/config.ts';
@@ -61,7 +61,7 @@ async function assertMatchesReference(scenario: Scenario, chargeId: string, even
   assert.ok(outboxMatchesHistory(outbound, transitions, payment), `${context}: outbox ${JSON.stringify(outbound)} vs ${JSON.stringify(transitions)}, ${JSON.stringify(payment)}`);
 }
 
-function assertNoFailure(results: Awaited<ReturnType<typeof processInboxEvents>>): void {
+function assertNoFailure(results: Awaited<ReturnType<typeof processBatch>>): void {
   for (const result of results) if ('error' in result) throw result.error;
 }
 
@@ -80,8 +80,8 @@ describe('arrival-order independence', () => {
           // 'batch': every queued job in one batch, as a worker fetches them (one transaction).
           const drain = async (order: 'fifo' | 'lifo' | 'batch') => {
             const jobs = queued.map((inboxId) => ({ inboxId }));
-            if (order === 'batch') assertNoFailure(await processInboxEvents(deps, jobs));
-            else for (const job of order === 'fifo' ? jobs : jobs.reverse()) assertNoFailure(await processInboxEvents(deps, [job]));
+            if (order === 'batch') assertNoFailure(await processBatch(deps, jobs));
+            else for (const job of order === 'fifo' ? jobs : jobs.reverse()) assertNoFailure(await processBatch(deps, [job]));
             queued = [];
           };
           for (const [position, index] of arrival.entries()) {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/client.ts';
 import { type EventHandler, createHandlerRegistry } from '../../src/processing/handlers.ts';
 import { builtInHandlers } from '../support/handlers.ts';
-import { type EventResult, type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
+import { type EventResult, type ProcessingDeps, processBatch } from '../../src/processing/process-batch.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { testConfig } from '../support/config.ts';
@@ -50,7 +50,7 @@ describe('a batch of jobs', () => {
       await storeEvent(database.sql, customer('evt_b2', 'customer.deleted')),
       await storeEvent(database.sql, charge('evt_b3', 'charge.succeeded', 'ch_b3')),
     ];
-    const results = await processInboxEvents(deps, ids.map((inboxId) => ({ inboxId })));
+    const results = await processBatch(deps, ids.map((inboxId) => ({ inboxId })));
     assert.deepEqual(outcomes(results), ['processed', 'error: handler bug: customer has no email', 'processed']);
     const rows = await inboxRows(database.sql, ['evt_b1', 'evt_b2', 'evt_b3']);
     assert.deepEqual(
@@ -83,7 +83,7 @@ describe('a batch of jobs', () => {
       await storeEvent(database.sql, customer('evt_w1', 'customer.updated')),
       await storeEvent(database.sql, charge('evt_w2', 'charge.succeeded', 'ch_w2')),
     ];
-    const processing = processInboxEvents(deps, ids.map((inboxId) => ({ inboxId })));
+    const processing = processBatch(deps, ids.map((inboxId) => ({ inboxId })));
     await waitFor(async () => (await inboxRows(database.sql, ['evt_w2']))[0]?.status === 'processed', {
       message: 'the charge event to be processed while its neighbour is still preparing (held back by the slow prepare?)',
       timeoutMs: 10_000,
@@ -96,12 +96,12 @@ describe('a batch of jobs', () => {
   test('a recorded fact this version cannot read is replaced by its payload in the fold', async () => {
     const deps: ProcessingDeps = { db: handle.db, providers: providers(), handlers: createHandlerRegistry(builtInHandlers) };
     const paid = await storeEvent(database.sql, charge('evt_f1', 'charge.succeeded', 'ch_f1'));
-    assert.deepEqual(outcomes(await processInboxEvents(deps, [{ inboxId: paid }])), ['processed']);
+    assert.deepEqual(outcomes(await processBatch(deps, [{ inboxId: paid }])), ['processed']);
     // As if written by another version: the fold must read the payload (paid) instead.
     await database.sql`update webhook_inbox set fact = ${database.sql.json({ shape: 'unknown' })} where id = ${paid}`;
     // Older than paid: known paid, it changes nothing; unknown, it would make the payment pending.
     const late = await storeEvent(database.sql, charge('evt_f2', 'charge.pending', 'ch_f1', -10));
-    assert.deepEqual(outcomes(await processInboxEvents(deps, [{ inboxId: late }])), ['ignored']);
+    assert.deepEqual(outcomes(await processBatch(deps, [{ inboxId: late }])), ['ignored']);
     assert.equal((await paymentOf(database.sql, 'ch_f1'))?.status, 'paid');
   });
 
@@ -113,11 +113,11 @@ describe('a batch of jobs', () => {
     // The last microsecond of a month (the row moves to the partition that holds it): the job knows it to the millisecond.
     await database.sql`update webhook_inbox set received_at = '2026-01-31T23:59:59.999999Z' where id = ${edge}`;
     // One job per call: a batch's window spans all of its jobs' times.
-    const edgeResult = await processInboxEvents(deps, [{ inboxId: edge, receivedAt: new Date('2026-01-31T23:59:59.999Z') }]);
+    const edgeResult = await processBatch(deps, [{ inboxId: edge, receivedAt: new Date('2026-01-31T23:59:59.999Z') }]);
     // Queued by a version whose jobs did not carry the time.
-    const oldResult = await processInboxEvents(deps, [{ inboxId: old }]);
+    const oldResult = await processBatch(deps, [{ inboxId: old }]);
     // A time that is not the row's (job data edited by hand): the row is still found, not skipped.
-    const wrongResult = await processInboxEvents(deps, [{ inboxId: wrong, receivedAt: new Date('2020-05-01T00:00:00Z') }]);
+    const wrongResult = await processBatch(deps, [{ inboxId: wrong, receivedAt: new Date('2020-05-01T00:00:00Z') }]);
     assert.deepEqual(outcomes([...edgeResult, ...oldResult, ...wrongResult]), ['processed', 'processed', 'processed']);
     assert.deepEqual((await inboxRows(database.sql, ['evt_r1', 'evt_r2', 'evt_r3'])).map((r) => r.status), ['processed', 'processed', 'processed']);
   });

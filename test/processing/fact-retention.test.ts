@@ -17,7 +17,7 @@ import { createArchiveWriter } from '../../src/operations/archive.ts';
 import { type RetentionRun, applyRetention } from '../../src/operations/retention.ts';
 import { createBuiltInHandlers } from '../../src/processing/built-in-handlers.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
+import { type ProcessingDeps, processBatch } from '../../src/processing/process-batch.ts';
 import type { AppConfig } from '../../src/config/load-config.ts';
 import type { ScenarioEvent } from '../domain/charge-scenarios.ts';
 import { testConfig } from '../support/config.ts';
@@ -59,7 +59,7 @@ const charge = (id: string, type: string, created: number, fields: Omit<ChargeEv
 async function deliver(events: readonly ScenarioEvent[], provider = 'stripe'): Promise<void> {
   for (const event of events) {
     const inboxId = await storeEvent(database.sql, event, provider);
-    for (const result of await processInboxEvents(deps, [{ inboxId }])) if ('error' in result) throw result.error;
+    for (const result of await processBatch(deps, [{ inboxId }])) if ('error' in result) throw result.error;
   }
 }
 

@@ -6,7 +6,7 @@
  * Mercado Pago's through its API), in a random arrival order with duplicates, twice: once as it
  * comes, once with the payloads removed at a random point. The payment rows and their outbound
  * events (payment_events) must be equal. In-process, on one database: the workers' own code
- * (processInboxEvents, the built-in handlers with the real refetcher against a fake Mercado Pago
+ * (processBatch, the built-in handlers with the real refetcher against a fake Mercado Pago
  * API), the retention code's own purge and partition drop.
  */
 import assert from 'node:assert/strict';
@@ -23,7 +23,7 @@ import { dropExpiredPartitions } from '../../src/operations/partition-retention.
 import { purgeEvents } from '../../src/operations/retention.ts';
 import { createBuiltInHandlers } from '../../src/processing/built-in-handlers.ts';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { type ProcessingDeps, processInboxEvents } from '../../src/processing/process-events.ts';
+import { type ProcessingDeps, processBatch } from '../../src/processing/process-batch.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import { gatewayApiTargets } from '../../src/refetch/settings.ts';
 import { type Scenario, arrivalArb, scenarioArb } from '../domain/charge-scenarios.ts';
@@ -236,7 +236,7 @@ async function tell(run: Run, asItCame: Telling, removed: Telling): Promise<void
     readAt = new Date((BASE + 1_000_000 + index) * 1000 + 500);
     const rows = [asItCame, removed].flatMap((telling) => batch.map((delivery) => stored(run, telling, delivery)));
     const jobs = (await storeDeliveries(rows)).map((inboxId) => ({ inboxId }));
-    for (const result of await processInboxEvents(deps, jobs)) if ('error' in result) throw result.error;
+    for (const result of await processBatch(deps, jobs)) if ('error' in result) throw result.error;
   }
 }
 

@@ -1,6 +1,6 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../../db/client.ts';
-import type { ProviderFact } from './apply-payment-events.ts';
+import type { ProviderFact } from './fold-charges.ts';
 import type { PaymentFact } from './payment-fact.ts';
 import { type ChargeKey, chargeKeysMatch } from './payment-sql.ts';
 import { paymentFacts, paymentFactsCarryOver } from './schema.ts';
@@ -24,7 +24,7 @@ export async function findPaymentFacts(tx: Database | Transaction, keys: readonl
 
 /**
  * Whether the one-time carry-over of facts settled before payment_facts existed is done: until it
- * is, the fold also reads the facts of the inbox rows it has not reached (payments-handler.ts).
+ * is, the fold also reads the facts of the inbox rows it has not reached (processing/known-facts.ts).
  */
 export async function isCarryOverFinished(tx: Database | Transaction): Promise<boolean> {
   const [row] = await tx

@@ -128,7 +128,7 @@ export type PaymentEventRow = typeof paymentEvents.$inferSelect;
  * A payment's history: what each settled event meant for its payment (its fact: what the payload
  * said, or the gateway snapshot its refetch read, which no payload can give back), one row per
  * event, kept for the payment's life instead of its payload's (docs/payment-history.md). The fold
- * reads a charge's facts here (apply-payment-events.ts); retention, `purge` and `restore` of inbox
+ * reads a charge's facts here (known-facts.ts in src/processing); retention, `purge` and `restore` of inbox
  * rows leave them alone, and only fact retention deletes them, once the payment has been quiet
  * for its provider's keyRetentionDays.
  *

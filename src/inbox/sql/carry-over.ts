@@ -11,7 +11,7 @@ import { dateOf, epochMs } from './statement.ts';
 
 /**
  * An inbox row's facts are not in payment_facts yet: settled before the trigger existed, not yet
- * reached by the carry-over. Such rows stay where the fold reads them (payments-handler.ts) and
+ * reached by the carry-over. Such rows stay where the fold reads them (processing/known-facts.ts) and
  * retention leaves them alone. Unqualified `id`: used on webhook_inbox and on its partitions.
  */
 export const NOT_CARRIED_YET = `coalesce(id > (select c.carried_through_inbox_id from payment_facts_carry_over c)
