@@ -393,7 +393,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     logLevel: e.LOG_LEVEL,
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
-    // In the all role the wait measured worse for the ack's p99 (README, "Where the time goes").
+    // In the all role the wait measured worse for the ack's p99 (bench/README.md#where-the-time-goes).
     commitLingerMs: e.INGEST_LINGER_MS ?? (e.INBOX_ROLE === 'receiver' ? 4 : 0),
     databaseConnectTimeoutSeconds: e.DATABASE_CONNECT_TIMEOUT_SECONDS,
     databasePoolSize: e.DATABASE_POOL_SIZE,
