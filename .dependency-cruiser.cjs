@@ -18,6 +18,11 @@ const layers = [
   // Re-reading a charge through a gateway's API: HTTP, rate limit, breaker, and the ordering
   // settings (the `api`/`ordering` keys of INBOX_CONFIG and what they resolve to).
   { name: 'refetch', paths: ['^src/refetch/'] },
+  // Reconciling payments against the money the gateways settled: their ledgers read through the
+  // refetch layer's GET (rate limit, breaker), stored in PostgreSQL, matched against the payments
+  // by their gateway keys, and what differs recorded as findings. Knows no queue, no face and no
+  // configuration file: the cron job, inboxctl, the API and the dashboard above call it.
+  { name: 'reconciliation', paths: ['^src/reconciliation/'] },
   // The environment and INBOX_CONFIG, parsed once, and the providers a process runs with built
   // from them: a driver from the gateway registry, refetch settings resolved. Above gateways and
   // refetch because building a provider needs both; below everything that runs with the result.

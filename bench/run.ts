@@ -4,7 +4,7 @@
  * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,250 req/s
  * ingest runs), forwarding-brokers (the same with RabbitMQ and NATS JetStream as the destination, each skipped
  * when its broker does not answer), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
- * pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
+ * reconcile (a month of 10,000 payments, BENCH_RECONCILE_PAYMENTS, against a local Stripe ledger), pooler (opt-in: LISTEN/NOTIFY vs polling through PgBouncer, 1 vs 2 receivers) and migration (opt-in:
  * migration 0012's lock time on BENCH_MIGRATION_ROWS unpartitioned rows); all but the opt-in ones by default, or those
  * named as arguments (`npm run bench -- container`) or in BENCH_ONLY=ingest,…; BENCH_REPEATS (default 3) repeats the ingest matrix; BENCH_PROFILE=1 writes CPU
  * profiles of the servers to bench/results/profiles (summarise with bench/profile-summary.ts); BENCH_ACKS_TRACE=<folder> writes every paced
@@ -29,9 +29,10 @@ import { type ProcessingRun, runProcessing } from './scenarios/processing.ts';
 import { type SingleContainerRun, containerPacedLevel, runSingleContainer } from './scenarios/single-container.ts';
 import { runPooler } from './scenarios/pooler.ts';
 import { runPartitionMigration } from './scenarios/partition-migration.ts';
+import { runReconcile } from './scenarios/reconcile.ts';
 import { logStatements } from './support/statements.ts';
 
-const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-brokers', 'forwarding-backlog', 'operations'];
+const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-brokers', 'forwarding-backlog', 'operations', 'reconcile'];
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler', 'migration'];
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
@@ -168,6 +169,12 @@ try {
       queriesOnly: process.env.BENCH_OPERATIONS_QUERIES_ONLY === '1',
       log,
     });
+    done();
+  }
+  if (sections.has('reconcile')) {
+    const done = await section('reconcile', 'reconciliation: a month of payments against the gateway ledger');
+    const { url } = await server.createDatabase('reconcile');
+    report.reconcile = await runReconcile({ databaseUrl: url, payments: Number(process.env.BENCH_RECONCILE_PAYMENTS ?? 10_000), postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('migration')) {

@@ -17,6 +17,8 @@ import { createAllowedHosts } from './web/allowed-hosts.ts';
 import { GaugeRefresher } from './operations/gauge-refresher.ts';
 import { type Metrics, createMetrics } from './observability/metrics.ts';
 import { startOperationsCron } from './operations/cron.ts';
+import { reconcileTargetsOf, startReconcileCron } from './operations/reconcile-cron.ts';
+import { gatewayLedgers } from './gateways/registry.ts';
 import type { HandlerRegistry } from './processing/handlers.ts';
 import { FactCarryOver } from './processing/fact-carry-over.ts';
 import { startProcessing } from './processing/workers.ts';
@@ -202,6 +204,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ingestFirstMetrics: metrics.ingestFirst,
     });
     await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+    const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
+    await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
     jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
     // Facts settled before payment_facts existed, carried there in the background (once per install).
     factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });

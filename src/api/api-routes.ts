@@ -10,6 +10,7 @@ import { FEED_START, decodeFeedCursor, encodeFeedCursor } from './feed-cursor.ts
 import { openApiDocument } from './openapi.ts';
 import { selectPaymentEventsAfter } from './payment-events-feed-sql.ts';
 import { type RecordedTransition, selectEventsOfPayment, selectPaymentByCharge, selectTransitionsOfPayment } from './payment-sql.ts';
+import { selectPayoutView, selectSettlementView } from './payout-sql.ts';
 
 export interface ApiDeps {
   db: Database;
@@ -53,7 +54,7 @@ function isStorableText(value: string): boolean {
   return !value.includes('\0');
 }
 
-function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[]): PaymentView {
+function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[], settlement: PaymentView['settlement']): PaymentView {
   return {
     payment: {
       provider: payment.provider,
@@ -70,12 +71,13 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
     },
     events: events.map(toPaymentEventBody),
     transitions: transitions.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, inbox_id: t.inboxId, recorded_at: t.recordedAt.toISOString() })),
+    settlement,
   };
 }
 
 /**
- * /api/v1 for the application: the payment-events feed, one payment's state and history, and the
- * OpenAPI description. Mounted behind the app's host guard (OPERATOR_PATHS in http/app.ts), so every
+ * /api/v1 for the application: the payment-events feed, one payment's state, history and settlement,
+ * one payout's entries, and the OpenAPI description. Mounted behind the app's host guard (OPERATOR_PATHS in http/app.ts), so every
  * route answers only to the service's own host names and, except the
  * description (the same document as in the repository, for client generators), only with the token.
  */
@@ -112,9 +114,27 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     const chargeId = c.req.param('chargeId');
     const payment = isStorableText(provider) && isStorableText(chargeId) ? await selectPaymentByCharge(deps.db, provider, chargeId) : undefined;
     if (!payment) return apiError(c, 404, 'payment_not_found', 'No payment with that provider and charge id is known to the inbox.');
-    const [events, transitions] = await Promise.all([selectEventsOfPayment(deps.db, payment.id), selectTransitionsOfPayment(deps.db, payment.id)]);
-    return c.json(paymentView(payment, events, transitions));
+    const [events, transitions, settlement] = await Promise.all([
+      selectEventsOfPayment(deps.db, payment.id),
+      selectTransitionsOfPayment(deps.db, payment.id),
+      selectSettlementView(deps.db, payment.provider, payment.gatewayChargeId),
+    ]);
+    return c.json(paymentView(payment, events, transitions, settlement));
   });
   routes.all('/api/v1/payments/:provider/:chargeId', methodNotAllowed);
+
+  addPayoutRoute(routes, deps);
   return routes;
+}
+
+/** One payout as reconciliation read it: its entries, their payments, totals. */
+function addPayoutRoute(routes: Hono<RequestEnv>, deps: ApiDeps): void {
+  routes.get('/api/v1/payouts/:provider/:payoutId', async (c) => {
+    const provider = c.req.param('provider');
+    const payoutId = c.req.param('payoutId');
+    const view = isStorableText(provider) && isStorableText(payoutId) ? await selectPayoutView(deps.db, provider, payoutId) : undefined;
+    if (!view) return apiError(c, 404, 'payout_not_found', 'No payout with that provider and id has been read: `inboxctl reconcile --provider <provider> --payout <id>` reads it.');
+    return c.json(view);
+  });
+  routes.all('/api/v1/payouts/:provider/:payoutId', methodNotAllowed);
 }

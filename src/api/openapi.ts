@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { paymentEventBodySchema } from '../delivery/payment-event-body.ts';
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, apiErrorSchema, feedPageSchema, paymentViewSchema } from './api-schemas.ts';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, apiErrorSchema, feedPageSchema, paymentViewSchema, payoutViewSchema } from './api-schemas.ts';
 
 /**
  * Components generated from the same zod schemas the routes answer with; PaymentEvent is the
@@ -12,6 +12,7 @@ function componentSchemas(): Record<string, unknown> {
   registry.add(paymentEventBodySchema, { id: 'PaymentEvent' });
   registry.add(feedPageSchema, { id: 'PaymentEventsPage' });
   registry.add(paymentViewSchema, { id: 'Payment' });
+  registry.add(payoutViewSchema, { id: 'Payout' });
   registry.add(apiErrorSchema, { id: 'Error' });
   const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/components/schemas/${id}` });
   // A fragment-only `$id` is not allowed in 2020-12, and `$schema` is implied by the document.
@@ -27,6 +28,15 @@ const unavailable = {
 };
 const misdirected = error('The Host is not one of the service\'s names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).');
 
+/** The answers of a GET of one thing by its key. */
+const lookupResponses = (found: string, ref: string, notFound: string) => ({
+  200: { description: found, content: json(ref) },
+  401: unauthorized,
+  404: error(notFound),
+  421: misdirected,
+  503: unavailable,
+});
+
 let cached: Record<string, unknown> | undefined;
 
 /** The OpenAPI 3.1 description served at /api/v1/openapi.json. */
@@ -37,7 +47,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'webhook-inbox API',
       version: '1',
       description:
-        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, and one payment\'s state and history. Off unless INBOX_API_TOKEN is set.',
+        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, one payment\'s state, history and settlement, and one payout\'s entries. Off unless INBOX_API_TOKEN is set.',
     },
     security: [{ bearer: [] }],
     paths: {
@@ -73,18 +83,24 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/payments/{provider}/{chargeId}': {
         get: {
           operationId: 'getPayment',
-          summary: 'One payment: its state, events and status history',
+          summary: 'One payment: its state, events, status history and what settled (gross, fee, net, payout)',
           parameters: [
             { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
             { name: 'chargeId', in: 'path', required: true, description: "The gateway's charge id.", schema: { type: 'string' } },
           ],
-          responses: {
-            200: { description: 'The payment.', content: json('Payment') },
-            401: unauthorized,
-            404: error('`payment_not_found`.'),
-            421: misdirected,
-            503: unavailable,
-          },
+          responses: lookupResponses('The payment.', 'Payment', '`payment_not_found`.'),
+        },
+      },
+      '/api/v1/payouts/{provider}/{payoutId}': {
+        get: {
+          operationId: 'getPayout',
+          summary: 'One payout: its amount, its ledger entries and the payments they belong to',
+          description: 'As `inboxctl reconcile --payout` (or the cron, after a payout webhook) last read it; Stripe only.',
+          parameters: [
+            { name: 'provider', in: 'path', required: true, description: 'The inbox provider name (e.g. `stripe`).', schema: { type: 'string' } },
+            { name: 'payoutId', in: 'path', required: true, description: "The gateway's payout id (po_…).", schema: { type: 'string' } },
+          ],
+          responses: lookupResponses('The payout.', 'Payout', '`payout_not_found`: no run has read it.'),
         },
       },
       '/api/v1/openapi.json': {

@@ -4,6 +4,7 @@ import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValue
 import { registerBackfill } from './commands/backfill.ts';
 import { registerLanes } from './commands/lanes.ts';
 import { registerPurge } from './commands/purge.ts';
+import { registerReconcile } from './commands/reconcile.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerRestore } from './commands/restore.ts';
 import { registerShow } from './commands/show.ts';
@@ -35,7 +36,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     })();
     return running;
   };
-  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill, registerVerify]) register(cli, run);
+  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill, registerVerify, registerReconcile]) register(cli, run);
   cli.help();
   cli.version(packageJson.version);
   try {

@@ -6,6 +6,7 @@ import { type DestinationConfig, loadDestinations } from './destinations-config.
 import { issueMessage } from './issue-message.ts';
 import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
+import { type DeclaredReconcile, reconcileFileKeys } from '../reconciliation/config-keys.ts';
 import { parseJsonText } from '../format/json-parse.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface ProviderConfig {
   unknownPayment: 'create' | 'require';
   /** `api`, `ordering`, `ratePerSecond`: the refetch strategy's keys (src/refetch/settings.ts resolves them). */
   refetch: DeclaredRefetch;
+  /** `reconcile`: the provider's settlement delay for `inboxctl reconcile` (src/reconciliation/config-keys.ts). */
+  reconcile: DeclaredReconcile;
   /** GATEWAY_API_KEY_<PROVIDER>, when set. */
   envApiKey: string | undefined;
   /** What is left of its INBOX_CONFIG entry, for the driver's own schema. */
@@ -81,6 +84,12 @@ export interface OperationsConfig {
   retentionBatchSize: number;
   /** Where retention writes its gzip JSON Lines archives. */
   archiveDir: string;
+  /** 5-field cron (UTC) of the daily reconciliation of every provider with a ledger and an API key. */
+  reconcileCron: string;
+  /** How many days back each cron reconciliation reads the ledgers. */
+  reconcileWindowDays: number;
+  /** 5-field cron (UTC) of the runs of payouts a webhook announced since their entries were read. */
+  reconcilePayoutsCron: string;
 }
 
 export type { DashboardConfig } from './dashboard-config.ts';
@@ -184,6 +193,13 @@ export const envVariables = z.object({
     whenUnset: '`<INBOX_DATA_DIR>/archive`',
     description: 'Where retention and `inboxctl purge` write their gzip JSON Lines archives. In a container, a mounted volume the `node` user can write.',
   }),
+  RECONCILE_CRON: cron('45 4 * * *').describe(
+    "When the daily reconciliation reads each provider's ledger and records findings (UTC). See [Reconciliation](reconciliation.md).",
+  ),
+  RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7).describe('How many days back each cron reconciliation reads (1–90).'),
+  RECONCILE_PAYOUTS_CRON: cron('*/15 * * * *').describe(
+    'When the payouts a `payout.*` webhook announced since their entries were last read are reconciled (UTC).',
+  ),
 });
 
 type EnvValues = z.infer<typeof envVariables>;
@@ -269,6 +285,7 @@ export const providerEntrySchema = z.looseObject({
       description: '`create`: the first event seen for a charge creates the payment. `require`: the application creates it; events wait ([Processing](processing.md#payments)).',
     }),
   ...refetchFileKeys,
+  ...reconcileFileKeys,
 });
 
 const fileSchema = z.strictObject(
@@ -348,13 +365,14 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
     ...defaults,
     unknownPayment: 'create',
     refetch: {},
+    reconcile: {},
     envApiKey: env[apiKeyEnvName(name)],
     options: {},
     ...entry,
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, ...options }] of Object.entries(file)) {
+  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, reconcile, ...options }] of Object.entries(file)) {
     providers.set(
       name,
       declare(name, {
@@ -364,6 +382,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
         keyRetentionDays: keyRetentionDays ?? defaults.keyRetentionDays,
         unknownPayment: unknownPayment ?? 'create',
         refetch: { api, ordering, ratePerSecond },
+        reconcile: reconcile ?? {},
         options,
       }),
     );
@@ -422,6 +441,9 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
       retentionCron: e.RETENTION_CRON,
       retentionBatchSize: e.RETENTION_BATCH_SIZE,
       archiveDir: e.INBOX_ARCHIVE_DIR ?? `${e.INBOX_DATA_DIR}/archive`,
+      reconcileCron: e.RECONCILE_CRON,
+      reconcileWindowDays: e.RECONCILE_WINDOW_DAYS,
+      reconcilePayoutsCron: e.RECONCILE_PAYOUTS_CRON,
     },
   };
 }

@@ -18,6 +18,8 @@ export interface ConfiguredProvider {
   unknownPayment: 'create' | 'require';
   /** Per canonical kind: order by occurred_at or re-read the charge from the gateway API (src/refetch/settings.ts). */
   refetch: ProviderRefetchConfig;
+  /** INBOX_CONFIG's `reconcile.settlementDays`, when set: else the gateway ledger's default. */
+  settlementDays: number | undefined;
 }
 
 function configuredProvider(config: ProviderConfig, problems: string[]): ConfiguredProvider | undefined {
@@ -50,7 +52,7 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
   try {
     const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
     const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
-    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch };
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

@@ -14,6 +14,8 @@ import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders 
 import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
 import { isSessionSignedOut } from './sql/signed-out-sessions.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
+import { selectFindingsOfPayment } from '../reconciliation/sql/findings.ts';
+import { createFindingsRoutes } from './findings-routes.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
 import { renderOverviewPage } from './views/overview-page.ts';
@@ -100,10 +102,11 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       event.resourceId ? findEventsOfResource(db, event.provider, event.resourceId, 100) : [],
       findConflictsOfEvent(db, event.id),
     ]);
-    const transitions = payment ? await selectPaymentHistory(db, payment.id) : [];
-    return c.html(renderEventPage({ event, payment, transitions, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    const [transitions, findings] = payment ? await Promise.all([selectPaymentHistory(db, payment.id), selectFindingsOfPayment(db, payment.id)]) : [[], []];
+    return c.html(renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.route('/', createActionRoutes(deps));
+  routes.route('/', createFindingsRoutes(deps));
   return routes;
 }

@@ -6,6 +6,7 @@ import { pagarmeLegacyGateway } from './pagarme-legacy/index.ts';
 import { pagarmeGateway } from './pagarme/index.ts';
 import type { GatewayEventList } from './shared/event-list.ts';
 import type { GatewayApi } from './shared/gateway-api.ts';
+import type { GatewayLedger } from './shared/ledger.ts';
 import type { GatewayModule } from './shared/gateway-module.ts';
 import type { DriverDefinition } from './shared/webhook-driver.ts';
 import { shopifyGateway } from './shopify/index.ts';
@@ -54,4 +55,9 @@ export const gatewayApis: Readonly<Record<string, GatewayApi>> = Object.fromEntr
  */
 export const gatewayEventLists: Readonly<Record<string, GatewayEventList>> = Object.fromEntries(
   gatewayModules.flatMap((gateway) => (gateway.eventList ? [[gateway.name, gateway.eventList]] : [])),
+);
+
+/** The gateways whose settlement ledger `inboxctl reconcile` reads, by API mapping name. */
+export const gatewayLedgers: Readonly<Record<string, GatewayLedger>> = Object.fromEntries(
+  gatewayModules.flatMap((gateway) => (gateway.ledger ? [[gateway.name, gateway.ledger]] : [])),
 );

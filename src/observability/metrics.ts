@@ -88,6 +88,8 @@ export interface DatabaseGauges {
   refreshFailures: Counter;
   parkedLanes: Gauge<'destination'>;
   destinationDisabled: Gauge<'destination'>;
+  reconciliationFindingsOpen: Gauge<'provider' | 'kind'>;
+  reconciliationLastCompleteRun: Gauge<'provider'>;
   unconfiguredDestinationParkedLanes: Gauge<'destination'>;
 }
 
@@ -316,6 +318,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'inbox_destination_disabled',
       help: '1 when the destination answered 410 Gone and is disabled, else 0 (from the database).',
       labelNames: ['destination'],
+      registers,
+    }),
+    reconciliationFindingsOpen: new Gauge({
+      name: 'inbox_reconciliation_findings_open',
+      help: 'Open reconciliation findings (payments and ledger entries that disagree), by provider and kind (from the database).',
+      labelNames: ['provider', 'kind'],
+      registers,
+    }),
+    reconciliationLastCompleteRun: new Gauge({
+      name: 'inbox_reconciliation_last_complete_run_timestamp_seconds',
+      help: 'When the last complete reconciliation run of the provider finished (Unix time; from the database).',
+      labelNames: ['provider'],
       registers,
     }),
     unconfiguredDestinationParkedLanes: new Gauge({

@@ -6,7 +6,8 @@ import type { IncomingEvent } from '../inbox/incoming-event.ts';
 import type { IngestOutcome } from '../inbox/group-commit.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
 import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
-import { GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from '../refetch/errors.ts';
+import { GatewayRejectedError } from '../refetch/errors.ts';
+import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
 import { OperationIncompleteError, PartialResultError } from './errors.ts';
 
 export interface BackfillDeps {
@@ -65,12 +66,6 @@ export interface RefusedEvent {
 /** The id column's width: a listed id or type past it is shown cut, with an ellipsis. */
 const MAX_NAME_CHARS = 150;
 
-/** A 429 is retried this many times per page, each after its Retry-After; then the run stops (exit 4). */
-const MAX_RATE_LIMITED_RETRIES = 5;
-/** Waits longer than this are not waited out: the run stops and says when to run it again. */
-const MAX_RETRY_AFTER_SECONDS = 60;
-const DEFAULT_RETRY_AFTER_SECONDS = 1;
-
 /**
  * The event an API listed, as the inbox stores it: through the provider's own parse, the same
  * storability gate and fingerprint as a webhook, marked `source: 'backfill'`.
@@ -105,58 +100,6 @@ function refusedByTheInbox(error: unknown): error is InboxError {
 function refusal(name: ListedEventName, error: InboxError): RefusedEvent {
   const shown = (text: string | undefined) => (text === undefined ? null : text.length > MAX_NAME_CHARS ? `${text.slice(0, MAX_NAME_CHARS)}…` : text);
   return { eventId: shown(name.eventId), eventType: shown(name.eventType), code: error.code, reason: error.message };
-}
-
-/** A 429, with or without Retry-After; a call the refetcher held back for an earlier 429's Retry-After. */
-function rateLimited(error: unknown): error is GatewayUnavailableError | GatewayRetryAfterError {
-  if (error instanceof GatewayRetryAfterError) return error.status === 429 || error.status === undefined;
-  return error instanceof GatewayUnavailableError && error.status === 429;
-}
-
-/** What the gateway asked for, uncapped (the refetcher caps its own wait), or what is left of an earlier answer's wait. */
-function secondsToWait(deps: BackfillDeps, error: GatewayUnavailableError | GatewayRetryAfterError): number {
-  if (!(error instanceof GatewayRetryAfterError)) return DEFAULT_RETRY_AFTER_SECONDS;
-  return error.requestedSeconds ?? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000));
-}
-
-/** A call the refetcher did not send, holding calls back for an earlier answer's Retry-After. */
-const heldBack = (error: GatewayUnavailableError | GatewayRetryAfterError): boolean => error instanceof GatewayRetryAfterError && error.status === undefined;
-
-/**
- * What really happened to the call: the gateway answered (its status, and what its answer says,
- * bounded with the API key masked), or this run's own limiter held the call back unsent.
- */
-function whatHappened(deps: BackfillDeps, error: GatewayUnavailableError | GatewayRetryAfterError): string {
-  if (!(error instanceof GatewayRetryAfterError)) return `the ${deps.provider} API answered ${error.status} without Retry-After`;
-  if (heldBack(error)) return `no call was sent: this run holds back calls to the ${deps.provider} API until ${error.retryAt.toISOString()}, as an earlier answer asked (Retry-After)`;
-  return `the ${deps.provider} API answered ${error.status}${error.answer ? ` (${error.answer})` : ''}`;
-}
-
-/**
- * The gateway's own answer says nothing of the wait, and "run it again" at once only meets the
- * same 429: the operator is told what happened, how long the wait is, and from when a run can pass.
- */
-function tooLongToWait(deps: BackfillDeps, error: GatewayRetryAfterError | GatewayUnavailableError, seconds: number): GatewayRetryAfterError {
-  const notBefore = new Date(deps.clock().getTime() + seconds * 1000);
-  const wait = heldBack(error) ? `${seconds} s from now` : `it asks to wait ${seconds} s (Retry-After)`;
-  const message = `${whatHappened(deps, error)}; ${wait}, more than the ${MAX_RETRY_AFTER_SECONDS} s a backfill waits: not before ${notBefore.toISOString()}`;
-  return new GatewayRetryAfterError(deps.provider, message, { status: error.status, retryAt: notBefore, requestedSeconds: seconds, cause: error });
-}
-
-/** One page, waiting out each 429's Retry-After (the breaker counts them too). */
-async function fetchPage(deps: BackfillDeps, path: string, progress: { rateLimitedWaits: number }): Promise<unknown> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await deps.get(path);
-    } catch (error) {
-      if (!rateLimited(error) || attempt >= MAX_RATE_LIMITED_RETRIES) throw error;
-      const seconds = secondsToWait(deps, error);
-      if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
-      progress.rateLimitedWaits += 1;
-      deps.notice(`${deps.provider}: ${whatHappened(deps, error)}; waiting ${seconds} s before asking again`);
-      await deps.sleep(seconds * 1000);
-    }
-  }
 }
 
 /** Stored oldest first, this many per transaction (with their jobs). */
@@ -225,7 +168,7 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
   let cursor: string | undefined;
   do {
     const pagePath = deps.list.pagePath(since, cursor);
-    const page = deps.list.readPage(await fetchPage(deps, pagePath, result));
+    const page = deps.list.readPage(await getWaitingOutRateLimits({ ...deps, operation: 'backfill' }, pagePath, result));
     result.pages += 1;
     const events = storableEvents(deps, page, pagePath, seen, result);
     const present = await deps.findPresent(events.map((e) => e.event.eventId));

@@ -6,6 +6,8 @@ import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
 import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
 import type { DatabaseGauges } from '../observability/metrics.ts';
+import { countOpenFindings } from '../reconciliation/sql/findings.ts';
+import { selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
 
 /** The gauges' recent window: the last hour's counts, and where a provider's last delivery is looked for first. */
 const RECENT_SECONDS = 3600;
@@ -83,7 +85,24 @@ export class GaugeRefresher {
     await this.#refreshLastDeliveries(inbox, [...providers]);
     await this.#refreshQueues();
     await this.#refreshLanes();
+    await this.#refreshReconciliation(inbox, [...providers]);
     gauges.refreshTimestamp.setToCurrentTime();
+  }
+
+  /** Open findings per provider and kind (zero for a configured provider with none, so an alert resolves), and each provider's last complete run. */
+  async #refreshReconciliation(db: SqlExecutor, providers: string[]): Promise<void> {
+    const { gauges } = this.#deps;
+    const [open, runs] = await Promise.all([countOpenFindings(db), selectLastCompleteRuns(db)]);
+    gauges.reconciliationFindingsOpen.reset();
+    gauges.reconciliationLastCompleteRun.reset();
+    for (const provider of new Set([...providers, ...runs.map((r) => r.provider)])) gauges.reconciliationFindingsOpen.set({ provider, kind: 'any' }, 0);
+    const totals = new Map<string, number>();
+    for (const row of open) {
+      gauges.reconciliationFindingsOpen.set({ provider: row.provider, kind: row.kind }, row.open);
+      totals.set(row.provider, (totals.get(row.provider) ?? 0) + row.open);
+    }
+    for (const [provider, total] of totals) gauges.reconciliationFindingsOpen.set({ provider, kind: 'any' }, total);
+    for (const run of runs) gauges.reconciliationLastCompleteRun.set({ provider: run.provider }, run.finishedAt.getTime() / 1000);
   }
 
   /**

@@ -234,7 +234,7 @@ describe('a method a route does not serve', () => {
 });
 
 describe('GET /api/v1/openapi.json', () => {
-  test('OpenAPI 3.1 JSON naming both endpoints, the bearer scheme, and the contract as PaymentEvent; served without the token', async () => {
+  test('OpenAPI 3.1 JSON naming every endpoint, the bearer scheme, and the contract as PaymentEvent; served without the token', async () => {
     const response = await get(service, '/api/v1/openapi.json', {});
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
@@ -245,7 +245,7 @@ describe('GET /api/v1/openapi.json', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
     };
     assert.match(document.openapi, /^3\.1\./);
-    assert.deepEqual(Object.keys(document.paths).sort(), ['/api/v1/openapi.json', '/api/v1/payment-events', '/api/v1/payments/{provider}/{chargeId}']);
+    assert.deepEqual(Object.keys(document.paths).sort(), ['/api/v1/openapi.json', '/api/v1/payment-events', '/api/v1/payments/{provider}/{chargeId}', '/api/v1/payouts/{provider}/{payoutId}']);
     assert.deepEqual(document.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'INBOX_API_TOKEN' });
     assert.deepEqual(document.security, [{ bearer: [] }]);
     // Every $ref points at a component that exists.

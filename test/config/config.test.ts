@@ -34,6 +34,19 @@ describe('loadConfig', () => {
     assert.equal(config.providers.get('stripe-us')!.retentionDays, 45);
   });
 
+  test('reconcile.settlementDays per provider in INBOX_CONFIG (unset: the ledger default); RECONCILE_CRON and RECONCILE_WINDOW_DAYS; bad values named', () => {
+    const file = JSON.stringify({ providers: { asaas: { driver: 'asaas', reconcile: { settlementDays: 40 } }, stripe: { driver: 'stripe' } } });
+    const read = (path: string) => (path === '/etc/inbox.json' ? file : noFiles(path));
+    const config = loadConfig({ INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_ASAAS: 'token', WEBHOOK_SECRET_STRIPE: 'whsec_x', RECONCILE_WINDOW_DAYS: '3' }, read);
+    assert.deepEqual([config.providers.get('asaas')!.settlementDays, config.providers.get('stripe')!.settlementDays], [40, undefined]);
+    assert.deepEqual([config.operations.reconcileCron, config.operations.reconcileWindowDays], ['45 4 * * *', 3]);
+    const bad = JSON.stringify({ providers: { asaas: { driver: 'asaas', reconcile: { settlementDays: -1, after: 2 } } } });
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/etc/bad.json', WEBHOOK_SECRET_ASAAS: 'token', RECONCILE_CRON: 'daily' }, () => bad)).join('\n');
+    assert.match(problems, /providers\.asaas\.reconcile\.settlementDays/);
+    assert.match(problems, /providers\.asaas\.reconcile: .*after/);
+    assert.match(problems, /RECONCILE_CRON: must be a 5-field cron expression/);
+  });
+
   test('INGEST_LINGER_MS: 4 ms in the receiver role, none in all (workers share the event loop); a value set wins; above 50 is refused', () => {
     assert.equal(loadConfig({ INBOX_ROLE: 'receiver' }, noFiles).commitLingerMs, 4);
     assert.equal(loadConfig({}, noFiles).commitLingerMs, 0);

@@ -17,9 +17,9 @@ describe('ops/prometheus-rules.yml', () => {
     for (const name of used) assert.ok(exported.has(name), `${name} is not exported`);
   });
 
-  test('the nine alerts exist', () => {
+  test('the alerts exist', () => {
     const rules = readFileSync(RULES, 'utf8');
-    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxDestinationNotRetired', 'WebhookInboxMoneyEventRejected', 'WebhookInboxProviderSilent']) {
+    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxDestinationNotRetired', 'WebhookInboxMoneyEventRejected', 'WebhookInboxProviderSilent', 'WebhookInboxReconciliationFindings', 'WebhookInboxReconciliationStale']) {
       assert.match(rules, new RegExp(`- alert: ${alert}\\n`));
     }
   });

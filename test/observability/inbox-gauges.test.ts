@@ -111,7 +111,7 @@ describe('database-derived gauges', () => {
     queries.length = 0;
     await refresherFor(metrics).refresh();
     const perRefresh = queries.length;
-    assert.equal(perRefresh, 4, 'one backlog query, one last-hour query, one last-delivery query and one lanes query per refresh');
+    assert.equal(perRefresh, 6, 'one backlog query, one last-hour query, one last-delivery query, one lanes query, and the open findings and last complete runs of reconciliation, per refresh');
     const route = createMetricsRoute({ registry: metrics.registry });
     for (let i = 0; i < 20; i++) assert.equal((await route.request('/metrics')).status, 200);
     assert.equal(queries.length, perRefresh);

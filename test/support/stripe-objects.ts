@@ -3,7 +3,7 @@ import type Stripe from 'stripe';
 
 /**
  * Stripe's own published example objects: stripe-openapi-fixtures.json holds the `event`,
- * `charge`, `payment_intent`, `checkout.session` and `dispute` resources of stripe/openapi
+ * `charge`, `payment_intent`, `checkout.session`, `dispute`, `refund`, `balance_transaction` and `payout` resources of stripe/openapi
  * `openapi/fixtures3.json` (MIT, Stripe, Inc.; last changed in commit f0758b15, 2026-07-29),
  * unchanged. Tests start from them and set only the fields a history needs, typed by the
  * official `stripe` package, so a field renamed or retyped upstream fails the typecheck.
@@ -16,6 +16,9 @@ interface Fixtures {
   payment_intent: Stripe.PaymentIntent;
   'checkout.session': Stripe.Checkout.Session;
   dispute: Stripe.Dispute;
+  refund: Stripe.Refund;
+  balance_transaction: Stripe.BalanceTransaction;
+  payout: Stripe.Payout;
 }
 
 let fixtures: Fixtures | undefined;
@@ -33,7 +36,13 @@ export const fixtureCheckoutSession = (fields: Partial<Stripe.Checkout.Session>)
 
 export const fixtureDispute = (fields: Partial<Stripe.Dispute>): Stripe.Dispute => ({ ...fixture('dispute'), ...fields });
 
-type EventObject = Stripe.Charge | Stripe.PaymentIntent | Stripe.Checkout.Session | Stripe.Dispute;
+export const fixtureRefund = (fields: Partial<Stripe.Refund>): Stripe.Refund => ({ ...fixture('refund'), ...fields });
+
+export const fixtureBalanceTransaction = (fields: Partial<Stripe.BalanceTransaction>): Stripe.BalanceTransaction => ({ ...fixture('balance_transaction'), ...fields });
+
+export const fixturePayout = (fields: Partial<Stripe.Payout>): Stripe.Payout => ({ ...fixture('payout'), ...fields });
+
+type EventObject = Stripe.Charge | Stripe.PaymentIntent | Stripe.Checkout.Session | Stripe.Dispute | Stripe.Payout;
 
 /** The event envelope of the fixture around one object: the JSON body Stripe would POST. */
 export function fixtureEventBody(id: string, type: Stripe.Event.Type, created: number, object: EventObject): string {

@@ -7,6 +7,8 @@ import { describeProof } from '../../gateways/shared/proof.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
+import { describeFinding } from '../../reconciliation/finding-text.ts';
+import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
 import { formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
@@ -14,6 +16,8 @@ export interface EventPage {
   event: InboxEventDetail;
   payment: { id: number; row: Record<string, unknown> } | undefined;
   transitions: PaymentHistoryEntry[];
+  /** Open reconciliation findings about the payment. */
+  findings: StoredFinding[];
   resourceEvents: ResourceEvent[];
   /** Later deliveries with this event's id that said something else (kept, not processed). */
   conflicts: ConflictDetails[];
@@ -52,7 +56,9 @@ function paymentSection(page: EventPage) {
   const entries = Object.entries(page.payment.row).map(
     ([key, value]) => html`<dt>${key}</dt><dd>${value === null ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value)}</dd>`,
   );
-  return html`<dl class="facts" id="payment">${entries}</dl>`;
+  const findings = page.findings.map((f) => html`<li data-kind="${f.kind}">${describeFinding(f.evidence)}</li>`);
+  const reconciled = page.findings.length === 0 ? '' : html`<p><a href="/dashboard/findings">Reconciliation</a>: ${page.findings.length} open finding(s)</p><ul id="payment-findings">${findings}</ul>`;
+  return html`<dl class="facts" id="payment">${entries}</dl>${reconciled}`;
 }
 
 function historySection(page: EventPage) {

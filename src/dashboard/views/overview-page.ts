@@ -91,6 +91,7 @@ ${failedNow > 0 ? html`<span class="pill failed">${formatCount(failedNow)} faile
 <span class="pill ${oldest > STUCK_PENDING_SECONDS ? 'pending' : 'ok'}">oldest pending ${oldest > 0 ? formatDuration(oldest) : 'none'}</span>
 ${destinationPills(page.lanes ?? [])}
 ${conflicts > 0 ? html`<span class="pill pending" data-figure="conflicts-total">${formatCount(conflicts)} conflicting duplicate(s), 24 h</span>` : ''}
+<a href="/dashboard/findings">reconciliation findings</a>
 <span class="muted">as of ${formatTime(page.now)}</span><span class="spacer"></span>${legend}</div>
 <div class="providers">${page.providers.map(providerCard)}</div>
 <h2 id="failed">Failed events${page.failedProvider ? html` · ${page.failedProvider} <a href="/dashboard#failed">(all providers)</a>` : ''}</h2>

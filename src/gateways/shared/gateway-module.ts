@@ -1,5 +1,6 @@
 import type { GatewayEventList } from './event-list.ts';
 import type { GatewayApi } from './gateway-api.ts';
+import type { GatewayLedger } from './ledger.ts';
 import type { DriverDefinition } from './webhook-driver.ts';
 
 /**
@@ -16,6 +17,8 @@ export interface GatewayModule {
   readonly api?: GatewayApi;
   /** Its list of past events, when `inboxctl backfill` can read one. */
   readonly eventList?: GatewayEventList;
+  /** Its settlement ledger, when `inboxctl reconcile` can read one (./ledger.ts). */
+  readonly ledger?: GatewayLedger;
   /**
    * True when its webhooks are only notices (ids, hardly any state): every kind is then re-read
    * from its API by default, and a provider without an API key is a configuration problem.
