@@ -7,7 +7,7 @@
  */
 const layers = [
   // Shared by everything: typed errors and what of an error may be shown, the logger, text formats, folders on disk, the web names and request env.
-  { name: 'foundation', paths: ['^src/errors\\.ts$', '^src/error-redaction\\.ts$', '^src/logger\\.ts$', '^src/format/', '^src/fs/', '^src/web/'] },
+  { name: 'foundation', paths: ['^src/errors\\.ts$', '^src/error-redaction\\.ts$', '^src/logger\\.ts$', '^src/log-output\\.ts$', '^src/format/', '^src/fs/', '^src/web/'] },
   { name: 'db', paths: ['^src/db/'] },
   // Payments: facts, fold, state machine. No HTTP, no queue.
   { name: 'domain', paths: ['^src/domain/'] },

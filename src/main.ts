@@ -3,14 +3,18 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { DatabaseUnreachableError } from './db/database-unreachable.ts';
 import { EmbeddedDatabaseError } from './db/embedded-error.ts';
 import { ConfigError } from './errors.ts';
+import { PortUnavailableError, bindPort } from './http/server.ts';
 import { createLogger } from './logger.ts';
+import { logOutput } from './log-output.ts';
+import { withEnvFile } from './config/env-file.ts';
 import { loadConfig } from './config/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
 
 function readConfig() {
   try {
-    return loadConfig(process.env, (path) => readFileSync(path, 'utf8'));
+    const readFile = (path: string) => readFileSync(path, 'utf8');
+    return loadConfig(withEnvFile(process.env, readFile).env, readFile);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -22,14 +26,19 @@ function readConfig() {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, await logOutput(config.logFormat, process.stdout.isTTY === true));
   if (config.providers.size === 0) {
     logger.warn('no provider is configured: every delivery will get 404. Set WEBHOOK_SECRET_<PROVIDER> or INBOX_CONFIG.');
   }
+  // PORT first: one another process holds is said before a database starts or a worker runs.
+  const boundPort = await bindPort(config.port, config.host);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (databaseUrl === undefined) {
-    embedded = await startEmbeddedPostgres({ baseDir: config.dataDir });
+    embedded = await startEmbeddedPostgres({ baseDir: config.dataDir }).catch(async (error: unknown) => {
+      await boundPort.close();
+      throw error;
+    });
     databaseUrl = embedded.url;
     const { dataDir, port, url, logFile, relocatedTo, startedHere } = embedded;
     logger.warn(
@@ -39,10 +48,11 @@ async function main(): Promise<void> {
   }
   let service: RunningService;
   try {
-    service = await startService({ config, databaseUrl, logger });
+    service = await startService({ config, databaseUrl, logger, boundPort });
   } catch (error) {
     // The cluster runs detached: a failed start must not leave it behind.
     await embedded?.stop().catch(() => {});
+    await boundPort.close();
     throw error;
   }
 
@@ -67,9 +77,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // A development database that cannot start, or a database that cannot be reached, is explained
-  // in its message; a stack would bury it. Anything else is a bug and keeps its stack.
-  const explained = error instanceof EmbeddedDatabaseError || error instanceof DatabaseUnreachableError;
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  // A port taken, a development database that cannot start, or a database that cannot be reached,
+  // is explained in its message; a stack would bury it. Anything else is a bug and keeps its stack.
+  const explained = error instanceof EmbeddedDatabaseError || error instanceof DatabaseUnreachableError || error instanceof PortUnavailableError;
   console.error(explained ? `webhook-inbox: ${error.message}` : error);
   process.exit(1);
 });

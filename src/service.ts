@@ -4,7 +4,7 @@ import { type DatabaseHandle, connectDatabase, connectPool, postgresExecutor } f
 import { reachingDatabase } from './db/database-unreachable.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { type OperatorRoutes, createApp } from './http/app.ts';
-import { listen } from './http/server.ts';
+import { type BoundPort, bindPort } from './http/server.ts';
 import { createConflictRecorder } from './inbox/conflicting-duplicates.ts';
 import { DEFAULT_CONCURRENT_BATCHES, type Ingestor, createGroupCommitIngestor } from './inbox/group-commit.ts';
 import { type IngestPressureMeter, createIngestPressureMeter } from './inbox/ingest-pressure.ts';
@@ -54,6 +54,8 @@ export interface ServiceOptions {
    * reaches it: production never sets it.
    */
   wrapIngestor?: (ingestor: Ingestor) => Ingestor;
+  /** PORT, already taken (main.ts takes it before anything else); default: taken here, first. */
+  boundPort?: BoundPort;
 }
 
 export interface RunningService {
@@ -74,6 +76,7 @@ function operatorRoutes(config: AppConfig, database: DatabaseHandle, boss: PgBos
         db: database.db,
         boss,
         providers: () => config.providers.keys(),
+        destinations: () => config.destinations.map((d) => d.name),
         predictReplay: (filter, statuses) => predictReplay(database.db, boss, config, filter, statuses),
         access: createAdminAccess(dashboard.adminToken),
         allowedHosts,
@@ -103,10 +106,21 @@ function ingestPressureOf(config: AppConfig, clock: () => Date): IngestPressureM
 }
 
 /**
- * The composition root: migrations, pools, pg-boss, the receiver and (unless receiver-only) the
- * workers. Stopping reverses it: stop accepting, drain in-flight requests and jobs, close pools.
+ * The composition root: the port first (one taken by another process is said before anything
+ * starts), then migrations, pools, pg-boss, the receiver and (unless receiver-only) the workers.
+ * Stopping reverses it: stop accepting, drain in-flight requests and jobs, close pools.
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const server = options.boundPort ?? (await bindPort(options.config.port, options.config.host));
+  try {
+    return await startOn(server, options);
+  } catch (error) {
+    if (!options.boundPort) await server.close();
+    throw error;
+  }
+}
+
+async function startOn(server: BoundPort, options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? (() => new Date());
   const migrationUrl = config.database.migrationUrl ?? options.databaseUrl;
@@ -212,7 +226,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     factCarryOver.start();
   }
   // Worker instances listen too: their processing metrics and health must be reachable.
-  const server = await listen(app, config.port, config.host);
+  server.serve(app);
   if (config.role === 'worker') logger.info({ port: server.port }, 'serving /metrics and health checks (worker role: no webhooks)');
   else logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
 

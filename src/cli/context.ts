@@ -46,11 +46,11 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
     notice: (text) => runtime.stderr.write(`inboxctl: ${text}\n`),
     async config() {
       if (!config) {
-        const { loadConfig } = await import('../config/load-config.ts');
+        const [{ loadConfig }, { withEnvFile }] = await Promise.all([import('../config/load-config.ts'), import('../config/env-file.ts')]);
         try {
-          config = loadConfig(runtime.env, runtime.readFile);
+          config = loadConfig(withEnvFile(runtime.env, runtime.readFile).env, runtime.readFile);
         } catch (error) {
-          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service.)`, { cause: error, code: 'config_invalid' });
+          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service, and the same env file: INBOX_ENV_FILE, else .env.)`, { cause: error, code: 'config_invalid' });
           throw error;
         }
       }

@@ -47,8 +47,9 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
       if (cli.args[0] !== undefined) return usage(`unknown command "${cli.args[0]}"; run \`inboxctl --help\` for the list.`);
       // The help is text: on a --json stdout it would be an answer no script can parse.
       if (json()) return usage('no command given; run `inboxctl --help` for the list.');
+      // Bare `inboxctl` asks what it does: the help is the answer (exit 0), as git, docker and kubectl do.
       cli.outputHelp();
-      return exitCodes.usage;
+      return exitCodes.ok;
     }
     cli.runMatchedCommand();
   } catch (error) {

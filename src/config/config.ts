@@ -41,6 +41,8 @@ export type ProcessRole = 'all' | 'receiver' | 'worker';
 
 /** What the environment and INBOX_CONFIG say, checked for shape and consistency; the drivers are ./configured-providers.ts's. */
 export interface ParsedConfig {
+  /** What a provider declared without its own settings gets (INBOX_RETENTION_DAYS, …): a zero-config provider's. */
+  providerDefaults: ProviderDefaults;
   port: number;
   host: string;
   /** Undefined: start an embedded PostgreSQL under `dataDir`. */
@@ -48,6 +50,8 @@ export interface ParsedConfig {
   dataDir: string;
   role: ProcessRole;
   logLevel: string;
+  /** `json`, `pretty` (pino-pretty, a devDependency), or undefined: pretty on a terminal where pino-pretty is installed, else JSON. */
+  logFormat: 'json' | 'pretty' | undefined;
   maxBodyBytes: number;
   /** How long a delivery may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
   commitDeadlineMs: number;
@@ -146,6 +150,14 @@ export const envVariables = z.object({
     .optional()
     .describe("Path of a JSON file declaring more providers and destinations' options ([its keys](#inbox_config-keys); [Destinations](destinations.md)). Its top-level keys are `providers` and `destinations`; any other is a configuration error naming it."),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level.'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .optional()
+    .meta({
+      whenUnset: 'JSON, or pretty on a terminal',
+      description:
+        '`json`: one JSON object per line (what log shippers read). `pretty`: one readable line per entry, printed by `pino-pretty`, a devDependency (a production install, the Docker image, refuses it in one line). Unset: pretty when stdout is a terminal and `pino-pretty` is installed, else JSON.',
+    }),
   MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1).describe('Larger bodies get 413 without being buffered.'),
   SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1).describe('Signed-timestamp tolerance, both directions, where the scheme has a timestamp.'),
   COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000).describe('A delivery not committed by then gets 503 + `Retry-After` (gateways time out at ~10 s).'),
@@ -325,7 +337,7 @@ function formatIssues(error: z.ZodError, prefix = ''): string[] {
 type Env = Record<string, string | undefined>;
 export type ReadFile = (path: string) => string;
 
-type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
+export type ProviderDefaults = Pick<ProviderConfig, 'signatureToleranceSeconds' | 'retentionDays' | 'keyRetentionDays'>;
 
 /** A bad SIGNATURE_TOLERANCE_SECONDS or INBOX_(KEY_)RETENTION_DAYS is reported with the rest; the providers are checked against the defaults meanwhile. */
 function providerDefaults(env: Env): ProviderDefaults {
@@ -410,6 +422,8 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     dataDir: e.INBOX_DATA_DIR,
     role: e.INBOX_ROLE,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    providerDefaults: { signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS, retentionDays: e.INBOX_RETENTION_DAYS, keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS },
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     // In the all role the wait measured worse for the ack's p99 (bench/README.md#where-the-time-goes).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envVariables, providerEntrySchema, webhookSecretVariable } from './config.ts';
 import { destinationOptionsSchema, destinationVariables } from './destinations-config.ts';
+import { envFileVariable } from './env-file.ts';
 import { apiKeyVariable } from '../refetch/config-keys.ts';
 
 declare module 'zod' {
@@ -13,7 +14,7 @@ declare module 'zod' {
   }
 }
 
-/** A variable no zod key can carry (named after its provider or destination), documented by hand beside the code that reads it. */
+/** A variable no zod key can carry (named after its provider or destination, or read before the schema), documented by hand beside the code that reads it. */
 export interface DocumentedVariable {
   name: string;
   whenUnset?: string;
@@ -98,7 +99,7 @@ export function renderFileKeys(providers: z.ZodObject, destinations: z.ZodObject
 
 /** docs/configuration.md's generated sections, from the schemas the service parses its configuration with. */
 export function configurationReference(): { sections: Record<GeneratedSection, string>; problems: string[] } {
-  const environment = renderEnvironment(envVariables.shape, [webhookSecretVariable, apiKeyVariable, ...destinationVariables]);
+  const environment = renderEnvironment(envVariables.shape, [envFileVariable, webhookSecretVariable, apiKeyVariable, ...destinationVariables]);
   const fileKeys = renderFileKeys(providerEntrySchema, destinationOptionsSchema);
   return { sections: { environment: environment.markdown, 'inbox-config': fileKeys.markdown }, problems: [...environment.problems, ...fileKeys.problems] };
 }

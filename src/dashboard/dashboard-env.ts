@@ -14,6 +14,8 @@ export interface DashboardDeps {
   boss: PgBoss;
   /** Configured provider names: listed even before their first event. */
   providers: () => Iterable<string>;
+  /** Configured push destinations' names: shown even before their first delivery. */
+  destinations: () => Iterable<string>;
   /** What a replay would do, event by event and payment by payment: `inboxctl replay --dry-run`'s engine. */
   predictReplay: (filter: ReplayFilter, statuses: readonly InboxStatus[]) => Promise<ReplayPrediction>;
   access: AdminAccess;

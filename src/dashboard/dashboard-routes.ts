@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { drizzleExecutor } from '../db/client.ts';
 import { countLanesByDestination } from '../delivery/lane-counts.ts';
+import { describeDestinations } from '../delivery/lane-operations.ts';
 import { countBacklogByProvider, countReceivedByBucket } from '../inbox/sql/counts.ts';
 import { findEventById, findEventsOfResource } from '../inbox/sql/find-events.ts';
 import { findFailedEvents } from '../inbox/sql/failed-events.ts';
@@ -11,7 +12,9 @@ import { createActionRoutes } from './action-routes.ts';
 import type { DashboardDeps, DashboardEnv } from './dashboard-env.ts';
 import { countConflictsByProvider, findConflictsOfEvent } from '../inbox/sql/conflicts.ts';
 import { activitySince, conflictsSince, HOUR_BUCKET_SECONDS, summarizeProviders } from './overview-model.ts';
-import { selectPaymentHistory, selectPaymentOfEvent } from './sql/payment-history.ts';
+import { createEventRoutes } from './event-routes.ts';
+import { selectPaymentOfEvent } from './sql/payment.ts';
+import { selectPaymentHistory } from './sql/payment-history.ts';
 import { isSessionSignedOut } from './sql/signed-out-sessions.ts';
 import { renderEventPage, renderMessagePage } from './views/event-page.ts';
 import { selectFindingsOfPayment } from '../reconciliation/sql/findings.ts';
@@ -55,9 +58,15 @@ function noticeFrom(query: (name: string) => string | undefined): Notice | undef
   }
 }
 
+/** Configured destinations and any other with lanes parked or a state: each with its state and lag. */
+async function destinationsWithState(deps: DashboardDeps) {
+  const names = new Set([...deps.destinations(), ...(await countLanesByDestination(deps.db)).map((d) => d.destination)]);
+  return describeDestinations(deps.db, [...names].sort());
+}
+
 /**
- * GET /dashboard (overview), GET /dashboard/events/:id (one event), and the POST actions
- * (action-routes.ts). Server-rendered HTML with inline SVG charts: nothing to build, no CDN.
+ * GET /dashboard (overview), GET /dashboard/events/:id (one event), the event list and the payment
+ * page (event-routes.ts), and the POST actions (action-routes.ts). Server-rendered HTML with inline SVG charts: nothing to build, no CDN.
  */
 export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
@@ -80,17 +89,17 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
     const db = drizzleExecutor(deps.db);
-    const [activity, lag, backlog, conflicts, lanes] = await Promise.all([
+    const [activity, lag, backlog, conflicts, destinations] = await Promise.all([
       countReceivedByBucket(db, activitySince(now), HOUR_BUCKET_SECONDS),
       settledLagByProvider(db, now),
       countBacklogByProvider(db),
       countConflictsByProvider(db, { since: conflictsSince(now) }),
-      countLanesByDestination(deps.db),
+      destinationsWithState(deps),
     ]);
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await findFailedEvents(db, { provider: failedProvider, limit: 100 });
-    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, lanes, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, destinations, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
@@ -106,6 +115,7 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.html(renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
+  routes.route('/', createEventRoutes(deps));
   routes.route('/', createActionRoutes(deps));
   routes.route('/', createFindingsRoutes(deps));
   return routes;

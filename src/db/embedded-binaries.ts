@@ -37,7 +37,7 @@ export async function packagedBinaries(): Promise<PostgresBinaries> {
   } catch (error) {
     throw new EmbeddedDatabaseError(
       'embedded_binaries_missing',
-      `No embedded PostgreSQL for this platform: ${name} is not installed (npm installs it as an optional dependency where it exists). Set DATABASE_URL to a PostgreSQL server.`,
+      `DATABASE_URL is required: this install has no embedded PostgreSQL (${name}, an optional dependency, is not installed: \`npm ci --omit=optional\` leaves it out, as the Docker image does, and npm skips it where no build exists for this platform). Set DATABASE_URL to a PostgreSQL server.`,
       { cause: error },
     );
   }

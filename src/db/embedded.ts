@@ -2,6 +2,7 @@ import { PREFERRED_EMBEDDED_PORT, embeddedDatabaseUrl, runningCluster, verifyDat
 import { clusterLogFile, initialiseCluster, startCluster, stopCluster } from './embedded-cluster.ts';
 import { DEFAULT_RELOCATION_DIR, isInitialised, prepareEmbeddedLocation } from './embedded-location.ts';
 import { clusterUser } from './embedded-process.ts';
+import { packagedBinaries } from './embedded-binaries.ts';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -31,6 +32,9 @@ export interface EmbeddedOptions {
  * stop() stops it; a killed process leaves it running, and the next start reuses it.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  // First: an install without the binaries (the Docker image's) needs DATABASE_URL, and saying so
+  // beats any complaint about the folders a cluster would have used.
+  await packagedBinaries();
   const user = await clusterUser();
   const location = await prepareEmbeddedLocation(options.baseDir, user, options.relocationDir ?? DEFAULT_RELOCATION_DIR);
   const { dataDir } = location;

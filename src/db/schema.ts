@@ -108,6 +108,11 @@ export const webhookInbox = pgTable(
     // "Where the time goes").
     index('webhook_inbox_status_received_at_provider_idx').on(table.status, table.receivedAt, table.provider),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
+    // The dashboard's event list by decision (rejected_amount: "check the charge at the gateway"),
+    // newest first: a walk from the last id. Partial: `applied`, most of the table, is never the
+    // one looked for, and a row gets its entry at processing, not on the ingest path. Without it a
+    // rare decision was a walk of the whole primary key (EXPLAIN in test/operations/query-plans.test.ts).
+    index('webhook_inbox_decision_id_idx').on(table.decision, table.id).where(sql`${table.decision} <> 'applied'`),
     // The newest delivery per provider (last-delivery gauge, stats): one short backward walk per
     // provider, never a scan. Partial: backfilled rows are not deliveries.
     index('webhook_inbox_last_delivery_idx').on(table.provider, table.receivedAt).where(sql`${table.source} = 'webhook'`),

@@ -31,6 +31,8 @@ export interface DestinationView {
   parkedLanes: number;
   /** Lanes with events still to deliver (parked ones included). */
   behindLanes: number;
+  /** When the oldest payment event not yet answered 2xx there was written (its lag); null when none waits. */
+  oldestUndeliveredAt: Date | null;
 }
 
 /** The lanes that need a look: parked, failing, or behind. Caught-up lanes are not listed. */
@@ -67,10 +69,14 @@ export async function describeDestinations(db: Database | Transaction, names: re
   const rows = await db.execute<Record<string, unknown>>(sql`
     select n.name, d.disabled_at, d.disabled_reason, case when d.backoff_until > now() then d.backoff_until end as backoff_until,
            (select count(*) from ${deliveryLanes} l where l.destination = n.name and l.parked_at is not null)::int as parked,
-           (select count(*) from ${deliveryLanes} l join payments p on p.id = l.payment_id
-             where l.destination = n.name and l.delivered_sequence < p.event_sequence)::int as behind
+           behind.lanes as behind, behind.oldest as oldest_undelivered_at
     from unnest(array[${sql.join(names.map((name) => sql`${name}`), sql`, `)}]::text[]) as n(name)
     left join ${deliveryDestinations} as d on d.name = n.name
+    cross join lateral (
+      select count(*)::int as lanes, min(e.created_at) as oldest
+      from ${deliveryLanes} l join payments p on p.id = l.payment_id
+      left join payment_events e on e.payment_id = l.payment_id and e.sequence = l.delivered_sequence + 1
+      where l.destination = n.name and l.delivered_sequence < p.event_sequence) as behind
     order by n.name`);
   return rows.map((r) => ({
     name: r.name as string,
@@ -79,6 +85,7 @@ export async function describeDestinations(db: Database | Transaction, names: re
     backoffUntil: r.backoff_until === null ? null : new Date(r.backoff_until as string),
     parkedLanes: r.parked as number,
     behindLanes: r.behind as number,
+    oldestUndeliveredAt: r.oldest_undelivered_at === null ? null : new Date(r.oldest_undelivered_at as string),
   }));
 }
 

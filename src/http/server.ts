@@ -1,13 +1,22 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { AppEnv } from './env.ts';
+import { PortUnavailableError, portUnavailable } from './port-errors.ts';
+
+export { PortUnavailableError };
 
 export interface HttpServer {
   port: number;
   /** Stops accepting, lets in-flight requests finish (their 200s still wait for COMMIT), then resolves. */
   close(): Promise<void>;
+}
+
+/** The port, taken before anything else starts: requests get a 503 "starting" until `serve`. */
+export interface BoundPort extends HttpServer {
+  /** From now on `app` answers every request. */
+  serve(app: Hono<AppEnv>): void;
 }
 
 /**
@@ -19,11 +28,35 @@ export interface HttpServer {
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export function listen(app: Hono<AppEnv>, port: number, hostname: string): Promise<HttpServer> {
+/**
+ * The answer while migrations run and workers start: alive (/healthz 200), not ready (everything
+ * else 503, which gateways retry and load balancers route around).
+ */
+function answerWhileStarting(request: Request): Response {
+  const headers = { 'content-type': 'application/json', 'retry-after': '5' };
+  if (new URL(request.url).pathname === '/healthz') return new Response('{"status":"starting"}', { status: 200, headers });
+  return new Response('{"error":{"code":"service_starting","message":"The service is starting; try again in a few seconds."}}', { status: 503, headers });
+}
+
+/**
+ * Takes PORT on HOST first, so a port another process holds is one line (PortUnavailableError)
+ * before the database is touched or a worker starts; the app is attached with `serve` once built.
+ */
+export function bindPort(port: number, hostname: string): Promise<BoundPort> {
+  let answer: (request: Request) => Response | Promise<Response> = answerWhileStarting;
+  const server = createAdaptorServer({ fetch: (request: Request) => answer(request), hostname }) as Server;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Above the keep-alive timeout, so a request arriving as the connection's idle time runs out is
+  // never cut off by the header timer (the race Node's documentation warns of).
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port, hostname }, (info: AddressInfo) => {
+    server.once('error', (error) => reject(portUnavailable(error, port, hostname) ?? error));
+    server.listen(port, hostname, () => {
       resolve({
-        port: info.port,
+        port: (server.address() as AddressInfo).port,
+        serve: (app) => {
+          answer = (request) => app.fetch(request);
+        },
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
@@ -31,11 +64,6 @@ export function listen(app: Hono<AppEnv>, port: number, hostname: string): Promi
             server.closeIdleConnections();
           }),
       });
-    }) as Server;
-    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-    // Above the keep-alive timeout, so a request arriving as the connection's idle time runs out is
-    // never cut off by the header timer (the race Node's documentation warns of).
-    server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
-    server.once('error', reject);
+    });
   });
 }

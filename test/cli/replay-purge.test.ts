@@ -127,15 +127,32 @@ describe('inboxctl purge and restore', () => {
     assert.equal(run.code, 2);
     assert.match(run.stderr, /inside stripe's 30-day dedupe window/);
     assert.deepEqual(await snapshot(), before);
-    // Rows of a provider this configuration does not know: its dedupe window is unknown.
-    const unconfigured = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'stripe'], { DATABASE_URL: database.url, WEBHOOK_SECRET_ASAAS: 'asaas_token' });
+    // Rows of a provider this configuration does not know, under no built-in gateway's name: its dedupe window is unknown.
+    await insertInboxRows(database.sql, [{ provider: 'acme', eventId: 'evt_acme', status: 'processed', receivedAt: daysAgo(12) }]);
+    const unconfigured = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'acme'], { DATABASE_URL: database.url, WEBHOOK_SECRET_ASAAS: 'asaas_token' });
     assert.equal(unconfigured.code, 2);
-    assert.match(unconfigured.stderr, /provider "stripe" is not configured here, so its dedupe window is unknown/);
+    assert.match(unconfigured.stderr, /provider "acme" is not configured here, so its dedupe window is unknown/);
+    await database.sql`delete from webhook_inbox where provider = 'acme'`;
     // A provider neither configured nor in the inbox is a typo.
     const unknown = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'zoop'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /no provider "zoop" is configured here \(stripe\) or has events in the inbox \(stripe\)/);
     assert.deepEqual(await snapshot(), before);
+  });
+
+  test("from a terminal without the service's secrets: purge --provider stripe takes the window a zero-config stripe has (INBOX_RETENTION_DAYS), and says so", async () => {
+    await insertInboxRows(database.sql, [{ eventId: 'evt_no_secret', status: 'processed', receivedAt: daysAgo(12) }]);
+    const before = await snapshot();
+    const noSecrets = { DATABASE_URL: database.url, INBOX_ARCHIVE_DIR: archiveDir };
+    const inside = await runInboxctl(['purge', '--older-than', '10d', '--provider', 'stripe'], noSecrets);
+    assert.equal(inside.code, 2, inside.stderr);
+    assert.match(inside.stderr, /inside stripe's 30-day dedupe window/);
+    assert.deepEqual(await snapshot(), before);
+    const dry = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'stripe', '--dry-run'], noSecrets);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stderr, /stripe is not configured here \(no WEBHOOK_SECRET_STRIPE\): its dedupe window is taken as a zero-config stripe's, INBOX_RETENTION_DAYS \(30 days\)/);
+    assert.match(dry.out, /Dry run: nothing changed/);
+    await database.sql`delete from webhook_inbox where event_id = 'evt_no_secret'`;
   });
 
   test('--dry-run lists files and counts and changes nothing; the purge archives, deletes, and restore brings the bytes back', async () => {

@@ -173,3 +173,33 @@ describe('the dashboard in headless chromium', { skip }, () => {
     assert.match((await page.locator('#status-history').textContent()) ?? '', /paid/);
   });
 });
+
+describe('the event list, the payment page and the destinations in headless chromium', { skip }, () => {
+  test('the filter form finds events by status and type; a bad value is one line and a 400', async () => {
+    await page.goto(`${baseUrl}/dashboard/events`);
+    assert.equal(await page.locator('#event-list tr[data-event-id]').count(), 4);
+    await page.selectOption('select[name="status"]', 'ignored');
+    await page.fill('input[name="type"]', 'customer.created');
+    await Promise.all([page.waitForURL(/status=ignored/), page.click('#event-filters button[type="submit"]')]);
+    const ids = await page.locator('#event-list tr[data-event-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-event-id')));
+    assert.deepEqual(ids, ['evt_browser_cus_2', 'evt_browser_cus_1', 'evt_browser_cus_0']);
+    assert.equal(await page.locator('select[name="status"]').inputValue(), 'ignored', 'the form shows the filter it ran');
+
+    const bad = await page.goto(`${baseUrl}/dashboard/events?status=done&from=yesterday`);
+    assert.equal(bad?.status(), 400);
+    assert.match((await page.locator('#filter-problem').textContent()) ?? '', /^Bad filter: status must be one of .*; from is not a time/);
+  });
+
+  test('from the list to the payment page: the payment in words, what the gateway said, what the application was told', async () => {
+    await page.goto(`${baseUrl}/dashboard/events?charge=ch_browser_1`);
+    await Promise.all([page.waitForURL(/\/dashboard\/payments\/stripe\/ch_browser_1$/), page.click('#event-list a[href^="/dashboard/payments/"]')]);
+    assert.equal(await page.locator('p.sentence').textContent(), 'paid, R$20.00, nothing refunded');
+    assert.equal(await page.locator('#payment-facts tr[data-event-id="evt_browser_paid"]').count(), 1);
+    assert.match((await page.locator('#payment-events tr[data-sequence="1"]').textContent()) ?? '', /payment\.paid/);
+  });
+
+  test('the overview always has its destinations section: here, that none is configured', async () => {
+    await page.goto(`${baseUrl}/dashboard`);
+    assert.match((await page.locator('#destinations').textContent()) ?? '', /No push destination is configured/);
+  });
+});

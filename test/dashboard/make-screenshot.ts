@@ -1,5 +1,6 @@
 /**
- * Makes docs/dashboard.png from realistic data: `node test/dashboard/make-screenshot.ts [out.png]`.
+ * Makes docs/dashboard.png from realistic data:
+ * `node test/dashboard/make-screenshot.ts [overview.png] [event.png] [events.png] [payment.png]`.
  *
  * A day of traffic for three gateways goes through the real service — signed Stripe events
  * (official SDK signer), Asaas events with its access token, GitHub deliveries — and real workers
@@ -9,6 +10,7 @@
  * takes a last handful of events that stay pending, and headless chromium photographs the page.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +26,10 @@ import { chargeEvent, stripeSignature } from '../support/stripe.ts';
 const out = process.argv[2] ?? 'docs/dashboard.png';
 /** Optional: also photograph one event's page (a refunded charge: payload, payment, history). */
 const eventOut = process.argv[3];
+/** Optional: the event list (Stripe's ignored events) and a refunded payment's page. */
+const eventListOut = process.argv[4];
+const paymentOut = process.argv[5];
+const DESTINATION_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
 const STRIPE_SECRET = 'whsec_screenshot_stripe';
 const ASAAS_TOKEN = 'asaas-screenshot-token-0123456789';
 const GITHUB_SECRET = 'github-screenshot-secret';
@@ -136,13 +142,31 @@ async function waitUntil(description: string, check: () => Promise<boolean>, tim
   }
 }
 
-function configFor(role: string) {
+/**
+ * The team's services: `orders` takes every payment event; `ledger` (Stripe only) answers 500 for
+ * a few charges, whose lanes park after two attempts.
+ */
+function startConsumers(): Promise<{ server: Server; url: (name: string) => string }> {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      const failing = request.url === '/ledger' && /"charge_id":"ch_3P[0-9a-f]*[05]"/.test(body);
+      response.writeHead(failing ? 500 : 204).end(failing ? 'ledger: account mapping missing' : undefined);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: (name) => `http://127.0.0.1:${(server.address() as { port: number }).port}/${name}` })));
+}
+
+function configFor(role: string, consumerUrl: (name: string) => string) {
   const config = loadConfig(
     {
       PORT: '0', HOST: '127.0.0.1', INBOX_ROLE: role, INBOX_CONFIG: '/inbox.json', INBOX_ADMIN_TOKEN: ADMIN_TOKEN,
       WEBHOOK_SECRET_STRIPE: STRIPE_SECRET, WEBHOOK_SECRET_ASAAS: ASAAS_TOKEN, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET,
+      DESTINATION_URL_ORDERS: consumerUrl('orders'), DESTINATION_SECRET_ORDERS: DESTINATION_SECRET,
+      DESTINATION_URL_LEDGER: consumerUrl('ledger'), DESTINATION_SECRET_LEDGER: DESTINATION_SECRET,
     },
-    () => JSON.stringify({ providers: { asaas: { driver: 'asaas', unknownPayment: 'require' } } }),
+    () => JSON.stringify({ providers: { asaas: { driver: 'asaas', unknownPayment: 'require' } }, destinations: { ledger: { providers: ['stripe'], maxAttempts: 2, retryDelaySeconds: 0.5, retryDelayMaxSeconds: 1, backoffAfterFailingLanes: 10_000 } } }),
   );
   return { ...config, worker: { ...testWorkerConfig, maxAttempts: 3, concurrency: 8 } };
 }
@@ -173,13 +197,14 @@ async function main(): Promise<void> {
   const logger = createLogger('error');
   const sql = postgres(database.url, { max: 2, onnotice: () => {} });
   let service: RunningService | undefined;
+  const consumers = await startConsumers();
   let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
     const now = Date.now();
     const missing = new Set<string>();
     const deliveries = [...stripeDeliveries(now), ...asaasDeliveries(now, missing), ...githubDeliveries(now)].sort((a, b) => a.at - b.at);
 
-    service = await startService({ config: configFor('all'), databaseUrl: database.url, logger });
+    service = await startService({ config: configFor('all', consumers.url), databaseUrl: database.url, logger });
     // The merchant's application creates its Asaas payments, except a few it never recorded.
     const asaasPayments = new Set(deliveries.filter((d) => d.provider === 'asaas').map((d) => JSON.parse(d.body).payment.id as string));
     for (const id of asaasPayments) {
@@ -187,11 +212,13 @@ async function main(): Promise<void> {
     }
     await sendAll(`http://127.0.0.1:${service.port}`, deliveries);
     await waitUntil('every event to settle', async () => (await sql`select 1 from webhook_inbox where status = 'pending' limit 1`).length === 0);
+    await waitUntil('every lane to be delivered or parked', async () =>
+      (await sql`select 1 from payments p join delivery_lanes l on l.payment_id = p.id where l.delivered_sequence < p.event_sequence and l.parked_at is null limit 1`).length === 0);
     await service.stop();
     await shiftClocks(sql, deliveries);
 
     // Workers down for the last few minutes: what arrives now stays pending.
-    service = await startService({ config: configFor('receiver'), databaseUrl: database.url, logger });
+    service = await startService({ config: configFor('receiver', consumers.url), databaseUrl: database.url, logger });
     const baseUrl = `http://127.0.0.1:${service.port}`;
     const late = stripeDeliveries(now).slice(0, 14).map((d, i) => ({ ...d, at: now - 13 * 60_000 + i * 50_000 }));
     await sendAll(baseUrl, late);
@@ -216,11 +243,21 @@ async function main(): Promise<void> {
       await page.goto(`${baseUrl}/dashboard/events/${event!.id}`);
       await page.screenshot({ path: eventOut, fullPage: true });
     }
+    if (eventListOut) {
+      await page.goto(`${baseUrl}/dashboard/events?provider=stripe&status=ignored`);
+      await page.screenshot({ path: eventListOut, fullPage: true });
+    }
+    if (paymentOut) {
+      const [parked] = await sql`select p.provider, p.gateway_charge_id from payments p join delivery_lanes l on l.payment_id = p.id where l.parked_at is not null order by p.id limit 1`;
+      await page.goto(`${baseUrl}/dashboard/payments/${parked!.provider}/${parked!.gateway_charge_id}`);
+      await page.screenshot({ path: paymentOut, fullPage: true });
+    }
     const counts = await sql`select provider, status, count(*)::int as n from webhook_inbox group by 1, 2 order by 1, 2`;
     console.log(`wrote ${out}:`, counts.map((r) => `${r.provider}/${r.status}=${r.n}`).join(' '));
   } finally {
     await browser?.close();
     await service?.stop();
+    await new Promise((resolve) => consumers.server.close(resolve));
     await sql.end();
     await database.stop();
     await rm(scratch, { recursive: true, force: true });

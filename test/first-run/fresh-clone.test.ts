@@ -3,10 +3,13 @@
  * in a fresh clone of the committed HEAD inside a folder only root may enter (`mktemp -d`; /root/app
  * in a dev container), on the machine's own Node (PATH without node_modules/.bin folders: no
  * bootstrap). `npm install` as the README says (offline where the npm cache allows; the packages
- * are the lock file's either way), then the README's "Send it a signed Stripe event" block exactly
- * as README.md has it: it starts `npm start &` with no DATABASE_URL and waits for /readyz. Then
- * `npx inboxctl` reads the event, a SIGTERM stops the service cleanly, and `npm test` runs the
- * embedded-database tests from the closed checkout.
+ * are the lock file's either way), then the quickstart's "Send it a signed Stripe event" block
+ * exactly as written (docs/quickstart-snippet.md while that file exists, README.md after), pasted
+ * twice: the first paste starts `npm start &` with no DATABASE_URL, waits for /readyz and sends the
+ * event twice; the second's `npm start` finds PORT taken and says so in one line, and its sends are
+ * duplicates of the same bytes: one row, no conflicting duplicate. Then `npx inboxctl` reads the
+ * event, a SIGTERM stops the service cleanly, and `npm test` runs the embedded-database tests from
+ * the closed checkout.
  * The block runs in a network namespace of its own, so its fixed port 3000 is free (and not someone
  * else's service) whatever else runs on this machine.
  */
@@ -69,11 +72,15 @@ function newUserEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The first ```sh block under a README heading, as written. */
-function readmeBlock(readme: string, heading: string): string {
-  const after = readme.slice(readme.indexOf(`\n${heading}\n`));
+const QUICKSTART_HEADING = '### Send it a signed Stripe event';
+
+/** The first ```sh block under the quickstart's heading, as written: in docs/quickstart-snippet.md while it exists, else in README.md. */
+function quickstartBlock(checkout: string): string {
+  const file = ['docs/quickstart-snippet.md', 'README.md'].find((name) => existsSync(path.join(checkout, name)))!;
+  const text = readFileSync(path.join(checkout, file), 'utf8');
+  const after = text.slice(text.indexOf(`\n${QUICKSTART_HEADING}\n`));
   const match = /\n```sh\n([\s\S]*?)\n```\n/.exec(after);
-  assert.ok(readme.includes(`\n${heading}\n`) && match, `README.md has a "${heading}" section with a sh block`);
+  assert.ok(text.includes(`\n${QUICKSTART_HEADING}\n`) && match, `${file} has a "${QUICKSTART_HEADING}" section with a sh block`);
   return match[1]!;
 }
 
@@ -87,12 +94,19 @@ function portIsFree(port: number): Promise<boolean> {
 
 const canUnshareNetwork = () => isRoot && spawnSync('unshare', ['--net', 'true']).status === 0;
 
-/** After the snippet: what the test checks, then the SIGTERM. `$!` is the snippet's `npm start &`. */
-const AFTER_SNIPPET = `
+/**
+ * The snippet pasted twice, then what the test checks and the SIGTERM. `$!` after the first paste is
+ * its `npm start &`, the service; the second paste's exits at once (PORT taken).
+ */
+const pastedTwice = (snippet: string) => `${snippet}
+service=$!
+${snippet}
+wait $!
+echo "the second npm start exited with $?"
 npx inboxctl show stripe evt_1
 echo "inboxctl exited with $?"
-kill -TERM $!
-wait $!
+kill -TERM $service
+wait $service
 echo "npm start exited with $?"
 `;
 
@@ -109,7 +123,7 @@ async function stopLeftoverCluster(app: string): Promise<void> {
 }
 
 test(
-  'a fresh clone in a folder only root may enter: `npm install`, then the README snippet as written gets HTTP 200, inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs',
+  'a fresh clone in a folder only root may enter: `npm install`, then the quickstart as written, pasted twice: every send 200, one row, no conflicting duplicate, the second npm start one line about PORT; inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs',
   { skip: isRoot ? false : 'runs only as root: the failure it guards against (the cluster runs as the `postgres` user, who cannot enter the checkout) happens only as root', timeout: 20 * 60_000 },
   async (t) => {
     const dir = await mkdtemp(path.join(tmpdir(), 'inbox-fresh-clone-'));
@@ -128,9 +142,8 @@ test(
       const status = spawnSync('git', ['status', '--porcelain'], { cwd: app, encoding: 'utf8' }).stdout;
       assert.equal(status, '', 'npm install leaves the checkout as committed (package-lock.json as npm writes it)');
 
-      const snippet = readmeBlock(readFileSync(path.join(app, 'README.md'), 'utf8'), '### Send it a signed Stripe event');
       const script = path.join(dir, 'snippet.sh');
-      await writeFile(script, `${snippet}\n${AFTER_SNIPPET}`);
+      await writeFile(script, pastedTwice(quickstartBlock(app)));
       let result: Finished;
       if (canUnshareNetwork()) {
         result = await run('unshare', ['--net', 'bash', '-c', 'ip link set lo up && exec bash "$0"', script], { cwd: app, env, timeoutMs: 5 * 60_000 });
@@ -139,13 +152,19 @@ test(
         result = await run('bash', [script], { cwd: app, env, timeoutMs: 5 * 60_000 });
       }
       const output = `${result.stdout}\n${result.stderr}`;
-      t.diagnostic(result.stdout.split('\n').filter((line) => /^HTTP\/|exited with/.test(line)).join(' | '));
+      t.diagnostic(result.stdout.split('\n').filter((line) => / HTTP \d{3}$|exited with/.test(line)).join(' | '));
       assert.match(result.stdout, /\{"status":"ready"\}/, `the snippet waited for /readyz:\n${output}`);
       assert.doesNotMatch(result.stderr, /curl: \(7\)/, output);
-      assert.match(result.stdout, /^HTTP\/1\.1 200 OK/m, output);
-      assert.match(result.stdout, /\{"received":true\}/, output);
+      assert.equal(result.stdout.match(/\{"received":true\} HTTP 200$/gm)?.length, 4, `four sends, each 200:\n${output}`);
+      assert.match(result.stdout, /the second npm start exited with 1/, output);
+      assert.match(result.stderr, /^webhook-inbox: PORT 3000 is already in use/m, output);
+      assert.doesNotMatch(output, /^\s+at /m, `no stack trace:\n${output}`);
       assert.match(result.stdout, /inboxctl exited with 0/, output);
+      // npm runs on the machine's Node, the code on Node 24: npx once warned ten lines a call about the package's own engines.
+      assert.doesNotMatch(result.stderr, /EBADENGINE/, `npx and npm start print no engine warnings:\n${result.stderr}`);
       assert.match(result.stdout, /evt_1/, 'inboxctl shows the event the snippet sent');
+      assert.match(result.stdout, /conflicting duplicates {2}none/, 'the same bytes again are plain duplicates');
+      assert.doesNotMatch(result.stdout, /says something else than the stored event/, output);
       assert.match(result.stdout, /"msg":"stopped cleanly"/, output);
       assert.match(result.stdout, /npm start exited with 0/, output);
       assert.doesNotMatch(output, /Unhandled 'error' event|EACCES/, output);

@@ -11,6 +11,7 @@ import { selectStoredEventsOfOtherFingerprint } from '../../src/inbox/sql/confli
 import { countByProviderAndStatus, listStoredProviders, oldestPendingByProvider } from '../../src/inbox/sql/counts.ts';
 import { countDecisionsByProvider } from '../../src/inbox/sql/decision-counts.ts';
 import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
+import { type EventListFilter, findEventsPage } from '../../src/inbox/sql/event-list.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
 import { findLastDeliveries } from '../../src/inbox/sql/last-delivery.ts';
@@ -280,5 +281,52 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const hops = await inboxPlanOf(() => listStoredProviders(db));
     assert.deepEqual(hops.filter((n) => n['Node Type'] === 'Seq Scan'), []);
     assert.deepEqual(await listStoredProviders(db), ['asaas', 'pagarme', 'stripe']);
+  });
+});
+
+describe("the dashboard's event list: a page walks an index from the last id, it never sorts the table", () => {
+  const page = (filter: EventListFilter, beforeId?: number) => () => findEventsPage(db, filter, { beforeId, limit: 51, providers: ['asaas', 'pagarme', 'stripe'] });
+
+  /**
+   * The statement's plan with sequential scans (and sorts, unless told) priced out, on one
+   * connection: a plan that still has either has no index to serve it. Whether the planner takes the index at a given
+   * size is its call: on these 60,000 rows a scan is cheaper; on 10^6 rows it takes these walks.
+   */
+  async function pricedPlanOf(work: () => Promise<unknown>, options = { sortsToo: true }): Promise<PlanNode[]> {
+    recorded.length = 0;
+    await work();
+    const [statement] = recorded.filter(({ sql }) => /webhook_inbox/.test(sql));
+    assert.ok(statement, 'the work queried webhook_inbox');
+    return database.sql.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`;
+      if (options.sortsToo) await tx`set local enable_sort = off`;
+      const [row] = await tx.unsafe(`explain (format json) ${statement.sql}`, statement.params as never[]);
+      return nodes(row!['QUERY PLAN'][0].Plan);
+    });
+  }
+  const described = (plan: PlanNode[]) => JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name'] ?? n['Relation Name']]));
+  function assertWalks(plan: PlanNode[], index: string, options: { sorted: boolean }) {
+    const scanned = plan.filter((n) => n['Node Type'] === 'Seq Scan' && partitionsWithRows.has(n['Relation Name'] ?? ''));
+    assert.deepEqual(scanned, [], `no sequential scan; plan: ${described(plan)}`);
+    assert.ok(plan.some((n) => onPartition(index, n['Index Name'] ?? '')), `walks ${index}; plan: ${described(plan)}`);
+    if (!options.sorted) assert.ok(!plan.some((n) => n['Node Type'] === 'Sort'), `no Sort: the index gives the order; plan: ${described(plan)}`);
+  }
+
+  test('no filter, a provider, a type, a time range, a page deep in the table: the primary key, backwards', async () => {
+    for (const work of [page({}), page({ provider: 'stripe' }), page({ eventType: 'charge.succeeded' }), page({}, 20_000), page({ provider: 'asaas', receivedFrom: hoursAgo(30 * 24), receivedBefore: hoursAgo(20 * 24) })]) {
+      assertWalks(await pricedPlanOf(work), 'webhook_inbox_pkey', { sorted: false });
+    }
+  });
+
+  test('a decision, alone or with a status: the partial (decision, id) index, in id order', async () => {
+    for (const work of [page({ decision: 'rejected_amount' }), page({ status: 'ignored', decision: 'rejected_amount' }, 50_000)]) {
+      assertWalks(await pricedPlanOf(work), 'webhook_inbox_decision_id_idx', { sorted: false });
+    }
+  });
+
+  test('an event id or a charge id, with or without a provider: their indexes (the few rows found are sorted)', async () => {
+    assertWalks(await pricedPlanOf(page({ eventId: 'evt_3000' }), { sortsToo: false }), 'webhook_inbox_provider_event_id_idx', { sorted: true });
+    assertWalks(await pricedPlanOf(page({ chargeId: 'ch_1000' }), { sortsToo: false }), 'webhook_inbox_provider_resource_id_idx', { sorted: true });
+    assertWalks(await pricedPlanOf(page({ provider: 'stripe', chargeId: 'ch_1000' }), { sortsToo: false }), 'webhook_inbox_provider_resource_id_idx', { sorted: true });
   });
 });

@@ -50,7 +50,7 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
   const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   const archiveOption = flags.archive === undefined ? undefined : requiredText(flags.archive, '--archive');
-  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { drizzleExecutor }, { requireKnownProvider }] = await Promise.all([
+  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { drizzleExecutor }, { requireKnownProvider, retentionPolicies }] = await Promise.all([
     import('../../operations/archive.ts'),
     import('../../operations/retention.ts'),
     import('../../inbox/sql/counts.ts'),
@@ -60,10 +60,13 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
   const done: PurgeResult[] = [];
   await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
-    const providers = provider === undefined ? await listStoredProviders(drizzleExecutor(handle.db)) : [provider];
+    const stored = await listStoredProviders(drizzleExecutor(handle.db));
+    const providers = provider === undefined ? stored : [provider];
+    const { policies, notices } = retentionPolicies(config, stored.filter((name) => providers.includes(name)));
+    for (const notice of notices) context.notice(notice);
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
     for (const name of providers) {
-      for (const warning of checkPurgeCutoff(name, cutoff, context.now, config.providers, flags.force === true)) context.notice(`warning: ${warning}`);
+      for (const warning of checkPurgeCutoff(name, cutoff, context.now, policies, flags.force === true)) context.notice(`warning: ${warning}`);
     }
     const archiveDir = archiveOption ?? config.operations.archiveDir;
     if (flags.dryRun !== true) await ensureWritableFolder(archiveDir, archiveOption === undefined ? 'INBOX_ARCHIVE_DIR' : '--archive');

@@ -4,17 +4,19 @@ import type { ConflictDetails } from '../../inbox/sql/conflicts.ts';
 import type { InboxEventDetail } from '../../inbox/sql/event-columns.ts';
 import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
 import { describeProof } from '../../gateways/shared/proof.ts';
+import type { PaymentSummary } from '../sql/payment.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
+import { paymentHref, paymentSummary, statusHistory } from './payment-sections.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
 import { describeFinding } from '../../reconciliation/finding-text.ts';
 import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
-import { formatTime } from './format.ts';
+import { formatIsoTime, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
 export interface EventPage {
   event: InboxEventDetail;
-  payment: { id: number; row: Record<string, unknown> } | undefined;
+  payment: PaymentSummary | undefined;
   transitions: PaymentHistoryEntry[];
   /** Open reconciliation findings about the payment. */
   findings: StoredFinding[];
@@ -31,14 +33,14 @@ function facts(event: EventPage['event']) {
   const lag = event.processedAt ? (event.processedAt.getTime() - event.receivedAt.getTime()) / 1000 : undefined;
   return html`<dl class="facts">
 <dt>status</dt><dd><span class="pill ${event.status}" data-status="${event.status}">${event.status}</span></dd>
-<dt>decision</dt><dd id="decision" data-decision="${event.decision ?? ''}">${describeDecision(event.decision, event.decisionDetail)}</dd>
+<dt>decision</dt><dd id="decision" data-decision="${event.decision ?? ''}">${describeDecision(event.decision, event.decisionDetail, formatIsoTime)}</dd>
 <dt>provider</dt><dd>${event.provider}</dd>
 <dt>event id</dt><dd><code>${event.eventId}</code></dd>
 <dt>type</dt><dd><code>${event.eventType}</code></dd>
-<dt>resource</dt><dd><code>${event.resourceId ?? '—'}</code></dd>
+<dt>charge</dt><dd>${event.resourceId ? html`<a href="${paymentHref(event.provider, event.resourceId)}"><code>${event.resourceId}</code></a>` : '—'}</dd>
 <dt>occurred</dt><dd>${formatTime(event.occurredAt)}</dd>
 <dt>received</dt><dd>${formatTime(event.receivedAt)}</dd>
-<dt>verified</dt><dd id="verification">${event.verification ? describeProof(event.verification) : html`<span class="muted">— (stored before proofs were kept)</span>`}</dd>
+<dt>verified</dt><dd id="verification">${event.verification ? describeProof(event.verification, formatIsoTime) : html`<span class="muted">— (stored before proofs were kept)</span>`}</dd>
 <dt>finished</dt><dd>${event.processedAt ? html`${formatTime(event.processedAt)} <span class="muted">(${formatDuration(lag)} after receipt)</span>` : '—'}</dd>
 <dt>attempts</dt><dd>${event.attempts}</dd>
 <dt>last error</dt><dd class="error-text">${event.lastError ?? '—'}</dd>
@@ -53,21 +55,9 @@ function replayControl(page: EventPage) {
 
 function paymentSection(page: EventPage) {
   if (!page.payment) return html`<p class="muted">No payment row for this event's resource.</p>`;
-  const entries = Object.entries(page.payment.row).map(
-    ([key, value]) => html`<dt>${key}</dt><dd>${value === null ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value)}</dd>`,
-  );
   const findings = page.findings.map((f) => html`<li data-kind="${f.kind}">${describeFinding(f.evidence)}</li>`);
   const reconciled = page.findings.length === 0 ? '' : html`<p><a href="/dashboard/findings">Reconciliation</a>: ${page.findings.length} open finding(s)</p><ul id="payment-findings">${findings}</ul>`;
-  return html`<dl class="facts" id="payment">${entries}</dl>${reconciled}`;
-}
-
-function historySection(page: EventPage) {
-  if (page.transitions.length === 0) return html`<p class="muted">No status changes recorded.</p>`;
-  const rows = page.transitions.map(
-    (t) => html`<tr${t.inboxId === page.event.id ? html` class="this-event"` : ''}><td>${t.createdAt}</td><td>${t.fromStatus ?? '(created)'} → <b>${t.toStatus}</b></td>
-<td>${t.eventId ? html`<a href="/dashboard/events/${t.inboxId}">${t.eventId}</a> <span class="muted">${t.eventType}</span>` : html`<span class="muted">inbox row ${t.inboxId} (purged)</span>`}${t.inboxId === page.event.id ? html` <span class="pill">this event</span>` : ''}</td></tr>`,
-  );
-  return html`<table id="status-history"><thead><tr><th>when</th><th>status</th><th>caused by</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return html`${paymentSummary(page.payment, { linkToPage: true })}${reconciled}`;
 }
 
 function resourceEventsSection(page: EventPage) {
@@ -111,10 +101,10 @@ export function renderEventPage(page: EventPage) {
   const { event } = page;
   // The pretty text is interpolated as a string, so the html helper escapes it: a payload
   // carrying markup shows as text.
-  const body = html`<p><a href="/dashboard">← overview</a></p>
+  const body = html`<p><a href="/dashboard">← overview</a> · <a href="/dashboard/events">events</a></p>
 <h2>${event.provider} · ${event.eventId}</h2>
 <div class="two"><div>${facts(event)}${replayControl(page)}${event.fact === null || event.fact === undefined ? '' : html`<h3>What it meant when processed</h3><pre id="fact">${JSON.stringify(event.fact, null, 2)}</pre>`}</div>
-<div><h3>Payment</h3>${paymentSection(page)}<h3>Status history</h3>${historySection(page)}</div></div>
+<div><h3>Payment</h3>${paymentSection(page)}<h3>Status history</h3>${statusHistory(page.transitions, page.event.id)}</div></div>
 ${conflictsSection(page)}
 ${resourceEventsSection(page)}
 <h2>Payload</h2><pre id="payload">${prettyPayload(event)}</pre>`;

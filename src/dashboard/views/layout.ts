@@ -38,7 +38,7 @@ export function renderLayout(options: { title: string; access: ViewerAccess; not
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 </head>
 <body>
-<header><h1><a href="/dashboard">webhook-inbox</a></h1><span class="spacer"></span>${accessControls(options.access)}</header>
+<header><h1><a href="/dashboard">webhook-inbox</a></h1><nav><a href="/dashboard">overview</a><a href="/dashboard/events">events</a></nav><span class="spacer"></span>${accessControls(options.access)}</header>
 <main>
 ${options.notice ? html`<div class="notice${options.notice.bad ? ' bad' : ''}" role="status">${options.notice.text}</div>` : ''}
 ${options.body}

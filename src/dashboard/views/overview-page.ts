@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
-import type { DestinationCounts } from '../../delivery/lane-counts.ts';
+import type { DestinationView } from '../../delivery/lane-operations.ts';
+import { destinationsSection } from './destinations-section.ts';
 import type { ProviderSummary, WindowSummary } from '../overview-model.ts';
 import { DAY_BUCKET_SECONDS, HOUR_BUCKET_SECONDS } from '../overview-model.ts';
 import type { FailedEvent } from '../../inbox/sql/failed-events.ts';
@@ -63,11 +64,11 @@ function replayForm(providers: string[], access: ViewerAccess) {
 }
 
 /** Parked lanes hold a payment's later events back; a disabled destination gets nothing at all. */
-function destinationPills(lanes: DestinationCounts[]) {
-  return lanes
-    .filter((d) => d.parkedLanes > 0 || d.disabled)
+function destinationPills(destinations: DestinationView[]) {
+  return destinations
+    .filter((d) => d.parkedLanes > 0 || d.disabledAt)
     .map(
-      (d) => html`<span class="pill failed" data-figure="parked-lanes" title="inboxctl lanes --parked">${d.destination}: ${d.disabled ? 'DISABLED (410)' : `${formatCount(d.parkedLanes)} parked lane(s)`}</span>`,
+      (d) => html`<a class="pill failed" href="#destinations" title="inboxctl lanes --parked">${d.name}: ${d.disabledAt ? 'DISABLED (410)' : `${formatCount(d.parkedLanes)} parked lane(s)`}</a>`,
     );
 }
 
@@ -76,8 +77,8 @@ export interface OverviewPage {
   providers: ProviderSummary[];
   failed: FailedEvent[];
   failedProvider: string | undefined;
-  /** Push destinations with parked lanes or a disabled state (none listed: nothing to say). */
-  lanes?: DestinationCounts[];
+  /** Every push destination (configured, or with lanes parked or a state), with its state and lag. */
+  destinations: DestinationView[];
   access: ViewerAccess;
   notice?: Notice;
 }
@@ -89,12 +90,14 @@ export function renderOverviewPage(page: OverviewPage) {
   const body = html`<div class="status-line">
 ${failedNow > 0 ? html`<span class="pill failed">${formatCount(failedNow)} failed</span>` : html`<span class="pill ok">no failed events</span>`}
 <span class="pill ${oldest > STUCK_PENDING_SECONDS ? 'pending' : 'ok'}">oldest pending ${oldest > 0 ? formatDuration(oldest) : 'none'}</span>
-${destinationPills(page.lanes ?? [])}
+${destinationPills(page.destinations)}
 ${conflicts > 0 ? html`<span class="pill pending" data-figure="conflicts-total">${formatCount(conflicts)} conflicting duplicate(s), 24 h</span>` : ''}
 <a href="/dashboard/findings">reconciliation findings</a>
 <span class="muted">as of ${formatTime(page.now)}</span><span class="spacer"></span>${legend}</div>
 <div class="providers">${page.providers.map(providerCard)}</div>
-<h2 id="failed">Failed events${page.failedProvider ? html` · ${page.failedProvider} <a href="/dashboard#failed">(all providers)</a>` : ''}</h2>
+<h2>Destinations</h2>
+${destinationsSection(page.destinations, page.now)}
+<h2 id="failed">Failed events <a class="more" href="/dashboard/events?status=failed">search all events →</a>${page.failedProvider ? html` · ${page.failedProvider} <a href="/dashboard#failed">(all providers)</a>` : ''}</h2>
 ${failedTable(page.failed, page.access)}
 <h2>Replay a filtered set</h2>
 ${replayForm(page.providers.map((p) => p.provider), page.access)}`;

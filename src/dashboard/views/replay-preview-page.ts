@@ -2,7 +2,7 @@ import { html } from 'hono/html';
 import { describeDecision } from '../../operations/decision-text.ts';
 import type { ReplayResult } from '../../operations/replay-events.ts';
 import { type ReplayPrediction, describePredictedOutcome, describeRefetchStandIn } from '../../processing/replay-dry-run.ts';
-import { formatCount } from './format.ts';
+import { formatCount, formatIsoTime } from './format.ts';
 import { type ViewerAccess, csrfField, renderLayout } from './layout.ts';
 
 export interface ReplayPreviewPage {
@@ -29,7 +29,7 @@ function predictionSection(prediction: ReplayPrediction) {
     .slice(0, ROWS_SHOWN)
     .map(
       (e) =>
-        html`<tr><td><code>${e.eventId}</code></td><td>${e.eventType}</td><td>${e.status}</td><td>${describePredictedOutcome(e)}</td><td>${describeDecision(e.decision?.decision ?? null, e.decision?.detail)}</td><td>${describeRefetchStandIn(e)}</td></tr>`,
+        html`<tr><td><code>${e.eventId}</code></td><td>${e.eventType}</td><td>${e.status}</td><td>${describePredictedOutcome(e)}</td><td>${describeDecision(e.decision?.decision ?? null, e.decision?.detail, formatIsoTime)}</td><td>${describeRefetchStandIn(e)}</td></tr>`,
     );
   const more = (shown: number, all: number) => (all > shown ? html`<p class="muted">First ${formatCount(shown)} of ${formatCount(all)}: <code>inboxctl replay … --dry-run</code> lists them all.</p>` : '');
   return html`<h3>What the replay would do</h3>

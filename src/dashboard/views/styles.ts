@@ -60,4 +60,12 @@ form.filters select, form.filters input { padding: 4px 6px; border: 1px solid #c
 .muted { color: var(--muted); }
 tr.this-event td { background: #fffbea; }
 .two h3 { margin: 14px 0 6px; } .two > div > h3:first-child { margin-top: 0; }
+
+header nav a { color: #cbd5e0; margin-right: 12px; } header nav a:hover { color: #fff; }
+p.sentence { font-size: 15px; margin: 0 0 12px; }
+p.pager { display: flex; gap: 16px; margin: 10px 0; }
+a.more { font-size: 12px; font-weight: normal; margin-left: 8px; }
+td.alert { color: var(--failed); font-weight: 600; }
+td.delivery { font-size: 12px; } td.delivery.delivered { color: var(--processed); } td.delivery.parked, td.delivery.failing { color: var(--failed); } td.delivery.waiting, td.delivery.untried { color: var(--muted); }
+#destinations th { font-weight: 600; color: var(--ink); font-size: 13px; }
 `;

@@ -46,11 +46,13 @@ function parseSignatureHeader(value: string): SignatureHeader {
     const eq = part.indexOf('=');
     if (eq > 0) parts.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
   }
+  const malformed = (what: string) => new SignatureError('signature_malformed', `The x-signature header ${what}; Mercado Pago sends ts=<unix timestamp>,v1=<64 hex digits>.`);
   const ts = parts.get('ts');
-  const v1 = parts.get('v1') === undefined ? undefined : decodeDigest(parts.get('v1')!, 'hex', 32);
-  if (!ts || !/^\d{1,16}$/.test(ts) || !v1) {
-    throw new SignatureError('signature_malformed', 'The x-signature header is not "ts=<timestamp>,v1=<hex>".');
-  }
+  if (!ts) throw malformed('has no ts= timestamp');
+  if (!/^\d{1,16}$/.test(ts)) throw malformed('has a ts= that is not a unix timestamp');
+  if (parts.get('v1') === undefined) throw malformed('has no v1= signature');
+  const v1 = decodeDigest(parts.get('v1')!, 'hex', 32);
+  if (!v1) throw malformed('has a v1= that is not an HMAC-SHA256 in hex (64 hex digits)');
   return { ts, v1 };
 }
 

@@ -59,13 +59,17 @@ export function parseAsymmetricSignatureHeader(value: string): AsymmetricSignatu
     const eq = part.indexOf('=');
     if (eq > 0) parts.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
   }
+  const malformed = (what: string) =>
+    new SignatureError('signature_malformed', `The X-Webhook-Asymmetric-Signature header ${what}; Pagar.me sends alg=RS256; kid=<key id>; signature=<base64url>.`);
   const alg = parts.get('alg');
   const kid = parts.get('kid');
   const signature = parts.get('signature');
-  if (!alg || !kid || !signature || !/^[A-Za-z0-9_-]+={0,2}$/.test(signature)) {
-    throw new SignatureError('signature_malformed', 'The X-Webhook-Asymmetric-Signature header is not "alg=RS256; kid=<kid>; signature=<base64url>".');
+  if (!alg || !kid || !signature) {
+    const missing = [!alg && 'alg=', !kid && 'kid=', !signature && 'signature='].filter(Boolean);
+    throw malformed(`has no ${missing.join(', no ')}`);
   }
-  if (alg !== 'RS256') throw new SignatureError('signature_malformed', 'Unsupported signature algorithm; Pagar.me signs with RS256.');
+  if (!/^[A-Za-z0-9_-]+={0,2}$/.test(signature)) throw malformed('has a signature= that is not base64url');
+  if (alg !== 'RS256') throw new SignatureError('signature_malformed', 'Unsupported signature algorithm (alg=); Pagar.me signs with RS256.');
   return { kid, signature: Buffer.from(signature, 'base64url') };
 }
 

@@ -34,12 +34,14 @@ function readSignature(scheme: HmacScheme, value: string): Buffer {
   let digest = value.trim();
   const hasPrefix = scheme.prefix !== '' && digest.toLowerCase().startsWith(scheme.prefix.toLowerCase());
   if (hasPrefix) digest = digest.slice(scheme.prefix.length);
-  const decoded = scheme.prefix !== '' && scheme.prefixRequired && !hasPrefix ? undefined : decodeDigest(digest, scheme.encoding, digestBytes[scheme.algorithm]);
+  const expected = `${scheme.prefix ? `"${scheme.prefix}" followed by ` : ''}an HMAC-${scheme.algorithm.toUpperCase()} in ${scheme.encoding}`;
+  if (scheme.prefix !== '' && scheme.prefixRequired && !hasPrefix) {
+    throw new SignatureError('signature_malformed', `The ${scheme.header} header does not start with "${scheme.prefix}"; expected ${expected}.`);
+  }
+  const decoded = decodeDigest(digest, scheme.encoding, digestBytes[scheme.algorithm]);
   if (!decoded) {
-    throw new SignatureError(
-      'signature_malformed',
-      `The ${scheme.header} header is not ${scheme.prefix ? `"${scheme.prefix}" followed by ` : ''}a ${scheme.encoding} HMAC-${scheme.algorithm.toUpperCase()} digest.`,
-    );
+    const length = scheme.encoding === 'hex' ? `${digestBytes[scheme.algorithm] * 2} hex digits` : `${digestBytes[scheme.algorithm]} bytes`;
+    throw new SignatureError('signature_malformed', `The ${scheme.header} header's digest is not an HMAC-${scheme.algorithm.toUpperCase()} in ${scheme.encoding} (${length}); expected ${expected}.`);
   }
   return decoded;
 }

@@ -119,17 +119,17 @@ export const verificationProofSchema: z.ZodType<VerificationProof> = z.discrimin
 export const describeSecretMatch = (secret: SecretMatch): string => `secret #${secret.position} (fingerprint ${secret.fingerprint})`;
 
 /** One line for operators (`inboxctl show`, the dashboard): never more than the proof holds, so never a secret. */
-export function describeProof(proof: VerificationProof): string {
+export function describeProof(proof: VerificationProof, time: (iso: string) => string = (iso) => iso): string {
   switch (proof.scheme) {
     case 'gateway-api':
-      return `gateway-api: fetched from ${proof.endpoint} at ${proof.fetchedAt}`;
+      return `gateway-api: fetched from ${proof.endpoint} at ${time(proof.fetchedAt)}`;
     case 'none':
-      return `none: accepted without authentication (no token configured) at ${proof.verifiedAt}`;
+      return `none: accepted without authentication (no token configured) at ${time(proof.verifiedAt)}`;
     case 'token':
-      return `token in ${proof.header}: ${describeSecretMatch(proof.secret)}, verified ${proof.verifiedAt}`;
+      return `token in ${proof.header}: ${describeSecretMatch(proof.secret)}, verified ${time(proof.verifiedAt)}`;
     case 'pagarme-rs256':
-      return `pagarme-rs256: JWKS key kid=${proof.kid}${proof.secret ? `, Basic Auth ${describeSecretMatch(proof.secret)}` : ''}, verified ${proof.verifiedAt}`;
+      return `pagarme-rs256: JWKS key kid=${proof.kid}${proof.secret ? `, Basic Auth ${describeSecretMatch(proof.secret)}` : ''}, verified ${time(proof.verifiedAt)}`;
     default:
-      return `${proof.scheme}: ${describeSecretMatch(proof.secret)}${proof.signedAt ? `, signed ${proof.signedAt}` : ''}, verified ${proof.verifiedAt}`;
+      return `${proof.scheme}: ${describeSecretMatch(proof.secret)}${proof.signedAt ? `, signed ${time(proof.signedAt)}` : ''}, verified ${time(proof.verifiedAt)}`;
   }
 }

@@ -6,7 +6,7 @@ import { parseJson, readIdentifier, readPath } from '../shared/json-body.ts';
 import { type SecretSignatureProof, secretMatch } from '../shared/proof.ts';
 import { reverifySignature } from '../shared/reverify.ts';
 import { secretFingerprints } from '../shared/secret-fingerprint.ts';
-import { assertTimestampWithinTolerance, hmac, matchingDigestIndex, requireHeader } from '../shared/signature.ts';
+import { assertTimestampWithinTolerance, decodeDigest, digestBytes, hmac, matchingDigestIndex, requireHeader } from '../shared/signature.ts';
 import { signedMaterial } from '../shared/signed-material.ts';
 import { timestampFromJson } from '../shared/timestamps.ts';
 
@@ -47,9 +47,15 @@ export function standardWebhooksKey(secret: string, index: number): Buffer {
 function v1Signatures(value: string): Buffer[] {
   const entries = value.trim().split(/\s+/).map((entry) => entry.split(',')).filter((parts) => parts.length === 2 && parts[0] !== '' && parts[1] !== '');
   if (entries.length === 0) {
-    throw new SignatureError('signature_malformed', 'The webhook-signature header is not a space-separated list of <version>,<base64>.');
+    throw new SignatureError('signature_malformed', 'The webhook-signature header is not a space-separated list of <version>,<base64> (v1,K5oZ…).');
   }
-  return entries.filter(([version]) => version === 'v1').map(([, signature]) => Buffer.from(signature!, 'base64'));
+  const v1 = entries.filter(([version]) => version === 'v1').map(([, signature]) => signature!);
+  const digests = v1.map((signature) => decodeDigest(signature, 'base64', digestBytes.sha256)).filter((digest) => digest !== undefined);
+  // Versions other than v1 are skipped (the reference library's rule); a v1 that is not a digest at all is said as such.
+  if (v1.length > 0 && digests.length === 0) {
+    throw new SignatureError('signature_malformed', 'The webhook-signature header\'s v1 signature is not an HMAC-SHA256 in base64 (32 bytes).');
+  }
+  return digests;
 }
 
 const SIGNED_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature'];

@@ -31,21 +31,29 @@ interface StripeSignatureHeader {
   signatures: Buffer[];
 }
 
+/**
+ * The header's parts, each checked on its own so the refusal names the one that is wrong: a
+ * missing or non-numeric t=, no v1= at all (a test-mode v0= alone), or a v1= that is not 64 hex
+ * digits. Stripe's own SDK skips such a v1 and then matches none; here it is said as it is.
+ */
 export function parseStripeSignatureHeader(header: string): StripeSignatureHeader {
-  let timestamp: number | undefined;
-  const signatures: Buffer[] = [];
+  const timestamps: string[] = [];
+  const v1: string[] = [];
   for (const item of header.split(',')) {
     const separator = item.indexOf('=');
     if (separator < 0) continue;
     const key = item.slice(0, separator).trim();
     const value = item.slice(separator + 1).trim();
-    if (key === 't' && /^\d+$/.test(value)) timestamp = Number(value);
-    if (key === 'v1' && /^[0-9a-f]{64}$/i.test(value)) signatures.push(Buffer.from(value, 'hex'));
+    if (key === 't') timestamps.push(value);
+    if (key === 'v1') v1.push(value);
   }
-  if (timestamp === undefined || signatures.length === 0) {
-    throw new SignatureError('signature_malformed', 'The Stripe-Signature header has no t= timestamp or no v1= signature.');
-  }
-  return { timestamp, signatures };
+  const malformed = (what: string) => new SignatureError('signature_malformed', `The Stripe-Signature header ${what}; Stripe sends t=<unix seconds>,v1=<64 hex digits>.`);
+  if (timestamps.length === 0) throw malformed('has no t= timestamp');
+  if (!/^\d{1,16}$/.test(timestamps[0]!)) throw malformed('has a t= that is not a unix timestamp');
+  if (v1.length === 0) throw malformed('has no v1= signature (a v0= alone is not checked)');
+  const signatures = v1.filter((value) => /^[0-9a-f]{64}$/i.test(value)).map((value) => Buffer.from(value, 'hex'));
+  if (signatures.length === 0) throw malformed(`has ${v1.length === 1 ? 'a v1= that is' : 'v1= values that are'} not an HMAC-SHA256 in hex (64 hex digits)`);
+  return { timestamp: Number(timestamps[0]), signatures };
 }
 
 /**

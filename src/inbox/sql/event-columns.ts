@@ -17,12 +17,18 @@ export const storedEventColumns = (payload = 'payload') => `id::float8 as id, pr
   ${epochMs('occurred_at')} as occurred_at_ms, ${payload} as payload, payload_lossy, status, ${epochMs('received_at')} as received_at_ms`;
 export const STORED_EVENT_COLUMNS = storedEventColumns();
 
-export interface StoredEventRow {
+/** Which event a row is: what every reader of the inbox selects. */
+interface EventIdentityRow {
   id: number;
   provider: string;
   event_id: string;
   event_type: string;
   resource_id: string | null;
+}
+
+const identityOf = (row: EventIdentityRow) => ({ id: row.id, provider: row.provider, eventId: row.event_id, eventType: row.event_type, resourceId: row.resource_id });
+
+export interface StoredEventRow extends EventIdentityRow {
   occurred_at_ms: number;
   payload: unknown;
   payload_lossy: boolean;
@@ -38,11 +44,7 @@ export interface InboxEventRow extends StoredEvent {
 
 export function toInboxEvent(row: StoredEventRow): InboxEventRow {
   return {
-    id: row.id,
-    provider: row.provider,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    resourceId: row.resource_id,
+    ...identityOf(row),
     occurredAt: dateOf(row.occurred_at_ms),
     payload: row.payload,
     payloadLossy: row.payload_lossy,
@@ -130,4 +132,41 @@ export interface QueueableEvent {
 
 export function toQueueableEvent(row: EnqueueableRow): QueueableEvent {
   return { id: row.id, provider: row.provider, eventId: row.event_id, resourceId: row.resource_id, receivedAt: dateOf(row.received_at_ms) };
+}
+
+/** An event as a list shows it (the dashboard's event list, its failed events): no payload, no body. */
+export const LISTED_EVENT_COLUMNS = `id::float8 as id, provider, event_id, event_type, resource_id, status, decision, attempts,
+  ${epochMs('received_at')} as received_at_ms, ${epochMs('occurred_at')} as occurred_at_ms`;
+
+export interface ListedEventRow extends EventIdentityRow {
+  status: InboxStatus;
+  decision: EventDecisionName | null;
+  attempts: number;
+  received_at_ms: number;
+  occurred_at_ms: number;
+}
+
+export interface ListedEvent {
+  id: number;
+  provider: string;
+  eventId: string;
+  eventType: string;
+  /** The gateway's charge (or payment) the event is about. */
+  resourceId: string | null;
+  status: InboxStatus;
+  decision: EventDecisionName | null;
+  attempts: number;
+  receivedAt: Date;
+  occurredAt: Date;
+}
+
+export function toListedEvent(row: ListedEventRow): ListedEvent {
+  return {
+    ...identityOf(row),
+    status: row.status,
+    decision: row.decision,
+    attempts: row.attempts,
+    receivedAt: dateOf(row.received_at_ms),
+    occurredAt: dateOf(row.occurred_at_ms),
+  };
 }

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../../db/client.ts';
 import { errorShapeSql } from './error-shape.ts';
-import { Values, dateOf, epochMs, where } from './statement.ts';
+import { LISTED_EVENT_COLUMNS, type ListedEvent, type ListedEventRow, toListedEvent } from './event-columns.ts';
+import { Values, where } from './statement.ts';
 
 export interface ErrorShapeCount {
   provider: string;
@@ -39,36 +40,20 @@ export async function countFailedByErrorShape(db: SqlExecutor, filter: { provide
   return rows.map((r) => ({ provider: r.provider, shape: r.shape, n: r.n, example: { id: r.id, eventId: r.event_id, error: r.last_error } }));
 }
 
-export interface FailedEvent {
-  id: number;
-  provider: string;
-  eventId: string;
-  eventType: string;
-  resourceId: string | null;
-  attempts: number;
+export interface FailedEvent extends ListedEvent {
   lastError: string | null;
-  receivedAt: Date;
 }
 
 /** The newest failed rows first: a backward walk of the (status, received_at) index. */
 export async function findFailedEvents(db: SqlExecutor, options: { provider?: string; limit: number }): Promise<FailedEvent[]> {
   const values = new Values();
-  const { rows } = await db.executeSql<{ id: number; provider: string; event_id: string; event_type: string; resource_id: string | null; attempts: number; last_error: string | null; received_at_ms: number }>(
-    `select id::float8 as id, provider, event_id, event_type, resource_id, attempts, last_error, ${epochMs('received_at')} as received_at_ms
+  const { rows } = await db.executeSql<ListedEventRow & { last_error: string | null }>(
+    `select ${LISTED_EVENT_COLUMNS}, last_error
      from webhook_inbox
      ${where([`status = 'failed'`, options.provider ? `provider = ${values.add(options.provider)}` : undefined])}
      order by received_at desc
      limit ${values.add(options.limit)}`,
     values.list,
   );
-  return rows.map((r) => ({
-    id: r.id,
-    provider: r.provider,
-    eventId: r.event_id,
-    eventType: r.event_type,
-    resourceId: r.resource_id,
-    attempts: r.attempts,
-    lastError: r.last_error,
-    receivedAt: dateOf(r.received_at_ms),
-  }));
+  return rows.map((r) => ({ ...toListedEvent(r), lastError: r.last_error }));
 }

@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_inbox_decision_id_idx" ON "webhook_inbox" USING btree ("decision","id") WHERE "webhook_inbox"."decision" <> 'applied';
