@@ -4,7 +4,7 @@
  * in a dev container), on the machine's own Node (PATH without node_modules/.bin folders: no
  * bootstrap). `npm install` as the README says (offline where the npm cache allows; the packages
  * are the lock file's either way), then the quickstart's "Send it a signed Stripe event" block
- * exactly as written (docs/quickstart-snippet.md while that file exists, README.md after), pasted
+ * exactly as README.md has it, pasted
  * twice: the first paste starts `npm start &` with no DATABASE_URL, waits for /readyz and sends the
  * event twice; the second's `npm start` finds PORT taken and says so in one line, and its sends are
  * duplicates of the same bytes: one row, no conflicting duplicate. Then `npx inboxctl` reads the
@@ -74,9 +74,9 @@ function newUserEnv(): NodeJS.ProcessEnv {
 
 const QUICKSTART_HEADING = '### Send it a signed Stripe event';
 
-/** The first ```sh block under the quickstart's heading, as written: in docs/quickstart-snippet.md while it exists, else in README.md. */
+/** The first ```sh block under the README's quickstart heading, as written. */
 function quickstartBlock(checkout: string): string {
-  const file = ['docs/quickstart-snippet.md', 'README.md'].find((name) => existsSync(path.join(checkout, name)))!;
+  const file = 'README.md';
   const text = readFileSync(path.join(checkout, file), 'utf8');
   const after = text.slice(text.indexOf(`\n${QUICKSTART_HEADING}\n`));
   const match = /\n```sh\n([\s\S]*?)\n```\n/.exec(after);
