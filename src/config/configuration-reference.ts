@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envVariables, providerEntrySchema, webhookSecretVariable } from './config.ts';
+import { providerEntrySchema, webhookSecretVariable } from './config.ts';
+import { envVariables } from './env-variables.ts';
 import { destinationOptionsSchema, destinationVariables } from './destinations-config.ts';
 import { envFileVariable } from './env-file.ts';
 import { apiKeyVariable } from '../refetch/config-keys.ts';

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { envVariables, parseConfig } from '../../src/config/config.ts';
+import { parseConfig } from '../../src/config/config.ts';
+import { envVariables } from '../../src/config/env-variables.ts';
 import { configurationReference, renderEnvironment, renderFileKeys } from '../../src/config/configuration-reference.ts';
 import { CONFIGURATION_DOC_COMMAND, CONFIGURATION_DOC_PATH, withGeneratedSections } from '../../src/config/write-configuration-doc.ts';
 
