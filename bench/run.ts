@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the inbox against the machine's own limits, in one process tree and one run.
- * See README "Benchmarks" for what each row means. Sections: ingest (baseline, peer, inbox),
+ * See bench/README.md for what each row means. Sections: ingest (baseline, the two peers, inbox),
  * processing, container (INBOX_ROLE=all under a backlog), forwarding (push to a local consumer while 1,250 req/s
  * ingest runs), forwarding-brokers (the same with RabbitMQ and NATS JetStream as the destination, each skipped
  * when its broker does not answer), forwarding-backlog (a stored backlog processed and pushed while 100 req/s ingest runs), operations,
@@ -83,8 +83,9 @@ try {
     const done = await section('ingest', 'ingest');
     const inboxDatabase = await server.createDatabase('ingest');
     const peerDatabase = await server.createDatabase('peer');
+    const seedPeerDatabase = await server.createDatabase('seed_peer');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
-    report.ingest = await runIngest({ inboxDatabase, peerDatabase, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
+    report.ingest = await runIngest({ inboxDatabase, peerDatabase, seedPeerDatabase, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
     done();
   }
   if (sections.has('processing')) {

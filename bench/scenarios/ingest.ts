@@ -3,7 +3,7 @@ import { type CpuSplit, measureCpu } from '../support/cpu.ts';
 import { type DurableRun, describeDurableRun, measureDurableRun } from '../support/durable-run.ts';
 import { INGEST_LEVELS, type IngestLevel, loadAtLevel } from '../support/levels.ts';
 import { type LoadResult, runLoad } from '../support/load.ts';
-import { BENCH_SECRET, type Started, startBaseline, startInbox, startPeer } from '../support/services.ts';
+import { BENCH_SECRET, type Started, startBaseline, startInbox, startPeer, startSeedPeer } from '../support/services.ts';
 import { signedDeliveries } from '../support/signed-events.ts';
 
 export { INGEST_LEVELS, type IngestLevel };
@@ -12,13 +12,17 @@ export interface IngestRun {
   repeat: number;
   level: IngestLevel;
   baseline: LoadResult & { cpu: CpuSplit };
-  /** The obvious implementation of the same design (bench/peer/peer-server.ts), on a database of its own. */
+  /** The obvious implementation of the same design on the inbox's own schema (bench/peer/peer-server.ts), on a database of its own. */
   peer: DurableRun;
+  /** The same on the seed's one table (bench/peer/seed-peer-server.ts), on a database of its own. */
+  seedPeer: DurableRun;
   inbox: DurableRun;
   /** inbox req/s ÷ baseline req/s, from adjacent runs. */
   ratio: number;
   /** inbox req/s ÷ peer req/s, from adjacent runs. */
   peerRatio: number;
+  /** inbox req/s ÷ seed-style peer req/s, from adjacent runs. */
+  seedPeerRatio: number;
 }
 
 interface Database {
@@ -36,26 +40,29 @@ function deliveryBatches() {
 }
 
 function logLine(run: IngestRun): string {
-  const { baseline: base, peer, inbox } = run;
+  const { baseline: base, peer, seedPeer, inbox } = run;
   return (
     `  ingest #${run.repeat} ${run.level.name.padEnd(8)} baseline ${base.requestsPerSecond.toFixed(0).padStart(6)} req/s p99 ${base.latencyMs.p99} ms | ` +
-    `peer ${describeDurableRun(peer)} | inbox ${describeDurableRun(inbox)}, ` +
+    `peer ${describeDurableRun(peer)} | seed peer ${describeDurableRun(seedPeer)} | inbox ${describeDurableRun(inbox)}, ` +
     `${(inbox.ok / Math.max(1, inbox.database.commits)).toFixed(1)} events/commit, ${(inbox.ok / Math.max(1, inbox.database.walSyncs)).toFixed(1)} events/WAL sync | ` +
     `CPU µs/request: inbox ${inbox.cpu.serverUs} + PostgreSQL ${inbox.cpu.postgresUs ?? '?'} + load ${inbox.cpu.loadGeneratorUs}, ` +
-    `peer ${peer.cpu.serverUs} + ${peer.cpu.postgresUs ?? '?'} + ${peer.cpu.loadGeneratorUs}, baseline ${base.cpu.serverUs} + load ${base.cpu.loadGeneratorUs} | ` +
-    `inbox ÷ baseline ${(run.ratio * 100).toFixed(0)}%, inbox ÷ peer ${run.peerRatio.toFixed(2)}×` +
+    `peer ${peer.cpu.serverUs} + ${peer.cpu.postgresUs ?? '?'} + ${peer.cpu.loadGeneratorUs}, seed peer ${seedPeer.cpu.serverUs} + ${seedPeer.cpu.postgresUs ?? '?'} + ${seedPeer.cpu.loadGeneratorUs}, ` +
+    `baseline ${base.cpu.serverUs} + load ${base.cpu.loadGeneratorUs} | ` +
+    `inbox ÷ baseline ${(run.ratio * 100).toFixed(0)}%, inbox ÷ peer ${run.peerRatio.toFixed(2)}×, inbox ÷ seed peer ${run.seedPeerRatio.toFixed(2)}×` +
     `${inbox.senderLagMsP99 !== undefined ? ` | sender lag p99 ${inbox.senderLagMsP99} / ${peer.senderLagMsP99} / ${base.senderLagMsP99} ms` : ''}`
   );
 }
 
 /**
- * Baseline, peer and inbox run one after the other at each level, so each ratio comes from
- * adjacent runs on the same (noisy) machine. All three servers stay up for the whole matrix; only
- * one is loaded at a time. The peer and the inbox each have a fresh database on the same cluster.
+ * Baseline, the two peers and inbox run one after the other at each level, so each ratio comes
+ * from adjacent runs on the same (noisy) machine. All four servers stay up for the whole matrix;
+ * only one is loaded at a time. The peers and the inbox each have a fresh database on the same
+ * cluster.
  */
 export async function runIngest(options: {
   inboxDatabase: Database;
   peerDatabase: Database;
+  seedPeerDatabase: Database;
   repeats: number;
   /** Service settings beyond INBOX_ROLE=receiver (tuning runs only). */
   env: Record<string, string>;
@@ -73,6 +80,8 @@ export async function runIngest(options: {
     started.push(baseline);
     const peer = await startPeer(options.peerDatabase.url);
     started.push(peer);
+    const seedPeer = await startSeedPeer(options.seedPeerDatabase.url);
+    started.push(seedPeer);
     const inbox = await startInbox(options.inboxDatabase.url, { INBOX_ROLE: 'receiver', ...options.env });
     started.push(inbox);
     // Warm them up (JIT, pools, prepared statements); not reported.
@@ -80,6 +89,7 @@ export async function runIngest(options: {
       runLoad({ baseUrl: server.baseUrl, requests: deliveriesFor(amount, 16, name).requests, connections: 16, amount, maxSeconds: 120 });
     await warmUp(baseline, 10_000, 'baseline');
     await warmUp(peer, 2_000, 'peer');
+    await warmUp(seedPeer, 2_000, 'seedpeer');
     await warmUp(inbox, 3_000, 'inbox');
     const durable = (server: Started, database: Database, level: IngestLevel, amount: number, name: string) =>
       measureDurableRun({ target: { baseUrl: server.baseUrl, pid: server.process.pid, sql: database.sql }, level, amount, deliveries: deliveriesFor(amount, level.connections, name), postmasterPid: options.postmasterPid });
@@ -89,15 +99,18 @@ export async function runIngest(options: {
         const baseLoad = await loadAtLevel(baseline.baseUrl, level, level.baselineAmount, deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests);
         const base = { ...baseLoad, cpu: baselineCpu(baseLoad.ok) };
         const peerRun = await durable(peer, options.peerDatabase, level, level.peerAmount, 'peer');
+        const seedPeerRun = await durable(seedPeer, options.seedPeerDatabase, level, level.peerAmount, 'seedpeer');
         const inboxRun = await durable(inbox, options.inboxDatabase, level, level.amount, 'inbox');
         const run: IngestRun = {
           repeat,
           level,
           baseline: base,
           peer: peerRun,
+          seedPeer: seedPeerRun,
           inbox: inboxRun,
           ratio: inboxRun.requestsPerSecond / base.requestsPerSecond,
           peerRatio: inboxRun.requestsPerSecond / peerRun.requestsPerSecond,
+          seedPeerRatio: inboxRun.requestsPerSecond / seedPeerRun.requestsPerSecond,
         };
         runs.push(run);
         options.log(logLine(run));

@@ -9,7 +9,7 @@ import * as schema from '../../src/db/schema.ts';
 import { stripeApi } from '../../src/gateways/stripe/api.ts';
 import { stripeLedger } from '../../src/gateways/stripe/ledger.ts';
 import { type RunResult, reconcile } from '../../src/reconciliation/reconcile.ts';
-import { DEFAULT_BREAKER, DEFAULT_RATE_PER_SECOND, DEFAULT_TIMEOUT_MS } from '../../src/refetch/settings.ts';
+import { DEFAULT_BREAKER, DEFAULT_RATE_PER_SECOND, DEFAULT_TIMEOUT_MS } from '../../src/refetch/config-keys.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import { clusterCpuMs } from '../support/cpu.ts';
 

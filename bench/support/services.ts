@@ -1,8 +1,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import postgres from 'postgres';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { freePort } from '../../test/fault/support/private-cluster.ts';
 import { type ServiceProcess, spawnService } from '../../test/fault/support/service-process.ts';
+import { SEED_TABLE_DDL } from '../peer/seed-table.ts';
 
 export const RESULTS_DIR = path.resolve(import.meta.dirname, '../results');
 export const BENCH_SECRET = 'whsec_bench_secret_0123456789';
@@ -34,22 +36,37 @@ export async function startBaseline(): Promise<Started> {
   return { process, baseUrl: process.baseUrl, logFile };
 }
 
-/**
- * The peer of bench/peer/peer-server.ts on a database of its own. Its table is the inbox's own
- * migration (same columns, same four indexes), applied here as the peer's deploy step would.
- */
-export async function startPeer(databaseUrl: string): Promise<Started> {
-  await applyMigrations(databaseUrl);
-  const logFile = logFileFor('peer');
+async function spawnPeer(entry: string, name: string, databaseUrl: string): Promise<Started> {
+  const logFile = logFileFor(name);
   const process = await spawnService({
-    entry: 'bench/peer/peer-server.ts',
+    entry,
     port: await freePort(),
     env: { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_STRIPE: BENCH_SECRET },
     outputFile: logFile,
-    nodeArgs: profileArgs('peer'),
+    nodeArgs: profileArgs(name),
     readyTimeoutMs: 120_000,
   });
   return { process, baseUrl: process.baseUrl, logFile };
+}
+
+/**
+ * The peer of bench/peer/peer-server.ts on a database of its own. Its tables are the inbox's own
+ * migrations (same columns, partitions and indexes), applied here as the peer's deploy step would.
+ */
+export async function startPeer(databaseUrl: string): Promise<Started> {
+  await applyMigrations(databaseUrl);
+  return spawnPeer('bench/peer/peer-server.ts', 'peer', databaseUrl);
+}
+
+/** The seed-style peer of bench/peer/seed-peer-server.ts on a database of its own, its one table created first. */
+export async function startSeedPeer(databaseUrl: string): Promise<Started> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(SEED_TABLE_DDL);
+  } finally {
+    await sql.end();
+  }
+  return spawnPeer('bench/peer/seed-peer-server.ts', 'seed-peer', databaseUrl);
 }
 
 /** The node flags of package.json's `start` script (`node <flags> src/main.ts`), which the Dockerfile's CMD repeats. */

@@ -43,28 +43,21 @@ function durableRow(label: string, load: string, runs: DurableRun[], ratios: str
   return `| ${label} | ${load} | ${b(rps)} | ${median(runs.map((r) => r.latencyMs.p50))} | ${b(String(median(runs.map((r) => r.latencyMs.p99))))} | ${committed(runs)} | ${ratios} | ${cpu(runs.map((r) => r.cpu), true)} |`;
 }
 
-/** Baseline, peer and inbox rows per ingest level, and the ingest targets. */
-function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): void {
-  const levels = [...new Map(ingest.map((r) => [r.level.name, r.level])).values()];
+/** The ingest targets, from the runs of each level. */
+function ingestTargets(byLevel: IngestRun[][], targets: Targets): void {
   const p99s: string[] = [];
   let p99Lower = true;
-  for (const level of levels) {
-    const runs = ingest.filter((r) => r.level.name === level.name);
-    const load = level.rate ? `${fixed(level.rate)} req/s paced, ≤ ${level.connections} conns` : `${level.connections} conn${level.connections > 1 ? 's' : ''}`;
-    const base = runs.map((r) => r.baseline);
-    lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(base.map((r) => r.cpu), false)} |`);
-    lines.push(durableRow('peer', load, runs.map((r) => r.peer), `${percent(median(runs.map((r) => r.peer.requestsPerSecond / r.baseline.requestsPerSecond)))} of baseline`, false));
-    const ratios = `${withRange(runs.map((r) => r.ratio), percent)} of baseline; ${withRange(runs.map((r) => r.peerRatio), times)} the peer`;
-    lines.push(durableRow('**inbox**', load, runs.map((r) => r.inbox), ratios, true));
+  for (const runs of byLevel) {
+    const { level } = runs[0]!;
     const inboxP99 = median(runs.map((r) => r.inbox.latencyMs.p99));
     const peerP99 = median(runs.map((r) => r.peer.latencyMs.p99));
     p99s.push(`${level.name} ${inboxP99} vs ${peerP99} ms`);
     p99Lower &&= inboxP99 < peerP99;
     if (level.name === 'c64') {
-      const ratio = median(runs.map((r) => r.ratio));
-      const peerRatio = median(runs.map((r) => r.peerRatio));
-      targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: withRange(runs.map((r) => r.ratio), percent).replaceAll('**', ''), met: ratio >= 0.5 });
-      targets.push({ target: 'inbox ≥ 4× the peer at 64 connections (issue 15)', measured: withRange(runs.map((r) => r.peerRatio), times).replaceAll('**', ''), met: peerRatio >= 4 });
+      targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: withRange(runs.map((r) => r.ratio), percent).replaceAll('**', ''), met: median(runs.map((r) => r.ratio)) >= 0.5 });
+      targets.push({ target: 'inbox ≥ 4× the peer at 64 connections (issue 15)', measured: withRange(runs.map((r) => r.peerRatio), times).replaceAll('**', ''), met: median(runs.map((r) => r.peerRatio)) >= 4 });
+      // No target of its own: issue 30 asks only that the figure be stated beside the other peer's.
+      targets.push({ target: 'inbox ÷ the seed-style peer at 64 connections (issue 30)', measured: withRange(runs.map((r) => r.seedPeerRatio), times).replaceAll('**', ''), met: null });
     }
     if (level.rate) {
       const p99 = median(runs.map((r) => r.inbox.latencyMs.p99));
@@ -72,6 +65,23 @@ function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): voi
     }
   }
   targets.push({ target: 'inbox p99 below the peer’s at every load (issue 15)', measured: p99s.join(', '), met: p99Lower });
+}
+
+/** Baseline, the two peers and inbox rows per ingest level, and the ingest targets. */
+function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): void {
+  const byLevel = [...new Set(ingest.map((r) => r.level.name))].map((name) => ingest.filter((r) => r.level.name === name));
+  for (const runs of byLevel) {
+    const { level } = runs[0]!;
+    const load = level.rate ? `${fixed(level.rate)} req/s paced, ≤ ${level.connections} conns` : `${level.connections} conn${level.connections > 1 ? 's' : ''}`;
+    const base = runs.map((r) => r.baseline);
+    const ofBaseline = (peer: (r: IngestRun) => DurableRun) => `${percent(median(runs.map((r) => peer(r).requestsPerSecond / r.baseline.requestsPerSecond)))} of baseline`;
+    lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(base.map((r) => r.cpu), false)} |`);
+    lines.push(durableRow('peer, inbox schema', load, runs.map((r) => r.peer), ofBaseline((r) => r.peer), false));
+    lines.push(durableRow('peer, seed table', load, runs.map((r) => r.seedPeer), ofBaseline((r) => r.seedPeer), false));
+    const ratios = `${withRange(runs.map((r) => r.ratio), percent)} of baseline; ${withRange(runs.map((r) => r.peerRatio), times)} the peer on the inbox schema; ${withRange(runs.map((r) => r.seedPeerRatio), times)} the seed-style peer`;
+    lines.push(durableRow('**inbox**', load, runs.map((r) => r.inbox), ratios, true));
+  }
+  ingestTargets(byLevel, targets);
 }
 
 function drained(phase: ContainerPhase): string {

@@ -33,8 +33,19 @@ const streamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'stream names are 1
 
 /** INBOX_CONFIG's `destinations.<name>.rabbitmq` and `.nats`, beside the options every destination has. */
 export const brokerOptionsShape = {
-  rabbitmq: z.strictObject({ exchange: exchangeName.optional() }).optional(),
-  nats: z.strictObject({ subjectPrefix: subjectPrefix.optional(), stream: streamName.optional() }).optional(),
+  rabbitmq: z
+    .strictObject({
+      exchange: exchangeName.optional().meta({ whenUnset: `\`${DEFAULT_BROKER_NAME}\``, description: 'The exchange every event is published to ([Brokers](brokers.md)).' }),
+    })
+    .optional(),
+  nats: z
+    .strictObject({
+      subjectPrefix: subjectPrefix.optional().meta({ whenUnset: `\`${DEFAULT_BROKER_NAME}\``, description: 'Events go to `<subjectPrefix>.<provider>.<charge_id>`.' }),
+      stream: streamName
+        .optional()
+        .meta({ whenUnset: 'none', description: 'JetStream must store the event in this stream (its expected-stream check), or the attempt fails.' }),
+    })
+    .optional(),
 };
 
 interface BrokerOptions {

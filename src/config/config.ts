@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { type ApiConfig, apiConfig, apiEnvKeys } from './api-config.ts';
-import { type DashboardConfig, dashboardConfig, dashboardEnvKeys } from './dashboard-config.ts';
-import { type DatabaseConfig, databaseConfig, databaseConfigProblems, databaseEnvKeys, postgresUrl } from './database-config.ts';
+import { type ApiConfig, apiConfig } from './api-config.ts';
+import { type DashboardConfig, dashboardConfig } from './dashboard-config.ts';
+import { type DatabaseConfig, databaseConfig, databaseConfigProblems } from './database-config.ts';
 import { type DestinationConfig, loadDestinations } from './destinations-config.ts';
 import { issueMessage } from './issue-message.ts';
-import { type IngestFirstConfig, ingestFirstConfig, ingestFirstEnvKeys } from './ingest-first-config.ts';
+import { type IngestFirstConfig, ingestFirstConfig } from './ingest-first-config.ts';
+import { envVariables } from './env-variables.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
 import { type DeclaredReconcile, reconcileFileKeys } from '../reconciliation/config-keys.ts';
 import { parseJsonText } from '../format/json-parse.ts';
@@ -117,53 +118,6 @@ export interface WorkerConfig {
   shutdownTimeoutMs: number;
 }
 
-const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
-
-const envVariables = z.object({
-  PORT: intFromEnv(3000, 0, 65535),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  DATABASE_URL: postgresUrl.optional(),
-  INBOX_DATA_DIR: z.string().min(1).default('.inbox'),
-  INBOX_ROLE: z.enum(['all', 'receiver', 'worker']).default('all'),
-  INBOX_CONFIG: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
-  MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1),
-  SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1),
-  COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000),
-  // Unset: 4 ms in the receiver role; none where workers share the event loop (see commitLingerMs).
-  INGEST_LINGER_MS: z.coerce.number().int().min(0).max(50).optional(),
-  DATABASE_CONNECT_TIMEOUT_SECONDS: intFromEnv(2, 1, 60),
-  DATABASE_POOL_SIZE: intFromEnv(10, 2, 200),
-  WORKER_MAX_ATTEMPTS: intFromEnv(10, 1, 100),
-  WORKER_RETRY_DELAY_SECONDS: intFromEnv(10, 1),
-  WORKER_RETRY_DELAY_MAX_SECONDS: intFromEnv(900, 1),
-  WORKER_EXPIRE_IN_SECONDS: intFromEnv(300, 10, 86_400),
-  // No zod default: the default depends on WORKER_EXPIRE_IN_SECONDS (workerHeartbeatSeconds).
-  WORKER_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(86_400).optional(),
-  WORKER_BATCH_SIZE: intFromEnv(100, 1, 500),
-  WORKER_CONCURRENCY: intFromEnv(2, 1, 64),
-  WORKER_POLLING_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
-  SHUTDOWN_TIMEOUT_MS: intFromEnv(25_000, 0),
-  INBOX_RETENTION_DAYS: intFromEnv(30, 1),
-  INBOX_KEY_RETENTION_DAYS: intFromEnv(400, 1),
-  METRICS_REFRESH_SECONDS: intFromEnv(15, 1, 3600),
-  ...dashboardEnvKeys,
-  ...databaseEnvKeys,
-  ...apiEnvKeys,
-  ...ingestFirstEnvKeys,
-  SWEEP_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/5 * * * *'),
-  SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1),
-  SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000),
-  RETENTION_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('15 3 * * *'),
-  RETENTION_BATCH_SIZE: intFromEnv(500, 1, 10_000),
-  INBOX_ARCHIVE_DIR: z.string().min(1).optional(),
-  RECONCILE_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('45 4 * * *'),
-  RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7),
-  RECONCILE_PAYOUTS_CRON: z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default('*/15 * * * *'),
-});
-
 type EnvValues = z.infer<typeof envVariables>;
 
 /** Runs a cross-field check only when the fields it reads parsed, so it never sees a bad value and never hides a good one's problem. */
@@ -222,21 +176,38 @@ function unknownFileKeys(issue: { code?: string; keys?: string[] }): string | un
   return `unknown key${issue.keys.length === 1 ? '' : 's'} ${names(issue.keys)}; the file takes ${FILE_KEYS.map((k) => JSON.stringify(k)).join(' and ')}`;
 }
 
+/**
+ * INBOX_CONFIG's `providers.<name>`, each key's meaning beside it (rendered into
+ * docs/configuration.md). Loose: any other key is the driver's own option, for its schema.
+ */
+export const providerEntrySchema = z.looseObject({
+  driver: z.string().min(1).describe('The built-in driver it runs ([Gateways](gateways.md)); several providers may run one driver (two Stripe accounts).'),
+  secrets: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Its webhook secrets, any of which may match; `WEBHOOK_SECRET_<PROVIDER>` adds to them (keep them in the environment if you can).'),
+  retentionDays: z.number().int().positive().optional().meta({ whenUnset: '`INBOX_RETENTION_DAYS`', description: 'How long its payloads are kept: more than its gateway\'s resend window.' }),
+  keyRetentionDays: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta({ whenUnset: '`INBOX_KEY_RETENTION_DAYS`', description: 'How long its dedupe keys are kept: at least `retentionDays`.' }),
+  unknownPayment: z
+    .enum(['create', 'require'])
+    .optional()
+    .meta({
+      whenUnset: '`create`',
+      description: '`create`: the first event seen for a charge creates the payment. `require`: the application creates it; events wait ([Processing](processing.md#payments)).',
+    }),
+  ...refetchFileKeys,
+  ...reconcileFileKeys,
+});
+
 const fileSchema = z.strictObject(
   {
     providers: z
-      .record(
-        z.string().regex(providerNamePattern, 'provider names are lower-case letters, digits and dashes, at most 30'),
-        z.looseObject({
-          driver: z.string().min(1),
-          secrets: z.array(z.string().min(1)).optional(),
-          retentionDays: z.number().int().positive().optional(),
-          keyRetentionDays: z.number().int().positive().optional(),
-          unknownPayment: z.enum(['create', 'require']).optional(),
-          ...refetchFileKeys,
-          ...reconcileFileKeys,
-        }),
-      )
+      .record(z.string().regex(providerNamePattern, 'provider names are lower-case letters, digits and dashes, at most 30'), providerEntrySchema)
       .default({}),
     // Parsed by destinations-config.ts; named here so that unknown keys are checked in one place.
     destinations: z.unknown().optional(),
@@ -245,6 +216,13 @@ const fileSchema = z.strictObject(
 );
 
 const SECRET_PREFIX = 'WEBHOOK_SECRET_';
+
+/** A variable named after its provider, which no zod key can carry: its meaning, for docs/configuration.md. */
+export const webhookSecretVariable = {
+  name: `${SECRET_PREFIX}<PROVIDER>`,
+  description:
+    'Enables provider `<provider>` with the built-in driver of that name (`WEBHOOK_SECRET_STRIPE=whsec_…` → `POST /webhooks/stripe`). Several secrets separated by commas = rotation: any may match. For a provider declared in `INBOX_CONFIG`, `-` in its name becomes `_` (`stripe-br` → `WEBHOOK_SECRET_STRIPE_BR`).',
+};
 
 /** `WEBHOOK_SECRET_STRIPE_BR` belongs to the provider `stripe-br`. */
 export function secretEnvName(provider: string): string {
@@ -352,7 +330,7 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     providerDefaults: { signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS, retentionDays: e.INBOX_RETENTION_DAYS, keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS },
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
-    // In the all role the wait measured worse for the ack's p99 (README, "Where the time goes").
+    // In the all role the wait measured worse for the ack's p99 (bench/README.md#where-the-time-goes).
     commitLingerMs: e.INGEST_LINGER_MS ?? (e.INBOX_ROLE === 'receiver' ? 4 : 0),
     databaseConnectTimeoutSeconds: e.DATABASE_CONNECT_TIMEOUT_SECONDS,
     databasePoolSize: e.DATABASE_POOL_SIZE,

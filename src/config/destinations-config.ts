@@ -63,6 +63,21 @@ export const destinationDefaults = {
 
 const URL_PREFIX = 'DESTINATION_URL_';
 const SECRET_PREFIX = 'DESTINATION_SECRET_';
+
+/** The destinations' variables, which no zod key can carry (named after the destination, or read as `1`/`0`): their meanings, for docs/configuration.md. */
+export const destinationVariables = [
+  {
+    name: `${URL_PREFIX}<NAME>`,
+    description:
+      "With `DESTINATION_SECRET_<NAME>`, enables push destination `<name>`: an `https://…` URL, or a broker's (`amqps://…`, `tls://…`: [Brokers](brokers.md)); see [Destinations](destinations.md).",
+  },
+  {
+    name: `${SECRET_PREFIX}<NAME>`,
+    description:
+      "With `DESTINATION_URL_<NAME>`: the signing secret, `whsec_<base64 of 24–64 bytes>` or `whsk_<base64 ed25519 seed>`, several space-separated during a rotation.",
+  },
+  { name: 'DESTINATION_ALLOW_HTTP', whenUnset: '`0`', description: "`1`: plain `http://` destinations (and a broker's `amqp://`, `nats://`) off loopback too." },
+];
 const namePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
 
 /** `DESTINATION_URL_ORDERS_EU` belongs to the destination `orders-eu`. */
@@ -72,22 +87,70 @@ export function destinationEnvName(prefix: 'URL' | 'SECRET', destination: string
 
 const startError = 'must be "now", "beginning" or an RFC 3339 time (2026-12-01T00:00:00Z)';
 
-const optionsSchema = z.strictObject({
-  providers: z.array(z.string().regex(namePattern, 'provider names are lower-case letters, digits and dashes')).min(1).optional(),
-  kinds: z.array(z.enum(paymentEventTypes)).min(1).optional(),
-  maxAttempts: z.number().int().min(1).max(100).optional(),
-  timeoutMs: z.number().int().min(100).max(120_000).optional(),
-  retryDelaySeconds: z.number().positive().max(86_400).optional(),
-  retryDelayMaxSeconds: z.number().positive().max(7 * 86_400).optional(),
-  backoffAfterFailingLanes: z.number().int().min(2).max(10_000).optional(),
-  patienceSeconds: z.number().int().min(0).max(7 * 86_400).optional(),
-  start: z.union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError }).optional(),
+const byDefault = (key: keyof typeof destinationDefaults) => `\`${destinationDefaults[key]}\``;
+
+/** INBOX_CONFIG's `destinations.<name>`, each key's meaning beside it (rendered into docs/configuration.md). */
+export const destinationOptionsSchema = z.strictObject({
+  providers: z
+    .array(z.string().regex(namePattern, 'provider names are lower-case letters, digits and dashes'))
+    .min(1)
+    .optional()
+    .meta({ whenUnset: 'all', description: 'Only payments that came through these inbox providers (each must be configured here).' }),
+  kinds: z
+    .array(z.enum(paymentEventTypes))
+    .min(1)
+    .optional()
+    .meta({ whenUnset: 'all', description: 'Only these event types. A filtered-out event is passed over; the next one sent says what it follows (`follows_sequence`).' }),
+  maxAttempts: z.number().int().min(1).max(100).optional().meta({ whenUnset: byDefault('maxAttempts'), description: "Failed attempts at a lane's head event before the lane parks." }),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(120_000)
+    .optional()
+    .meta({ whenUnset: byDefault('timeoutMs'), description: "One POST, connect to the last byte read (the answer's status decides); for a broker, one publish until its confirm." }),
+  retryDelaySeconds: z
+    .number()
+    .positive()
+    .max(86_400)
+    .optional()
+    .meta({ whenUnset: byDefault('retryDelaySeconds'), description: 'The backoff: `retryDelay · 2^(failures−1) · (1..2)`, capped at `retryDelayMaxSeconds`. A `Retry-After` may lengthen a wait, never shorten it.' }),
+  retryDelayMaxSeconds: z
+    .number()
+    .positive()
+    .max(7 * 86_400)
+    .optional()
+    .meta({ whenUnset: byDefault('retryDelayMaxSeconds'), description: "The backoff's cap." }),
+  backoffAfterFailingLanes: z
+    .number()
+    .int()
+    .min(2)
+    .max(10_000)
+    .optional()
+    .meta({ whenUnset: byDefault('backoffAfterFailingLanes'), description: 'This many lanes failing (or throttled) at once means the destination as a whole is down or limiting.' }),
+  patienceSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .optional()
+    .meta({
+      whenUnset: byDefault('patienceSeconds'),
+      description: "How long a lane's head event may be answered 429 (or 503 with `Retry-After`) before those answers count as attempts. `0`: they count at once.",
+    }),
+  start: z
+    .union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError })
+    .optional()
+    .meta({
+      whenUnset: '`"now"`',
+      description: 'Where a destination added later starts: `"now"`, `"beginning"`, or an RFC 3339 time ([Where a destination added later starts](destinations.md#where-a-destination-added-later-starts)).',
+    }),
   ...brokerOptionsShape,
 });
-type DestinationOptions = z.infer<typeof optionsSchema>;
+type DestinationOptions = z.infer<typeof destinationOptionsSchema>;
 
 const fileSchema = z.looseObject({
-  destinations: z.record(z.string().regex(namePattern, 'destination names are lower-case letters, digits and dashes, at most 30'), optionsSchema).default({}),
+  destinations: z.record(z.string().regex(namePattern, 'destination names are lower-case letters, digits and dashes, at most 30'), destinationOptionsSchema).default({}),
 });
 
 function isLoopback(hostname: string): boolean {

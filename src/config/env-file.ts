@@ -5,6 +5,14 @@ import type { ReadFile } from './config.ts';
 /** The env file read when INBOX_ENV_FILE is not set: `.env` in the working directory, if there is one. */
 export const DEFAULT_ENV_FILE = '.env';
 
+/** Read before the schema parses anything, so no zod key carries it: its meaning, for docs/configuration.md. */
+export const envFileVariable = {
+  name: 'INBOX_ENV_FILE',
+  whenUnset: `\`${DEFAULT_ENV_FILE}\` if present`,
+  description:
+    'An env file (dotenv format) the service and `inboxctl` both read at start: a variable set in the environment wins over it. Unset: `.env` in the working directory when there is one; set and empty: none; a named file that cannot be read is a configuration error.',
+};
+
 /**
  * The process's environment over the env file's: the service and `inboxctl` read the same file, so
  * a setting written there once (DATABASE_URL, WEBHOOK_SECRET_STRIPE, INBOX_CONFIG, …) reaches every

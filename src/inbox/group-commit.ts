@@ -43,8 +43,8 @@ export interface GroupCommitOptions {
 /**
  * Batches in flight at once, whatever the pool size. Fewer, larger batches win: each costs a
  * statement, a commit and an fsync whatever it carries, milliseconds of CPU between the service
- * and PostgreSQL, so the more deliveries share one the less each pays (README,
- * Benchmarks: "Design choices measured").
+ * and PostgreSQL, so the more deliveries share one the less each pays
+ * (docs/decisions/001-group-commit-transactions-in-flight.md).
  */
 export const DEFAULT_CONCURRENT_BATCHES = 1;
 

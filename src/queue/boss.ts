@@ -33,7 +33,7 @@ export interface BossOptions {
  * heartbeat + 5 s (heartbeat + 10 s at worst: the slot, then another instance's tick); pg-boss's
  * defaults (60 s each) add up to two minutes. 5 s is also pg-boss's own flow-poll cadence.
  * The price is a handful of small statements per tick and per instance; the monitor work itself
- * runs once per slot for the whole deployment (README, Benchmarks: "Design choices measured").
+ * runs once per slot for the whole deployment (docs/decisions/011-pg-boss-supervision-every-5-s.md).
  */
 const SUPERVISE_INTERVAL_SECONDS = 5;
 

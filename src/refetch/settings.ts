@@ -1,4 +1,4 @@
-import { type DeclaredRefetch, apiKeyEnvName } from './config-keys.ts';
+import { DEFAULT_BREAKER, DEFAULT_RATE_PER_SECOND, DEFAULT_TIMEOUT_MS, type DeclaredRefetch, apiKeyEnvName } from './config-keys.ts';
 import { type PaymentKind, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
 import { builtInGateways, gatewayApis } from '../gateways/registry.ts';
 import type { GatewayApi, GatewaySettings } from '../gateways/shared/gateway-api.ts';
@@ -39,9 +39,6 @@ export const highImpactKinds: readonly PaymentKind[] = ['payment.refunded', 'pay
 /** Gateways whose webhook is only a notice (ids, hardly any state): every kind is re-read. Each gateway's module says so. */
 const sendsThinNotifications = (gateway: GatewayApi | undefined): boolean => gateway !== undefined && builtInGateways[gateway.name]?.thinNotifications === true;
 
-export const DEFAULT_RATE_PER_SECOND = 10;
-export const DEFAULT_TIMEOUT_MS = 5000;
-export const DEFAULT_BREAKER = { consecutiveFailures: 5, halfOpenAfterMs: 30_000 };
 
 function builtInDefault(gateway: GatewayApi | undefined, kind: PaymentKind): OrderingStrategy {
   if (!gateway) return 'occurred_at';

@@ -3,6 +3,8 @@
  * and the other Markdown pages must reach a file, and a `#fragment` a heading of that file. Code
  * points readers at the docs too (`docs/processing.md#decisions-…` in a comment): those must
  * resolve as well, so a renamed heading or a moved page fails here instead of misleading someone.
+ * And the docs point at the code (`src/inbox/group-commit.ts` in docs/ARCHITECTURE.md's walk
+ * through one webhook): every path they name in code must exist, so a moved file fails here too.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -75,4 +77,25 @@ test('every docs/… reference in src/ names a page that exists, and its #fragme
       });
   });
   assert.deepEqual(broken, []);
+});
+
+/**
+ * Repository paths named in inline code outside fenced blocks (`src/inbox/group-commit.ts`,
+ * `test/fault/`, `bench/peer/`), without a `:line` or `#anchor`. A placeholder (`<name>`), a glob
+ * or an elision (`src/inbox/…`) is not a path; bench/results/ is written by the bench, not committed.
+ */
+function repositoryPaths(markdown: string): string[] {
+  const withoutFences = markdown.replace(/```[\s\S]*?```/g, '');
+  return [...withoutFences.matchAll(/`((?:src|test|bench|ops|bin|drizzle)\/[^`\s]*)`/g)]
+    .map((m) => m[1]!.replace(/[:#].*$/, ''))
+    .filter((p) => !/[<*…]/.test(p) && !p.startsWith('bench/results/'));
+}
+
+test('every repository path a Markdown page names in code (`src/…`, `test/…`, `bench/…`) exists', () => {
+  const missing = markdownPages.flatMap((page) =>
+    repositoryPaths(readFileSync(path.join(root, page), 'utf8'))
+      .filter((named) => !existsSync(path.join(root, named)))
+      .map((named) => `${page}: ${named}: no such file or folder`),
+  );
+  assert.deepEqual(missing, []);
 });

@@ -34,7 +34,7 @@ const DIVISION_BY_ZERO = '22012';
  * of them once and then each batch is a single Bind/Execute round trip with no parse or plan.
  *
  * Why VALUES and not one JSON parameter (`json_to_recordset`): prepared VALUES costs the backend
- * about half the CPU per row (README, Benchmarks: "Design choices measured"), because the JSON
+ * about half the CPU per row (docs/decisions/009-prepared-values-over-a-json-parameter.md), because the JSON
  * parameter parses the body as JSON twice more and decodes the raw body from a JSON string.
  * Each value arrives in its column's own text form: payload is parsed once, into jsonb; raw_body
  * travels as hex and is stored as the exact bytes.
