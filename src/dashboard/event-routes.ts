@@ -10,6 +10,7 @@ import { selectPaymentByKey } from './sql/payment.ts';
 import { selectPaymentEvents, selectPaymentLanes } from './sql/payment-deliveries.ts';
 import { selectPaymentFacts } from './sql/payment-facts.ts';
 import { selectPaymentHistory } from './sql/payment-history.ts';
+import { selectFindingsOfPayment } from '../reconciliation/sql/findings.ts';
 import { renderMessagePage } from './views/event-page.ts';
 import { renderEventListPage } from './views/event-list-page.ts';
 import { renderPaymentPage } from './views/payment-page.ts';
@@ -57,13 +58,14 @@ export function createEventRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       return c.html(renderMessagePage({ title: 'No such payment', message: 'No payment has this gateway and charge id (yet): its events may still be pending, or not payment events.', access: c.get('viewer') }), 404);
     }
     const destinations = [...new Set([...deps.destinations(), ...(await countLanesByDestination(deps.db)).map((d) => d.destination)])];
-    const [facts, transitions, events, lanes] = await Promise.all([
+    const [facts, transitions, findings, events, lanes] = await Promise.all([
       selectPaymentFacts(db, payment, FACTS_SHOWN),
       selectPaymentHistory(db, payment.id),
+      selectFindingsOfPayment(db, payment.id),
       selectPaymentEvents(db, payment.id),
       selectPaymentLanes(db, payment.id, destinations),
     ]);
-    return c.html(renderPaymentPage({ payment, facts, transitions, events, lanes, destinations, access: c.get('viewer') }));
+    return c.html(renderPaymentPage({ payment, facts, transitions, findings, events, lanes, destinations, access: c.get('viewer') }));
   });
 
   return routes;

@@ -11,6 +11,9 @@ import { createAdminAccess } from '../../src/dashboard/admin-access.ts';
 import { type DashboardDeps, createDashboardRoutes } from '../../src/dashboard/dashboard-routes.ts';
 import type { DashboardEnv } from '../../src/dashboard/dashboard-env.ts';
 import { createAllowedHosts } from '../../src/web/allowed-hosts.ts';
+import { postgresExecutor } from '../../src/db/client.ts';
+import type { Finding } from '../../src/reconciliation/finding.ts';
+import { upsertFindings } from '../../src/reconciliation/sql/findings.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -241,6 +244,30 @@ describe('GET /dashboard/payments/:provider/:chargeId', () => {
     assert.match(text, /<dt>refunded<\/dt><dd data-field="refunded">R\$49\.90<\/dd>/);
     assert.match(text, /href="\/dashboard\/payments\/stripe\/ch_pay_1">payment page →/);
     assert.doesNotMatch(text, /<dt>amount_refunded<\/dt>/);
+  });
+
+  test("the payment's open reconciliation findings are on its page, each explained", async () => {
+    const at = (minutes: number) => new Date(start + minutes * 60_000);
+    const [payment] = await database.sql<{ id: number }[]>`select id::int as id from payments where gateway_charge_id = 'ch_pay_1'`;
+    const [run] = await database.sql<{ id: number }[]>`
+      insert into reconciliation_runs (provider, scope, since, until, status, started_at) values ('stripe', 'window', ${at(0)}, ${at(60)}, 'complete', ${at(60)}) returning id::int as id`;
+    const finding: Finding = {
+      kind: 'refund_not_in_ledger',
+      subject: 'ch_pay_1',
+      paymentId: payment!.id,
+      evidence: {
+        kind: 'refund_not_in_ledger',
+        payment: { paymentId: payment!.id, key: 'ch_pay_1', status: 'refunded', amount: 4990, amountRefunded: 4990, currency: 'BRL', createdAt: at(0).toISOString() },
+        ledgerRefunded: 0,
+        entries: [],
+      },
+    };
+    await upsertFindings(postgresExecutor(database.sql), 'stripe', run!.id, [finding], at(60));
+    const text = await (await routes.request('/dashboard/payments/stripe/ch_pay_1')).text();
+    assert.match(text, /<a href="\/dashboard\/findings">Reconciliation<\/a>: 1 open finding\(s\)/);
+    assert.match(text, /<li data-kind="refund_not_in_ledger">refund_not_in_ledger: [^<]*the ledger shows 0[^<]*did the refund fail at the gateway\?<\/li>/);
+    await database.sql`update reconciliation_findings set status = 'resolved', resolved_at = now()`;
+    assert.doesNotMatch(await (await routes.request('/dashboard/payments/stripe/ch_pay_1')).text(), /payment-findings/, 'a resolved finding is not shown');
   });
 
   test('an unknown payment is a 404 in words; an odd charge id is just unknown', async () => {

@@ -6,10 +6,9 @@ import type { ResourceEvent } from '../../inbox/sql/find-events.ts';
 import { describeProof } from '../../gateways/shared/proof.ts';
 import type { PaymentSummary } from '../sql/payment.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
-import { paymentHref, paymentSummary, statusHistory } from './payment-sections.ts';
+import { findingsSection, paymentHref, paymentSummary, statusHistory } from './payment-sections.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
-import { describeFinding } from '../../reconciliation/finding-text.ts';
 import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
 import { formatIsoTime, formatTime } from './format.ts';
 import { type Notice, type ViewerAccess, csrfField, renderLayout } from './layout.ts';
@@ -55,9 +54,7 @@ function replayControl(page: EventPage) {
 
 function paymentSection(page: EventPage) {
   if (!page.payment) return html`<p class="muted">No payment row for this event's resource.</p>`;
-  const findings = page.findings.map((f) => html`<li data-kind="${f.kind}">${describeFinding(f.evidence)}</li>`);
-  const reconciled = page.findings.length === 0 ? '' : html`<p><a href="/dashboard/findings">Reconciliation</a>: ${page.findings.length} open finding(s)</p><ul id="payment-findings">${findings}</ul>`;
-  return html`${paymentSummary(page.payment, { linkToPage: true })}${reconciled}`;
+  return html`${paymentSummary(page.payment, { linkToPage: true })}${findingsSection(page.findings)}`;
 }
 
 function resourceEventsSection(page: EventPage) {

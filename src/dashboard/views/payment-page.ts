@@ -3,14 +3,17 @@ import type { OutboundPaymentEvent, PaymentLane } from '../sql/payment-deliverie
 import type { PaymentSummary } from '../sql/payment.ts';
 import type { PaymentFactEntry } from '../sql/payment-facts.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
+import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
 import { formatTime } from './format.ts';
 import { type ViewerAccess, renderLayout } from './layout.ts';
-import { factsTable, paymentSentence, paymentSummary, statusHistory } from './payment-sections.ts';
+import { factsTable, findingsSection, paymentSentence, paymentSummary, statusHistory } from './payment-sections.ts';
 
 export interface PaymentPage {
   payment: PaymentSummary;
   facts: PaymentFactEntry[];
   transitions: PaymentHistoryEntry[];
+  /** Open reconciliation findings about the payment (what its gateway's ledger says differs). */
+  findings: StoredFinding[];
   events: OutboundPaymentEvent[];
   lanes: PaymentLane[];
   /** The destinations to show a column for: the configured ones, and any with a lane of this payment. */
@@ -51,6 +54,7 @@ export function renderPaymentPage(page: PaymentPage) {
   const body = html`<p><a href="/dashboard">← overview</a> · <a href="/dashboard/events?provider=${encodeURIComponent(payment.provider)}&amp;charge=${encodeURIComponent(payment.chargeId)}">this charge's events in the list</a></p>
 <h2>${payment.provider} · ${payment.chargeId}</h2>
 <p class="sentence">${paymentSentence(payment)}</p>
+${findingsSection(page.findings)}
 <div class="two"><div>${paymentSummary(payment, { linkToPage: false })}</div><div><h3>Status history</h3>${statusHistory(page.transitions)}</div></div>
 <h2>What the gateway said</h2>
 ${factsTable(page.facts)}

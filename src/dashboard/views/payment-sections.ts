@@ -1,6 +1,8 @@
 import { html } from 'hono/html';
 import { fromStoredFact } from '../../domain/payments/stored-fact.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
+import { describeFinding } from '../../reconciliation/finding-text.ts';
+import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
 import type { PaymentSummary } from '../sql/payment.ts';
 import type { PaymentFactEntry } from '../sql/payment-facts.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
@@ -57,4 +59,11 @@ export function factsTable(facts: PaymentFactEntry[]) {
 <td>${f.status ? html`<span class="pill ${f.status}">${f.status}</span>` : html`<span class="muted">archived</span>`}</td><td>${saidByFact(f.fact)}</td><td>${describeDecision(f.decision, f.decisionDetail, formatIsoTime)}</td></tr>`,
   );
   return html`<table id="payment-facts"><thead><tr><th>occurred</th><th>event</th><th>status</th><th>it said</th><th>what came of it</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** The payment's open reconciliation findings, each explained (nothing when it has none). */
+export function findingsSection(findings: readonly StoredFinding[]) {
+  if (findings.length === 0) return '';
+  const items = findings.map((f) => html`<li data-kind="${f.kind}">${describeFinding(f.evidence)}</li>`);
+  return html`<p><a href="/dashboard/findings">Reconciliation</a>: ${findings.length} open finding(s)</p><ul id="payment-findings">${items}</ul>`;
 }
