@@ -43,8 +43,10 @@ function answerWhileStarting(request: Request): Response {
  * before the database is touched or a worker starts; the app is attached with `serve` once built.
  */
 export function bindPort(port: number, hostname: string): Promise<BoundPort> {
-  let answer: (request: Request) => Response | Promise<Response> = answerWhileStarting;
-  const server = createAdaptorServer({ fetch: (request: Request) => answer(request), hostname }) as Server;
+  let answer: (request: Request, bindings: unknown) => Response | Promise<Response> = answerWhileStarting;
+  // The bindings (the node request and response) go through to the app: getConnInfo reads the
+  // client's socket address from them, and the dashboard's sign-in throttle is per address.
+  const server = createAdaptorServer({ fetch: (request: Request, bindings: unknown) => answer(request, bindings), hostname }) as Server;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   // Above the keep-alive timeout, so a request arriving as the connection's idle time runs out is
   // never cut off by the header timer (the race Node's documentation warns of).
@@ -55,7 +57,7 @@ export function bindPort(port: number, hostname: string): Promise<BoundPort> {
       resolve({
         port: (server.address() as AddressInfo).port,
         serve: (app) => {
-          answer = (request) => app.fetch(request);
+          answer = (request, bindings) => app.fetch(request, bindings);
         },
         close: () =>
           new Promise<void>((done) => {

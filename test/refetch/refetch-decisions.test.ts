@@ -96,7 +96,9 @@ describe('decisions of refetched events', () => {
     assert.equal(await settledCount('ignored'), ignoredBefore + 1, '/metrics counts it as ignored');
 
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${again.id}`)).text();
-    assert.match(page, new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${observedAt.replaceAll('.', '\\.')}; the payment already was refunded, nothing to change<`));
+    // The dashboard writes times to the second, in UTC (src/dashboard/views/format.ts).
+    const readAt = `${String(observedAt).slice(0, 19).replace('T', ' ')} UTC`;
+    assert.match(page, new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${readAt}; the payment already was refunded, nothing to change<`));
   });
 
   test('a re-read that finds more refunded, the status still partially_refunded: `processed`, and the application is told (a second payment.partially_refunded)', async () => {
