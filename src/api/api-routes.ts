@@ -59,6 +59,7 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
     payment: {
       provider: payment.provider,
       charge_id: payment.gatewayChargeId,
+      account: payment.account,
       status: payment.status,
       amount: payment.amount,
       amount_refunded: payment.amountRefunded,

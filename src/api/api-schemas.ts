@@ -34,6 +34,7 @@ export const paymentViewSchema = z
     payment: z.object({
       provider: z.string(),
       charge_id: z.string(),
+      account: z.string().nullable().describe('The gateway account it belongs to (a Stripe Connect `acct_…`); null for a direct integration (docs/accounts.md).'),
       status,
       amount: z.int().nullable(),
       amount_refunded: z.int(),

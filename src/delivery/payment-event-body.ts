@@ -75,6 +75,13 @@ export const paymentEventBodySchema = z
           .describe(
             "The gateway's id of the payment; with `provider`, the payment's key. The charge's id; for Stripe the PaymentIntent's (`pi_…`) when the charge has one, else the charge's (`ch_…`), and `ch_…` for payments first stored under their charge before PaymentIntents were read.",
           ),
+        account: z
+          .string()
+          .min(1)
+          .nullable()
+          .describe(
+            "The gateway account the payment belongs to when one provider receives for many (a Stripe Connect connected account, `acct_…`); null for a direct integration, and on events written before accounts were recorded. An attribute, not part of the key: `provider` and `charge_id` still name the payment (docs/accounts.md).",
+          ),
         status,
         previous_status: status.nullable().describe('The status before this change: the same as `status` when only the amounts moved; null on the payment\'s first event.'),
         amount: minorUnits.nullable().describe("The charged amount in `currency`'s minor units; null while no gateway event has said it."),
@@ -119,6 +126,7 @@ export function toPaymentEventBody(row: PaymentEventRow): PaymentEventBody {
     payment: {
       provider: row.provider,
       charge_id: row.gatewayChargeId,
+      account: row.account,
       status: row.status,
       previous_status: row.previousStatus,
       amount: row.amount,

@@ -49,6 +49,7 @@ export function paymentEventOf({ event, context }: PreparedEvent): PaymentEvent 
     provider: event.stored.provider,
     unknownPayment: event.provider.unknownPayment,
     inboxId: event.inboxId,
+    account: event.stored.account ?? null,
     fact,
     cause: { eventId: event.stored.eventId, eventType: event.stored.eventType },
   };

@@ -38,6 +38,7 @@ export async function writeChanges(tx: Transaction, targets: readonly TestPaymen
       previousSequence: lastSequence.get(p.id)!,
       provider: 'stripe',
       chargeId: p.chargeId,
+      account: null,
       previousStatus: 'pending',
       state: { status, amount: 1000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: new Date(), inquiryOpen: false, statusBeforeDispute: null, split: null },
       occurredAt: new Date(),

@@ -25,6 +25,11 @@ export interface NormalizedEvent {
   occurredAtIsDeliveryTime?: boolean;
   /** The body as JSON for the `payload` column (form-encoded bodies are decoded into an object). */
   payload: unknown;
+  /**
+   * The gateway account the event belongs to when one endpoint receives for many (a Stripe Connect
+   * connected account, `acct_…`); null or absent for a direct integration (docs/accounts.md).
+   */
+  account?: string | null;
 }
 
 /** A stored event as processing reads it back (a replay sees exactly what was received). */
@@ -35,6 +40,8 @@ export interface StoredEvent {
   resourceId: string | null;
   occurredAt: Date;
   payload: unknown;
+  /** webhook_inbox.account: the gateway account the event belongs to; null (or absent) for a direct integration. */
+  account?: string | null;
   /**
    * True when the payload is not exactly the body: jsonb could not hold something in it (U+0000,
    * a lone surrogate, bytes that are not UTF-8: each now U+FFFD; a number beyond a double: now

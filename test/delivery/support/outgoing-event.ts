@@ -14,6 +14,7 @@ export function paymentEventRow(overrides: Partial<PaymentEventRow> = {}): Payme
     sequence: 1,
     provider: 'stripe',
     gatewayChargeId: 'ch_transport_1',
+    account: null,
     status: 'paid',
     previousStatus: null,
     amount: 2000,
