@@ -32,7 +32,8 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
     kinds: [...paymentStatuses.map(paymentKind), PAYMENT_NOTICE_KIND],
     async prepare(event, signal): Promise<ChargeSnapshot | undefined> {
       const chargeId = chargeToRefetch(event, deps.refetcher);
-      return chargeId === undefined ? undefined : deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal);
+      // On behalf of the event's account: an Asaas subaccount's charge is read with its own key.
+      return chargeId === undefined ? undefined : deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal, event.stored.account);
     },
     apply: (tx, batch) => applyPaymentBatch(tx, batch, { announceChanges: deps.announceChanges, carryOver }),
   };

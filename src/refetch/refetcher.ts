@@ -2,7 +2,7 @@ import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, h
 import pThrottle from 'p-throttle';
 import type { ChargeSnapshot, GatewayGet } from '../gateways/shared/gateway-api.ts';
 import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
-import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
+import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, UnknownAccountError } from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
 import type { GatewayApiTarget } from './settings.ts';
@@ -27,13 +27,14 @@ export interface Refetcher {
    * thrown as it is. A half-open breaker's trial call is only stopped being waited for: it runs on,
    * and its answer decides the breaker.
    */
-  fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
+  fetchCharge(provider: string, chargeId: string, signal?: AbortSignal, account?: string | null): Promise<ChargeSnapshot>;
   /**
    * Any other GET of the provider's API (a page of its event list: inboxctl backfill), through the
    * same rate limit, circuit breaker, timeout and metrics as fetchCharge; the parsed JSON answer.
    */
-  get(provider: string, path: string, signal?: AbortSignal): Promise<unknown>;
-  breakerState(provider: string): BreakerState;
+  get(provider: string, path: string, signal?: AbortSignal, account?: string | null): Promise<unknown>;
+  /** The breaker of the provider's own reads, or of one account's (an account with its own API key). */
+  breakerState(provider: string, account?: string | null): BreakerState;
 }
 
 /** What processing needs of a refetcher: re-reading a charge (a dry run answers it from stored snapshots). */
@@ -79,13 +80,21 @@ function outcomeOf(error: unknown): RefetchOutcome {
   return 'error';
 }
 
-function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics) {
+/**
+ * One client per provider, and per account of it that has an API key of its own (Asaas
+ * subaccounts: `account`, read with `key`): each with its own rate limit, Retry-After and breaker,
+ * as each key is its own account at the gateway.
+ */
+function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics, account?: { id: string; key: string }) {
   const { provider } = target;
+  const key = account?.key ?? target.key;
+  // The provider's own client reports its breaker; an account's is asked for by account.
+  const reportBreaker = account === undefined ? metrics.breakerState : () => {};
   const get = createGatewayGet({
     provider,
     baseUrl: target.baseUrl,
-    headers: target.gateway.authHeaders(target.key),
-    apiKey: target.key,
+    headers: target.gateway.authHeaders(key),
+    apiKey: key,
     timeoutMs: target.timeoutMs,
     clock: deps.clock,
     fetch: deps.fetch,
@@ -123,8 +132,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   breaker.onBreak(() => {
     openedAtMs = Date.now();
   });
-  breaker.onStateChange((state) => metrics.breakerState(provider, STATE_NAMES[state]));
-  metrics.breakerState(provider, 'closed');
+  breaker.onStateChange((state) => reportBreaker(provider, STATE_NAMES[state]));
+  reportBreaker(provider, 'closed');
 
   async function readCharge(chargeId: string, signal: AbortSignal | undefined): Promise<ChargeSnapshot> {
     const observedAt = deps.clock();
@@ -155,7 +164,7 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
       metrics.call(provider, 'ok', (performance.now() - started) / 1000);
       return answer;
     } catch (caught) {
-      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(provider, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
+      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(account === undefined ? provider : `${provider} (account ${account.id})`, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
       metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
       throw error;
     }
@@ -177,15 +186,27 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
 export function createRefetcher(deps: RefetcherDeps): Refetcher {
   const metrics = deps.metrics ?? noRefetchMetrics;
   const clients = new Map(deps.targets.map((target) => [target.provider, createProviderClient(target, deps, metrics)]));
-  function clientFor(provider: string) {
+  // The accounts with a key of their own (Asaas subaccounts): a client each, made at start.
+  const accountClients = new Map(
+    deps.targets.flatMap((target) =>
+      [...(target.accountKeys ?? [])].map(([id, key]) => [`${target.provider}\u0000${id}`, createProviderClient(target, deps, metrics, { id, key })] as const),
+    ),
+  );
+  const accountKeyed = new Set(deps.targets.filter((target) => (target.accountKeys?.size ?? 0) > 0).map((target) => target.provider));
+  function clientFor(provider: string, account?: string | null) {
     const client = clients.get(provider);
     if (!client) throw new Error(`No gateway API is configured for provider "${provider}"; its events cannot be re-read.`);
-    return client;
+    if (account === undefined || account === null || !accountKeyed.has(provider)) return client;
+    const accountClient = accountClients.get(`${provider}\u0000${account}`);
+    // Never the provider's own key for another account's charge: that account's charges are not
+    // there, and a read answering 404 would say so wrongly.
+    if (!accountClient) throw new UnknownAccountError(provider, account);
+    return accountClient;
   }
   return {
     has: (provider) => clients.has(provider),
-    fetchCharge: async (provider, chargeId, signal) => clientFor(provider).fetchCharge(chargeId, signal),
-    get: async (provider, path, signal) => clientFor(provider).get(path, signal),
-    breakerState: (provider) => clientFor(provider).breakerState(),
+    fetchCharge: async (provider, chargeId, signal, account) => clientFor(provider, account).fetchCharge(chargeId, signal),
+    get: async (provider, path, signal, account) => clientFor(provider, account).get(path, signal),
+    breakerState: (provider, account) => clientFor(provider, account).breakerState(),
   };
 }
