@@ -293,7 +293,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, reconcile, accounts, ...options }] of Object.entries(file)) {
+  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, connect, knownAccounts, reconcile, accounts, ...options }] of Object.entries(file)) {
     providers.set(
       name,
       declare(name, {
@@ -302,7 +302,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
         retentionDays: retentionDays ?? defaults.retentionDays,
         keyRetentionDays: keyRetentionDays ?? defaults.keyRetentionDays,
         unknownPayment: unknownPayment ?? 'create',
-        refetch: { api, ordering, ratePerSecond },
+        refetch: { api, ordering, ratePerSecond, connect, knownAccounts },
         reconcile: reconcile ?? {},
         accounts: accounts ?? [],
         options,

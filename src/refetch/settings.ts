@@ -21,6 +21,11 @@ export interface GatewayApiTarget {
   timeoutMs: number;
   breaker: { consecutiveFailures: number; halfOpenAfterMs: number };
   /**
+   * Declared `connect` in INBOX_CONFIG: the key is a platform's, and an event's account is read on
+   * its behalf (the gateway's accountHeaders), each account with its own rate limit and breaker.
+   */
+  connect?: boolean;
+  /**
    * The accounts under the provider with an API key of their own (Asaas subaccounts, INBOX_CONFIG
    * `accounts`), by account id: an event of one is read with its key, never with `key`.
    */
@@ -83,6 +88,7 @@ function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, proble
     ratePerSecond: input.declared.ratePerSecond ?? DEFAULT_RATE_PER_SECOND,
     timeoutMs: api.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     breaker: { ...DEFAULT_BREAKER, ...api.breaker },
+    connect: input.declared.connect === true,
     ...(input.accountKeys?.length ? { accountKeys: new Map(input.accountKeys.map(({ account, key: accountKey }) => [account, accountKey!])) } : {}),
   };
 }
@@ -120,6 +126,9 @@ export function resolveRefetchConfig(input: RefetchInput, problems: string[]): P
   const gateway = gatewayApis[gatewayName];
   if (declared.api?.gateway && !gateway) problems.push(unknownGatewayProblem(input, declared.api.gateway));
   const key = input.envApiKey || declared.api?.key;
+  if (declared.connect && gateway && !gateway.accountHeaders) {
+    problems.push(`provider "${provider}": connect is set, but the ${gateway.name} API has no way to read on behalf of an account (connect is for Stripe Connect)`);
+  }
   const keyProblems = gateway ? accountKeyProblems(input, key) : [];
   problems.push(...keyProblems);
   const api = gateway && key && keyProblems.length === 0 ? apiTarget(input, gateway, key, problems) : undefined;

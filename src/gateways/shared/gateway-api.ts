@@ -60,6 +60,12 @@ export interface GatewayApi {
   readonly requiredSettings: readonly string[];
   /** The headers that authenticate a request with this API key. */
   authHeaders(key: string): Record<string, string>;
+  /**
+   * The headers that make a request on behalf of one of the platform's accounts (Stripe Connect:
+   * `Stripe-Account: acct_…`), for a provider declared `connect`. Absent: the gateway has no such
+   * header, and an account's reads use the provider's key as they are.
+   */
+  accountHeaders?(account: string): Record<string, string>;
   readCharge(chargeId: string, get: GatewayGet, settings: GatewaySettings): Promise<ChargeState>;
 }
 
