@@ -100,11 +100,17 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     // Empty means "from the start", so a consumer's first request can pass the cursor it has not stored yet.
     const after = afterText === undefined || afterText === '' ? { ...FEED_START, cluster: undefined } : decodeFeedCursor(afterText);
     if (!after) return apiError(c, 400, 'cursor_invalid', 'after must be a next_cursor this feed returned (or empty, to read from the start).');
+    const account = c.req.query('account');
+    if (account !== undefined && (account === '' || account.length > 150 || !isStorableText(account))) {
+      return apiError(c, 400, 'account_invalid', 'account must be a gateway account id (e.g. a Stripe Connect acct_…), 1 to 150 characters.');
+    }
     const cluster = await selectClusterIdentifier(deps.db);
     if (after.cluster !== undefined && after.cluster !== cluster) {
       return apiError(c, 409, 'cursor_from_other_cluster', FOREIGN_CURSOR_MESSAGE);
     }
-    const rows = await selectPaymentEventsAfter(deps.db, after, limit);
+    // A cursor is a position in the one feed: read with an account, it skips the other accounts'
+    // events, so a consumer keeps one cursor per filter it reads with.
+    const rows = await selectPaymentEventsAfter(deps.db, after, limit, account);
     const last = rows.at(-1);
     const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster) };
     return c.json(page);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { API_TOKEN, drainFeed } from '../api/feed-client.ts';
+import { API_TOKEN, type FeedPage, drainFeed } from '../api/feed-client.ts';
 import { SECRET, waitUntilSettled } from '../processing/harness.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { useService } from '../support/service.ts';
@@ -48,5 +48,18 @@ describe('the account of an event', () => {
     const view = (await lookup.json()) as { payment: { account: string | null }; events: { payment: { account: string | null } }[] };
     assert.equal(view.payment.account, 'acct_1Connected');
     assert.deepEqual(view.events.map((e) => e.payment.account), ['acct_1Connected', 'acct_1Connected']);
+  });
+
+  test('filters the feed: ?account= gives that account\'s events only, in the feed\'s order', async () => {
+    const auth = { authorization: `Bearer ${API_TOKEN}` };
+    const page = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Connected`, { headers: auth })).json()) as FeedPage;
+    assert.deepEqual(page.events.map((e) => [e.payment.charge_id, e.sequence]), [['ch_acct_1', 1], ['ch_acct_1', 2]]);
+    const next = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Connected&after=${encodeURIComponent(page.next_cursor)}`, { headers: auth })).json()) as FeedPage;
+    assert.deepEqual(next.events, []);
+    const none = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Nobody`, { headers: auth })).json()) as FeedPage;
+    assert.deepEqual(none.events, []);
+    const empty = await fetch(`${service.baseUrl}/api/v1/payment-events?account=`, { headers: auth });
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as { error: { code: string } }).error.code, 'account_invalid');
   });
 });
