@@ -57,6 +57,7 @@ test('the check finds an upward arrow, a sideways one between faces, a circle, a
     'test/inbox/harness.ts': 'export const harness = 1;\n',
     'test/inbox/store.test.ts': "import { harness } from './harness.ts';\nimport { runIngest } from '../../bench/scenarios/ingest.ts';\nimport { levels } from '../../bench/support/levels.ts';\nexport const used = [harness, runIngest, levels];\n",
     'test/inbox/replay.test.ts': "import { used } from './store.test.ts';\nexport const again = used;\n",
+    'test/inbox/store.system.test.ts': "await import('./store.test.ts');\n",
     'bench/support/levels.ts': 'export const levels = 1;\n',
     'bench/scenarios/ingest.ts': "import { waitFor } from '../../test/support/wait.ts';\nimport { harness } from '../../test/inbox/harness.ts';\nexport const runIngest = [waitFor, harness];\n",
   };
