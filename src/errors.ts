@@ -2,7 +2,7 @@ import { databaseErrorContext, withoutInput } from './error-redaction.ts';
 
 /**
  * Failures the inbox reports to a caller. Each carries a stable snake_case `code` (what operators
- * grep for and what the JSON error body says) and the HTTP status a delivery gets for it.
+ * grep for and what the JSON error body says) and the HTTP status a request gets for it.
  * Expected outcomes (accepted, duplicate) are values, never errors.
  */
 export class InboxError extends Error {
@@ -50,7 +50,7 @@ export class IncompleteBodyError extends InboxError {
 
 /**
  * A body sent compressed (Content-Encoding: gzip, br, …). The signature is verified over the bytes
- * as the gateway signed them and the body is never decoded, so such a delivery used to fail as a
+ * as the gateway signed them and the body is never decoded, so such a request used to fail as a
  * signature_mismatch, which sends an operator off to rotate a secret that is fine.
  */
 export class ContentEncodingUnsupportedError extends InboxError {

@@ -5,14 +5,16 @@ import { rejectedMoneyKinds } from '../domain/payments/event-decision.ts';
 /**
  * Every metric the inbox exports is defined here, in one registry per service instance (never
  * prom-client's global one: tests run several services in one process). Components receive the
- * narrow facade they need (`DeliveryMetrics`, `ProcessingMetrics`, …) through their deps.
+ * narrow facade they need (`WebhookRequestMetrics`, `ProcessingMetrics`, …) through their deps.
  */
 
-/** What a delivery's answer meant. Statuses stay numeric so the label matches the HTTP answer. */
-export type DeliveryOutcome = 'accepted' | 'duplicate' | '400' | '401' | '404' | '413' | '500' | '503';
+/** What the answer to a webhook request meant. Statuses stay numeric so the label matches the HTTP answer. */
+export type WebhookRequestOutcome = 'accepted' | 'duplicate' | '400' | '401' | '404' | '413' | '500' | '503';
 
-export interface DeliveryMetrics {
-  delivery(provider: string, outcome: DeliveryOutcome, ackSeconds: number): void;
+/** The requests gateways send to /webhooks/:provider (not the pushes to destinations: ForwardingMetrics). */
+export interface WebhookRequestMetrics {
+  /** One webhook request answered, by provider and outcome, with the time its answer took. */
+  answered(provider: string, outcome: WebhookRequestOutcome, ackSeconds: number): void;
   /** A duplicate (also counted as one) whose meaning differs from the stored event: its body went to webhook_inbox_conflicts. */
   conflictingDuplicate(provider: string): void;
 }
@@ -69,7 +71,7 @@ export interface ForwardingMetrics {
 export interface Metrics {
   registry: Registry;
   forwarding: ForwardingMetrics;
-  delivery: DeliveryMetrics;
+  webhookRequests: WebhookRequestMetrics;
   processing: ProcessingMetrics;
   ingestFirst: IngestFirstMetrics;
   refetch: RefetchMetrics;
@@ -82,7 +84,7 @@ export interface DatabaseGauges {
   inboxEvents: Gauge<'provider' | 'status'>;
   inboxEventsLastHour: Gauge<'provider' | 'status'>;
   oldestPendingAge: Gauge<'provider'>;
-  lastDelivery: Gauge<'provider'>;
+  lastWebhookRequest: Gauge<'provider'>;
   queueJobs: Gauge<'queue' | 'state'>;
   refreshTimestamp: Gauge;
   refreshFailures: Counter;
@@ -123,22 +125,30 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   // Read once: the caller may hand an iterator (a Map's keys), and more than one counter starts at 0 per provider.
   const providers = [...(options.providers ?? [])];
 
-  const deliveries = new Counter({
+  const webhookRequests = new Counter({
+    name: 'webhook_requests_total',
+    help: 'Webhook requests by provider and outcome (accepted, duplicate, or the HTTP status of a rejection).',
+    labelNames: ['provider', 'outcome'],
+    registers,
+  });
+  // The name this counter had before "delivery" was kept for the push to destinations: emitted
+  // too, for one release, so dashboards and alerts on it keep working (docs/observability.md).
+  const webhookRequestsOldName = new Counter({
     name: 'webhook_deliveries_total',
-    help: 'Webhook deliveries by provider and outcome (accepted, duplicate, or the HTTP status of a rejection).',
+    help: 'Deprecated alias of webhook_requests_total (same values); removed in the next release.',
     labelNames: ['provider', 'outcome'],
     registers,
   });
   const ackDuration = new Histogram({
     name: 'webhook_ack_duration_seconds',
-    help: 'Time from receiving a delivery to sending its answer (for 200: after COMMIT).',
+    help: 'Time from receiving a webhook request to sending its answer (for 200: after COMMIT).',
     labelNames: ['provider', 'outcome'],
     buckets: ACK_BUCKETS,
     registers,
   });
   const conflictingDuplicates = new Counter({
     name: 'webhook_conflicting_duplicates_total',
-    help: 'Duplicate deliveries (200, not processed) whose meaning differs from the stored event of their id, by provider; kept in webhook_inbox_conflicts.',
+    help: 'Duplicate webhook requests (200, not processed) whose meaning differs from the stored event of their id, by provider; kept in webhook_inbox_conflicts.',
     labelNames: ['provider'],
     registers,
   });
@@ -267,6 +277,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   for (const destination of options.destinations ?? []) forwarded.inc({ destination }, 0);
 
+  const lastWebhookRequest = new Gauge({
+    name: 'inbox_last_webhook_request_timestamp_seconds',
+    help: "When the provider's newest webhook request was received (Unix time; backfilled rows do not count). No series before its first webhook request (from the database).",
+    labelNames: ['provider'],
+    registers,
+  });
+  // Its name before the rename, for one release (docs/observability.md): a copy of the gauge's
+  // series read at each scrape, so the refresher sets one gauge and removing the alias is this.
+  new Gauge({
+    name: 'inbox_last_delivery_timestamp_seconds',
+    help: 'Deprecated alias of inbox_last_webhook_request_timestamp_seconds (same values); removed in the next release.',
+    labelNames: ['provider'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { labels, value } of (await lastWebhookRequest.get()).values) this.set(labels, value);
+    },
+  });
+
   const gauges: DatabaseGauges = {
     inboxEvents: new Gauge({
       name: 'inbox_events',
@@ -286,12 +315,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['provider'],
       registers,
     }),
-    lastDelivery: new Gauge({
-      name: 'inbox_last_delivery_timestamp_seconds',
-      help: "When the provider's newest webhook delivery was received (Unix time; backfilled rows do not count). No series before its first delivery (from the database).",
-      labelNames: ['provider'],
-      registers,
-    }),
+    lastWebhookRequest,
     queueJobs: new Gauge({
       name: 'pgboss_queue_jobs',
       help: "pg-boss jobs per queue and state, from pg-boss's own counts (refreshed by its monitor about once a minute).",
@@ -350,9 +374,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       },
       failedAttempt: (destination, reason) => forwardFailures.inc({ destination, reason }),
     },
-    delivery: {
-      delivery(provider, outcome, ackSeconds) {
-        deliveries.inc({ provider, outcome });
+    webhookRequests: {
+      answered(provider, outcome, ackSeconds) {
+        webhookRequests.inc({ provider, outcome });
+        webhookRequestsOldName.inc({ provider, outcome });
         ackDuration.observe({ provider, outcome }, ackSeconds);
       },
       conflictingDuplicate: (provider) => conflictingDuplicates.inc({ provider }),

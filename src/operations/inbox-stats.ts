@@ -3,7 +3,7 @@ import { type ConflictCount, countConflictsByProvider } from '../inbox/sql/confl
 import { type ProviderStatusCount, type StatusCounts, countByProviderAndStatus, oldestPendingByProvider, zeroCounts } from '../inbox/sql/counts.ts';
 import { type DecisionCount, countDecisionsByProvider } from '../inbox/sql/decision-counts.ts';
 import { type ErrorShapeCount, countFailedByErrorShape } from '../inbox/sql/failed-events.ts';
-import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
+import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
 import { sampleSettledLag } from '../inbox/sql/lag.ts';
 
 export interface StatsFilter {
@@ -158,7 +158,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
-  const delivered = new Map((await findLastDeliveries(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
+  const delivered = new Map((await findLastWebhookRequests(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
