@@ -11,7 +11,6 @@ const layers = [
   { name: 'db', paths: ['^src/db/'] },
   // Payments: facts, fold, state machine. No HTTP, no queue.
   { name: 'domain', paths: ['^src/domain/'] },
-  { name: 'observability', paths: ['^src/observability/'] },
   // One folder per gateway (webhook driver, API mapping, event list), the code they share in
   // shared/, and registry.ts listing them. Pure: no database, no sockets, no clock of its own.
   { name: 'gateways', paths: ['^src/gateways/'] },
@@ -35,6 +34,9 @@ const layers = [
   { name: 'delivery', paths: ['^src/delivery/'] },
   // Applying stored events; the operators' jobs (sweep, retention, replay, purge).
   { name: 'work', paths: ['^src/processing/', '^src/operations/'], isolated: true },
+  // One metrics registry composed from what each subsystem declares in its own metrics.ts: above
+  // every layer that declares some, below the faces and the root that serve and pass it.
+  { name: 'observability', paths: ['^src/observability/'] },
   { name: 'faces', paths: ['^src/http/', '^src/api/', '^src/cli/', '^src/dashboard/'], isolated: true },
   // The composition root: the only modules that know every layer.
   { name: 'root', paths: ['^src/service\\.ts$', '^src/main\\.ts$', '^bin/'] },

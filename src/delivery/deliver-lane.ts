@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { DestinationConfig } from '../config/destinations-config.ts';
 import type { Database, SqlExecutor } from '../db/client.ts';
 import type { PaymentEventRow } from '../domain/payments/schema.ts';
-import type { ForwardingMetrics } from '../observability/metrics.ts';
+import type { ForwardingMetrics } from './metrics.ts';
 import { backoffSeconds, isThrottle, nextAttemptDelaySeconds, retryAfterSeconds } from './backoff.ts';
 import type { DeliveryJobData } from './deliveries-queue.ts';
 import type { DeliveryTimers } from './delivery-timers.ts';

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
-import type { WebhookRequestMetrics, WebhookRequestOutcome } from '../observability/metrics.ts';
+import type { WebhookRequestMetrics, WebhookRequestOutcome } from '../inbox/metrics.ts';
 
 export interface WebhookRequestMetricsOptions {
   metrics: WebhookRequestMetrics;

@@ -5,7 +5,7 @@ import { describeError } from '../errors.ts';
 import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
 import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
-import type { DatabaseGauges } from '../observability/metrics.ts';
+import type { DatabaseGauges } from './metrics.ts';
 import { countOpenFindings } from '../reconciliation/sql/findings.ts';
 import { selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
 

@@ -1,5 +1,5 @@
 import type { IngestPressure } from '../inbox/ingest-pressure.ts';
-import type { IngestFirstApplyMode, IngestFirstMetrics } from '../observability/metrics.ts';
+import type { IngestFirstApplyMode, IngestFirstMetrics } from './metrics.ts';
 
 export interface IngestFirstOptions {
   /** The receiver of this process, as the group commit measures it (src/inbox/ingest-pressure.ts). */

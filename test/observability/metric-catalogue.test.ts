@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import type { Metric } from 'prom-client';
 import { createMetrics } from '../../src/observability/metrics.ts';
 
 /**
@@ -15,7 +16,7 @@ async function metricCatalogue(): Promise<unknown[]> {
   const catalogue = [];
   for (const metric of metrics.registry.getMetricsAsArray()) {
     const { name, help, type, labelNames, buckets } = metric as unknown as { name: string; help: string; type: string; labelNames: string[]; buckets?: number[] };
-    const { values } = await metric.get();
+    const { values } = await (metric as unknown as Metric).get();
     // Histograms start with no series; the others list the series present from the start.
     const initialSeries = type === 'histogram' ? [] : values.map((v) => v.labels).filter((labels) => Object.keys(labels).length > 0);
     catalogue.push({ name, type, help, labelNames: labelNames ?? [], ...(buckets ? { buckets } : {}), initialSeries });
