@@ -3,9 +3,9 @@
 # installs nothing). A no-op when every program is present; otherwise apt-get installs the missing
 # packages (needs root or passwordless sudo). Never fails the build: a test whose program is still
 # missing is skipped and says so.
-#   chromium    /usr/bin/chromium   the dashboard's browser test (test/dashboard/browser.test.ts)
+#   chromium    /usr/bin/chromium   the dashboard's browser test (test/dashboard/browser.system.test.ts)
 #   prometheus  promtool            the alert rules' unit tests (test/observability/alert-rules.test.ts)
-#   pgbouncer   pgbouncer           the transaction-pooler test (test/db/transaction-pooler.test.ts); Debian 12 ships 1.18
+#   pgbouncer   pgbouncer           the transaction-pooler test (test/db/transaction-pooler.system.test.ts); Debian 12 ships 1.18
 set -uo pipefail
 
 has() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }

@@ -35,9 +35,18 @@ import { logStatements } from './support/statements.ts';
 const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding-brokers', 'forwarding-backlog', 'operations', 'reconcile'];
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler', 'migration'];
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(`usage: npm run bench [-- section ...]\nsections: ${SECTIONS.join(', ')} (default: all of these); opt-in: ${OPT_IN_SECTIONS.join(', ')}\nbench/README.md explains each row and the environment variables.`);
+  process.exit(0);
+}
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
 const sections = new Set((chosen ?? SECTIONS.join(',')).split(',').filter((s) => s !== ''));
-for (const section of sections) if (![...SECTIONS, ...OPT_IN_SECTIONS].includes(section)) throw new Error(`unknown bench section ${section}: choose from ${[...SECTIONS, ...OPT_IN_SECTIONS].join(', ')}`);
+const unknownSection = [...sections].find((section) => ![...SECTIONS, ...OPT_IN_SECTIONS].includes(section));
+if (unknownSection !== undefined) {
+  // One line, no stack: a typo in a section name is not a crash.
+  console.error(`unknown bench section ${unknownSection}: choose from ${[...SECTIONS, ...OPT_IN_SECTIONS].join(', ')}`);
+  process.exit(2);
+}
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const charges = Number(process.env.BENCH_CHARGES ?? 5_000);
 const parseEnv = (text: string): Record<string, string> =>

@@ -1,7 +1,14 @@
 /**
  * `npm test`: prepares a PostgreSQL (TEST_DATABASE_URL or DATABASE_URL if set, else an embedded
- * cluster in a temporary folder), migrates a template database once, then runs every test file
+ * cluster in a temporary folder), migrates a template database once, then runs the test files
  * with node's test runner. Each file clones the template into a database of its own.
+ *
+ * Two tiers (docs/testing.md): `npm test` runs the fast tier, every `*.test.ts` file but the
+ * system tier's; `npm run test:system` (`--system`) runs the system tier, the files named
+ * `*.system.test.ts` or under test/system/ (real service processes killed mid-work, outages, a
+ * fresh clone, browsers, poolers, long properties). Files named on the command line run whatever
+ * their tier. Every run ends with its ten slowest files; `--coverage` or TEST_COVERAGE=1 (`npm run test:coverage`)
+ * adds node's line coverage of src/.
  */
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -13,10 +20,29 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded
 import { TEMPLATE_DATABASE, databaseUrl } from './support/env.ts';
 import { prepareTemplate } from './support/template.ts';
 
+const flags = ['--system', '--coverage'];
+
+function isSystemTest(file: string): boolean {
+  return file.endsWith('.system.test.ts') || file.startsWith(path.join('test', 'system') + path.sep);
+}
+
 async function testFiles(args: string[]): Promise<string[]> {
-  if (args.length > 0) return args;
+  const system = args.includes('--system');
+  const named = args.filter((arg) => !flags.includes(arg));
+  if (named.length > 0) return named;
   const entries = await readdir('test', { recursive: true });
-  return entries.filter((f) => f.endsWith('.test.ts')).map((f) => path.join('test', f)).sort();
+  return entries
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => path.join('test', f))
+    .filter((f) => isSystemTest(f) === system)
+    .sort();
+}
+
+/** spec for people, and the slowest files (and coverage total) at the end of the same output. */
+function reporterFlags(coverage: boolean): string[] {
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${path.resolve('test/support/slowest-files-reporter.ts')}`, '--test-reporter-destination=stdout'];
+  if (!coverage) return reporters;
+  return [...reporters, '--experimental-test-coverage', '--test-coverage-include=src/**'];
 }
 
 async function main(): Promise<number> {
@@ -48,7 +74,7 @@ async function main(): Promise<number> {
     const files = await testFiles(process.argv.slice(2));
     // Tests build their configuration explicitly; a DATABASE_URL in the environment must not leak into it.
     const { DATABASE_URL: _ignored, ...env } = process.env;
-    const child = spawn(process.execPath, ['--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files], {
+    const child = spawn(process.execPath, ['--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...reporterFlags(process.argv.includes('--coverage') || process.env.TEST_COVERAGE === '1'), ...files], {
       stdio: 'inherit',
       env: { ...env, TEST_DATABASE_URL: adminUrl },
     });

@@ -1,3 +1,4 @@
+import { format } from 'node:util';
 import { cac } from 'cac';
 import packageJson from '../../package.json' with { type: 'json' };
 import { canonicalArgv, declaredOptions, unknownOptionAsTyped, unmarkOptionValues } from './argv.ts';
@@ -15,6 +16,22 @@ import type { RunAction } from './commands/types.ts';
 import { type CliRuntime, createCommandContext } from './context.ts';
 import { exitCodes } from './exit-codes.ts';
 import { failureOf, reportFailure } from './failure.ts';
+
+/**
+ * cac prints the help and the version with console.info, which is the process's stdout: sent to
+ * runtime.stdout instead, so the answer goes where every other answer goes (a closed pipe is
+ * handled the same way, and a caller in the same process captures it). Swapped only for the
+ * synchronous call, so no other code sees console.info changed.
+ */
+function printingTo<T>(stdout: CliRuntime['stdout'], work: () => T): T {
+  const original = console.info;
+  console.info = (...args: unknown[]) => void stdout.write(`${format(...args)}\n`);
+  try {
+    return work();
+  } finally {
+    console.info = original;
+  }
+}
 
 /**
  * `inboxctl <command>`: parses argv with cac, runs the command, and answers with an exit code
@@ -40,7 +57,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
   cli.help();
   cli.version(packageJson.version);
   try {
-    cli.parse(['node', 'inboxctl', ...canonicalArgv(argv, declaredOptions(cli))], { run: false });
+    printingTo(runtime.stdout, () => cli.parse(['node', 'inboxctl', ...canonicalArgv(argv, declaredOptions(cli))], { run: false }));
     if (cli.options.help || cli.options.version) return exitCodes.ok;
     unmarkOptionValues(cli.options, [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]);
     if (!cli.matchedCommand) {
@@ -48,7 +65,7 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
       // The help is text: on a --json stdout it would be an answer no script can parse.
       if (json()) return usage('no command given; run `inboxctl --help` for the list.');
       // Bare `inboxctl` asks what it does: the help is the answer (exit 0), as git, docker and kubectl do.
-      cli.outputHelp();
+      printingTo(runtime.stdout, () => cli.outputHelp());
       return exitCodes.ok;
     }
     cli.runMatchedCommand();

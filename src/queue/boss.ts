@@ -87,7 +87,7 @@ const INSTALL_ATTEMPTS = 3;
 /**
  * pg-boss installs its schema under a transaction-scoped advisory lock and treats "already exists"
  * from the loser of a race as success. Seen with two instances starting at once on an empty
- * database through PgBouncer (test/db/transaction-pooler.test.ts): the second one's install, once it
+ * database through PgBouncer (test/db/transaction-pooler.system.test.ts): the second one's install, once it
  * had the lock, still failed with a unique violation on pg_namespace — its session's catalog cache
  * had not yet seen the first one's commit, so CREATE SCHEMA IF NOT EXISTS tried to insert — and
  * pg-boss let that through as a failed start. A fresh start runs in a new transaction, which sees

@@ -174,7 +174,7 @@ test(
       // npm test on the machine's Node: test/run.ts and what it spawns (process.execPath: the test
       // runner, inboxctl, src/main.ts) run on Node 24. The embedded-database tests, run from this
       // closed checkout, also start clusters whose binaries the `postgres` user cannot reach here.
-      const tests = await run('npm', ['test', '--', 'test/db/embedded.test.ts'], { cwd: app, env, timeoutMs: 5 * 60_000 });
+      const tests = await run('npm', ['test', '--', 'test/db/embedded.system.test.ts'], { cwd: app, env, timeoutMs: 5 * 60_000 });
       assert.equal(tests.code, 0, `npm test:\n${tests.stdout}\n${tests.stderr}`);
       assert.match(tests.stdout, /ℹ fail 0/);
       assert.match(tests.stdout, /ℹ skipped 0/);
