@@ -4,12 +4,12 @@ import { type Database, type Transaction, drizzleExecutor } from '../db/client.t
 import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { DELIVERIES_QUEUE, type DeliveryJobData, deliveryJob } from './deliveries-queue.ts';
+import { CodedError } from '../errors.ts';
 
-export class DeliveryJobNotCreatedError extends Error {
+export class DeliveryJobNotCreatedError extends CodedError {
   readonly code = 'delivery_job_not_created';
   constructor(expected: number, created: number) {
     super(`pg-boss created ${created} of ${expected} delivery jobs; rolling back so no payment change exists without its deliveries.`);
-    this.name = 'DeliveryJobNotCreatedError';
   }
 }
 

@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
 import { BOSS_SCHEMA } from './boss.ts';
 import { WEBHOOKS_QUEUE } from './queues.ts';
+import { CodedError } from '../errors.ts';
 
 /**
  * pg-boss's job insert for the webhooks queue, as a step of a larger statement: the receiver stores
@@ -24,11 +25,10 @@ export interface EmbeddedJobInsert {
 /** pg-boss reads an insert's jobs from its one parameter, `json_to_recordset($1::text::json)`. */
 const JOBS_PARAMETER = '$1::text::json';
 
-export class EmbeddedJobInsertError extends Error {
+export class EmbeddedJobInsertError extends CodedError {
   readonly code = 'embedded_job_insert';
   constructor(message: string) {
     super(`${message} The receiver cannot queue jobs in its own statement with this pg-boss version; check src/queue/embedded-job-insert.ts against pg-boss's plans.insertJobs.`);
-    this.name = 'EmbeddedJobInsertError';
   }
 }
 
