@@ -33,7 +33,7 @@ import { type Forwarding, startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
 import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
-/** Most deliveries one ingest statement carries. */
+/** Most webhook requests one ingest statement carries. */
 const INGEST_BATCH_SIZE = 100;
 
 export interface ServiceOptions {
@@ -177,7 +177,7 @@ function connectPools({ config, databaseUrl }: ServiceOptions): Pools {
   // per connection: PostgreSQL plans its first five executions one by one before it settles on a
   // generic plan, and the ingest statement has a text per batch size. Spread over the shared pool,
   // batches kept landing on connections that had not settled yet, and planning was a third of
-  // PostgreSQL's time per delivery (README, Benchmarks: "Where the time goes"). Its own connections
+  // PostgreSQL's time per webhook request (bench/README.md#where-the-time-goes). Its own connections
   // also never wait behind the workers' transactions for a free one.
   const ingestPool = config.role === 'worker' ? undefined : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
   return { database, ingestPool };

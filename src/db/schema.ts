@@ -104,8 +104,8 @@ export const webhookInbox = pgTable(
     index('webhook_inbox_provider_event_id_idx').on(table.provider, table.eventId),
     // provider last, after the range column: every (status, received_at) range reads it as before,
     // and the counts by provider × status behind the gauges and stats become index-only scans
-    // instead of visiting every heap page of the backlog and of the last hour (README, Benchmarks:
-    // "Where the time goes").
+    // instead of visiting every heap page of the backlog and of the last hour
+    // (bench/README.md#where-the-time-goes).
     index('webhook_inbox_status_received_at_provider_idx').on(table.status, table.receivedAt, table.provider),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
     // The dashboard's event list by decision (rejected_amount: "check the charge at the gateway"),

@@ -3,7 +3,7 @@
  * commits. A batch costs a statement, a commit and an fsync whatever it carries, so at a steady
  * few hundred to a thousand requests a second, where batches of one or two leave the slot idle
  * most of the time, a few milliseconds of waiting cut the CPU a request costs the service and
- * PostgreSQL by about a third (README, "Where the time goes").
+ * PostgreSQL by about a third (bench/README.md#where-the-time-goes).
  *
  * Waiting must not cost where it buys nothing, so it is adaptive three ways:
  * - it ends as soon as requests stop arriving (no arrival for about twice the usual gap between
