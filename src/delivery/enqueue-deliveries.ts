@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { DestinationConfig } from '../config/destinations-config.ts';
 import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
-import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
+import type { PaymentChange } from '../domain/payments/sql/payment-events.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { DELIVERIES_QUEUE, type DeliveryJobData, deliveryJob } from './deliveries-queue.ts';
 import { CodedError } from '../errors.ts';

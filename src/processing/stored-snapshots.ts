@@ -1,6 +1,6 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { PaymentFact } from '../domain/payments/payment-fact.ts';
-import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
+import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/sql/payment-facts.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
