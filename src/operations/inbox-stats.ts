@@ -14,7 +14,7 @@ export interface StatsFilter {
   lagSampleSize?: number;
   /** How many error shapes to list. Default 5. */
   topErrors?: number;
-  /** Providers whose last delivery is reported even without rows in the window (the configured ones: a silent one is the point). */
+  /** Providers whose last webhook request is reported even without rows in the window (the configured ones: a silent one is the point). */
   configuredProviders?: readonly string[];
 }
 
@@ -64,9 +64,10 @@ export interface InboxStats {
   /** Seconds; over the most recent settled events in the window (inbox/sql/lag.ts), null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
   /**
-   * Per provider (configured, or with rows in the window), when its newest webhook delivery was
+   * Per provider (configured, or with rows in the window), when its newest webhook request was
    * received, all time; null: never. Backfilled rows do not count: a gateway that stopped
-   * delivering (a disabled endpoint) shows here however much was backfilled since.
+   * sending (a disabled endpoint) shows here however much was backfilled since. Named as
+   * `inboxctl stats --json` prints it, which scripts read: the old word is kept there.
    */
   lastDeliveries: Array<{ provider: string; receivedAt: Date | null }>;
 }
@@ -158,7 +159,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
-  const delivered = new Map((await findLastWebhookRequests(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
+  const lastReceived = new Map((await findLastWebhookRequests(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
@@ -174,7 +175,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     conflictingDuplicates: conflicts,
     decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
-    lastDeliveries: reported.map((provider) => ({ provider, receivedAt: delivered.get(provider) ?? null })),
+    lastDeliveries: reported.map((provider) => ({ provider, receivedAt: lastReceived.get(provider) ?? null })),
   };
 }
 

@@ -35,7 +35,7 @@ export class EmbeddedJobInsertError extends CodedError {
 /**
  * Built once at start, after the queues exist (ensureQueues): the queue's table and its notify
  * setting are read from pg-boss, as its insert() reads them. Fails loudly at start, never at the
- * first delivery, if pg-boss's statement no longer has the shape this relies on.
+ * first webhook request, if pg-boss's statement no longer has the shape this relies on.
  */
 export async function webhookJobInsert(boss: PgBoss): Promise<EmbeddedJobInsert> {
   const queue = await boss.getQueue(WEBHOOKS_QUEUE);

@@ -18,7 +18,7 @@ const ANALYZE_AFTER_CHANGED_ROWS = 5_000;
  * At most one ANALYZE per this long, whoever ran the last (any instance, autovacuum: pg_stat's
  * last_analyze and last_autoanalyze). One look at a growing backlog is what moves the fetch off the
  * bad plan; analyzing every 2 s under steady ingest cost the single container 5–17% more
- * PostgreSQL CPU per delivery and, with INGEST_FIRST=off, its p99 ack at 1,000 req/s (100 ms against
+ * PostgreSQL CPU per webhook request and, with INGEST_FIRST=off, its p99 ack at 1,000 req/s (100 ms against
  * 57 ms: bench/README.md#where-the-time-goes).
  */
 const MIN_SECONDS_BETWEEN_ANALYZES = 30;
