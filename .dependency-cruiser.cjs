@@ -28,7 +28,7 @@ const layers = [
   { name: 'config', paths: ['^src/config/'] },
   // pg-boss: queues, jobs inserted inside the caller's transaction.
   { name: 'queue', paths: ['^src/queue/'] },
-  // Storing a delivery with its job in one transaction.
+  // Storing a webhook request's event with its job in one transaction.
   { name: 'inbox', paths: ['^src/inbox/'] },
   // What the application is told: the payment event contract, and pushing it to destinations.
   { name: 'delivery', paths: ['^src/delivery/'] },
