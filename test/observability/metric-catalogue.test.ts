@@ -28,3 +28,9 @@ test('the metrics declared, their types, help, labels, buckets and first series 
   const recorded = JSON.parse(readFileSync(new URL('./metric-catalogue.json', import.meta.url), 'utf8')) as unknown[];
   assert.deepEqual(await metricCatalogue(), recorded);
 });
+
+test('docs/observability.md names every metric declared', async () => {
+  const page = readFileSync(new URL('../../docs/observability.md', import.meta.url), 'utf8');
+  const names = (await metricCatalogue()).map((metric) => (metric as { name: string }).name);
+  assert.deepEqual(names.filter((name) => !page.includes(`\`${name}\``)), []);
+});
