@@ -78,7 +78,7 @@ export class PayloadTooLargeError extends InboxError {
   }
 }
 
-export type EventIdentifierField = 'eventId' | 'eventType' | 'resourceId';
+export type EventIdentifierField = 'eventId' | 'eventType' | 'resourceId' | 'account';
 
 /**
  * An id, type or resource id that holds U+0000 or is not valid UTF-8. PostgreSQL text cannot hold

@@ -26,6 +26,7 @@ import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
 import { type JobTableAnalyzer, startJobTableAnalyzer } from './queue/job-table-statistics.ts';
 import type { AppConfig } from './config/load-config.ts';
+import { isAccountDeauthorized } from './refetch/account-access-sql.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE } from './queue/queues.ts';
@@ -276,7 +277,12 @@ async function startWorkers(
 ): Promise<Workers> {
   const { database } = pools;
   for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
-  const refetcher = createRefetcher({ targets: gatewayApiTargets(config.providers.values()), clock, metrics: metrics.refetch });
+  const refetcher = createRefetcher({
+    targets: gatewayApiTargets(config.providers.values()),
+    clock,
+    metrics: metrics.refetch,
+    accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(database.db, provider, account) },
+  });
   const forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: deliveryTimers });
   await startProcessing({
     boss,

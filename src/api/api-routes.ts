@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { Database } from '../db/client.ts';
 import type { PaymentRow } from '../domain/payments/schema.ts';
-import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
+import { toPaymentEventBody, toSplitShareBody } from '../delivery/payment-event-body.ts';
 import type { RequestEnv } from '../web/request-env.ts';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage, type PaymentView } from './api-schemas.ts';
 import { createBearerAuth } from './bearer-auth.ts';
@@ -59,11 +59,13 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
     payment: {
       provider: payment.provider,
       charge_id: payment.gatewayChargeId,
+      account: payment.account,
       status: payment.status,
       amount: payment.amount,
       amount_refunded: payment.amountRefunded,
       currency: payment.currency,
       inquiry_open: payment.inquiryOpen,
+      split: payment.split?.map(toSplitShareBody) ?? null,
       last_gateway_event_at: payment.lastGatewayEventAt?.toISOString() ?? null,
       event_sequence: payment.eventSequence,
       created_at: payment.createdAt.toISOString(),
@@ -98,11 +100,17 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     // Empty means "from the start", so a consumer's first request can pass the cursor it has not stored yet.
     const after = afterText === undefined || afterText === '' ? { ...FEED_START, cluster: undefined } : decodeFeedCursor(afterText);
     if (!after) return apiError(c, 400, 'cursor_invalid', 'after must be a next_cursor this feed returned (or empty, to read from the start).');
+    const account = c.req.query('account');
+    if (account !== undefined && (account === '' || account.length > 150 || !isStorableText(account))) {
+      return apiError(c, 400, 'account_invalid', 'account must be a gateway account id (e.g. a Stripe Connect acct_…), 1 to 150 characters.');
+    }
     const cluster = await selectClusterIdentifier(deps.db);
     if (after.cluster !== undefined && after.cluster !== cluster) {
       return apiError(c, 409, 'cursor_from_other_cluster', FOREIGN_CURSOR_MESSAGE);
     }
-    const rows = await selectPaymentEventsAfter(deps.db, after, limit);
+    // A cursor is a position in the one feed: read with an account, it skips the other accounts'
+    // events, so a consumer keeps one cursor per filter it reads with.
+    const rows = await selectPaymentEventsAfter(deps.db, after, limit, account);
     const last = rows.at(-1);
     const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster) };
     return c.json(page);

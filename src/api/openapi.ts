@@ -67,10 +67,17 @@ export function openApiDocument(): Record<string, unknown> {
               schema: { type: 'string' },
             },
             { name: 'limit', in: 'query', required: false, description: 'Events per page.', schema: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT } },
+            {
+              name: 'account',
+              in: 'query',
+              required: false,
+              description: 'Only the events of payments of this gateway account (`payment.account`, e.g. a Stripe Connect `acct_…`), in the same order; keep one cursor per account read (docs/accounts.md).',
+              schema: { type: 'string', minLength: 1, maxLength: 150 },
+            },
           ],
           responses: {
             200: { description: 'A page; an empty one means nothing newer yet (keep the same cursor).', content: json('PaymentEventsPage') },
-            400: error('`limit_invalid` or `cursor_invalid`.'),
+            400: error('`limit_invalid`, `cursor_invalid` or `account_invalid`.'),
             401: unauthorized,
             409: error(
               '`cursor_from_other_cluster`: the cursor was issued by another PostgreSQL cluster (the inbox database was restored or moved since) and points at nothing here. Read again from the start (omit `after`) and skip the events whose `id` was already applied.',

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../gateways/registry.ts';
 import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/settings.ts';
+import { providerAccountsProblems } from './provider-accounts.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
 export interface ConfiguredProvider {
@@ -29,7 +30,19 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     problems.push(`provider "${name}": unknown driver "${config.driver}" (built-in drivers: ${Object.keys(builtInDrivers).join(', ')})`);
     return undefined;
   }
-  if (definition.requiresSecret && config.secrets.length === 0) {
+  if (config.accounts.length > 0) {
+    if (!definition.attributesAccountsByToken) {
+      problems.push(`provider "${name}": accounts with a webhook token each are for Asaas subaccounts; the ${config.driver} driver cannot tell an account's deliveries by their token`);
+      return undefined;
+    }
+    const accountProblems = providerAccountsProblems(name, config.accounts, config.secrets);
+    if (accountProblems.length > 0) {
+      problems.push(...accountProblems);
+      return undefined;
+    }
+  }
+  // An account's token authenticates its deliveries as a secret does.
+  if (definition.requiresSecret && config.secrets.length === 0 && config.accounts.length === 0) {
     problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
     return undefined;
   }
@@ -50,8 +63,10 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     return undefined;
   }
   try {
-    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
-    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
+    const accounts = config.accounts.map(({ id, token }) => ({ id, token }));
+    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options, accounts });
+    const accountKeys = config.accounts.map(({ id, apiKey }) => ({ account: id, key: apiKey }));
+    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey, accountKeys }, problems);
     return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -23,6 +23,8 @@ export interface DestinationConfig {
   secrets: readonly string[];
   /** Only these providers' payments; undefined: every provider. */
   providers: readonly string[] | undefined;
+  /** Only the payments of these gateway accounts (payments.account); undefined: every account, and the payments of none. */
+  accounts?: readonly string[] | undefined;
   /** Only these event types; undefined: every type. */
   kinds: readonly PaymentEventType[] | undefined;
   /** Failed attempts at a lane's head event before the lane parks. */
@@ -96,6 +98,15 @@ export const destinationOptionsSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ whenUnset: 'all', description: 'Only payments that came through these inbox providers (each must be configured here).' }),
+  accounts: z
+    .array(z.string().min(1).max(150))
+    .min(1)
+    .optional()
+    .meta({
+      whenUnset: 'all',
+      description:
+        "Only payments of these gateway accounts (`payment.account`, a Stripe Connect `acct_…`): the destination has lanes for no other payment, a direct integration's included; each payment's events still go in order ([Accounts](accounts.md)).",
+    }),
   kinds: z
     .array(z.enum(paymentEventTypes))
     .min(1)
@@ -232,13 +243,13 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   else if (urlProblem(url, allowHttp)) problems.push(`${urlKey}: ${urlProblem(url, allowHttp)}`);
   if (secret === undefined) problems.push(`destination "${name}": no secret; set ${secretKey} (whsec_<base64>)`);
   const secrets = secret === undefined ? undefined : parseDestinationSecrets(secretKey, secret, problems);
-  const { providers, kinds, start, rabbitmq: _rabbitmq, nats: _nats, ...tuning } = options;
+  const { providers, accounts, kinds, start, rabbitmq: _rabbitmq, nats: _nats, ...tuning } = options;
   const merged = { ...destinationDefaults, ...tuning };
   if (merged.retryDelayMaxSeconds < merged.retryDelaySeconds) problems.push(`destination "${name}": retryDelayMaxSeconds must be at least retryDelaySeconds`);
   const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
   const transport = kind && destinationTransport(name, kind, options, problems);
   if (problems.length > before || !secrets) return undefined;
-  return { name, url: url!, transport: transport!, secrets, ...merged, providers, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
+  return { name, url: url!, transport: transport!, secrets, ...merged, providers, accounts, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
 }
 
 /**

@@ -21,6 +21,7 @@ import { selectFindingsOfPayment } from '../reconciliation/sql/findings.ts';
 import { createFindingsRoutes } from './findings-routes.ts';
 import { formatCount } from './views/format.ts';
 import type { Notice } from './views/layout.ts';
+import { selectDeauthorizedAccounts } from '../refetch/account-access-sql.ts';
 import { renderOverviewPage } from './views/overview-page.ts';
 import { dashboardCss } from './views/styles.ts';
 
@@ -89,17 +90,18 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const configured = [...deps.providers()];
     const asked = c.req.query('provider');
     const db = drizzleExecutor(deps.db);
-    const [activity, lag, backlog, conflicts, destinations] = await Promise.all([
+    const [activity, lag, backlog, conflicts, destinations, deauthorizedAccounts] = await Promise.all([
       countReceivedByBucket(db, activitySince(now), HOUR_BUCKET_SECONDS),
       settledLagByProvider(db, now),
       countBacklogByProvider(db),
       countConflictsByProvider(db, { since: conflictsSince(now) }),
       destinationsWithState(deps),
+      selectDeauthorizedAccounts(deps.db),
     ]);
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await findFailedEvents(db, { provider: failedProvider, limit: 100 });
-    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, destinations, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, destinations, deauthorizedAccounts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {

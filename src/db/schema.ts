@@ -98,6 +98,10 @@ export const webhookInbox = pgTable(
     // matched (position and fingerprint, never the secret), the signed timestamp, when, and the
     // signature headers `inboxctl verify` checks again. Null on rows stored before it existed.
     verification: jsonb('verification'),
+    // The gateway account the event belongs to when one endpoint receives for many (a Stripe
+    // Connect platform's connected account, `acct_…`): what the driver read from the event. Null
+    // for a direct integration. An attribute, not part of the key (docs/accounts.md).
+    account: varchar('account', { length: 150 }),
   },
   (table) => [
     primaryKey({ name: 'webhook_inbox_pkey', columns: [table.id, table.receivedAt] }),
@@ -116,6 +120,9 @@ export const webhookInbox = pgTable(
     // The newest webhook request per provider (last-webhook-request gauge, stats): one short backward walk per
     // provider, never a scan. Partial: backfilled rows are not webhook requests.
     index('webhook_inbox_last_delivery_idx').on(table.provider, table.receivedAt).where(sql`${table.source} = 'webhook'`),
+    // The dashboard's event list filtered by account, newest first. Partial: a direct integration's
+    // events (account null) get no entry, so the ingest path of one pays nothing for it.
+    index('webhook_inbox_account_id_idx').on(table.account, table.id).where(sql`${table.account} is not null`),
     check(
       'webhook_inbox_status_check',
       sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`,

@@ -191,7 +191,7 @@ async function sendEvents(deps: DeliveryDeps, run: LaneRun, events: readonly Pay
       run.outcome = 'continued';
       return;
     }
-    if (!destinationWants(target.config, event.provider, event.status)) {
+    if (!destinationWants(target.config, event)) {
       run.delivered = event.sequence;
       continue;
     }

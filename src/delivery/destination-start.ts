@@ -69,9 +69,10 @@ async function seedBatch(db: Database, boss: PgBoss, destination: DestinationCon
       select seed_after_payment_id as after, starts_at from ${deliveryDestinations} where name = ${destination.name} for update`);
     if (!row || row.after === null) return 0;
     const providers = destination.providers ? sql`and p.provider = any(${textArray(destination.providers)})` : sql``;
+    const accounts = destination.accounts ? sql`and p.account = any(${textArray(destination.accounts)})` : sql``;
     const since = row.starts_at === null ? sql`` : sql`and exists (select 1 from payment_events e where e.payment_id = p.id and e.created_at >= ${row.starts_at}::timestamptz)`;
     const payments = await tx.execute<{ id: string }>(sql`
-      select p.id from payments p where p.id > ${row.after} and p.event_sequence > 0 ${providers} ${since}
+      select p.id from payments p where p.id > ${row.after} and p.event_sequence > 0 ${providers} ${accounts} ${since}
       order by p.id limit ${PAYMENTS_PER_SEED}`);
     await enqueueLaneJobs(boss, tx, payments.map((p) => ({ destination: destination.name, paymentId: Number(p.id) })));
     const done = payments.length < PAYMENTS_PER_SEED;

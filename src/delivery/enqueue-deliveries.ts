@@ -13,14 +13,14 @@ export class DeliveryJobNotCreatedError extends CodedError {
   }
 }
 
-/** Whether a destination has lanes for this provider's payments at all: its providers filter. */
-function destinationTakesProvider(destination: DestinationConfig, provider: string): boolean {
-  return !destination.providers || destination.providers.includes(provider);
+/** Whether a destination has lanes for this payment at all: its providers and accounts filters. */
+function destinationTakesPayment(destination: DestinationConfig, provider: string, account: string | null): boolean {
+  return (!destination.providers || destination.providers.includes(provider)) && (!destination.accounts || (account !== null && destination.accounts.includes(account)));
 }
 
-/** Whether a destination wants this change sent: its provider and event type filters. */
-export function destinationWants(destination: DestinationConfig, provider: string, status: PaymentStatus): boolean {
-  return destinationTakesProvider(destination, provider) && (!destination.kinds || destination.kinds.includes(`payment.${status}`));
+/** Whether a destination wants this change sent: its provider, account and event type filters. */
+export function destinationWants(destination: DestinationConfig, event: { provider: string; account: string | null; status: PaymentStatus }): boolean {
+  return destinationTakesPayment(destination, event.provider, event.account) && (!destination.kinds || destination.kinds.includes(`payment.${event.status}`));
 }
 
 /** Inserts delivery jobs for these lanes inside the caller's transaction; a refused job rolls it back. */
@@ -48,7 +48,7 @@ export function createDeliveryAnnouncer(boss: PgBoss, destinations: readonly Des
       for (const destination of destinations) {
         // A change its kinds filter leaves out still queues the lane's run, which passes it over:
         // without it the lane would stay behind that event until a wanted change came.
-        if (destinationTakesProvider(destination, change.provider)) lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
+        if (destinationTakesPayment(destination, change.provider, change.account)) lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
       }
     }
     await enqueueLaneJobs(boss, tx, [...lanes.values()]);

@@ -26,6 +26,8 @@ export interface EventRow {
   source: EventSource;
   /** The proof of verification as JSON text (webhook_inbox.verification). */
   verificationJson: string;
+  /** webhook_inbox.account: the gateway account the event belongs to, null for a direct integration. */
+  account: string | null;
 }
 
 // JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a pair is written as
@@ -76,5 +78,6 @@ export function toEventRow({ provider, event, rawBody, fingerprint, proof, sourc
     fingerprint,
     source,
     verificationJson: JSON.stringify(proof),
+    account: event.account ?? null,
   };
 }

@@ -10,6 +10,7 @@ const normalizedEventSchema = z.object({
   resourceId: z.string().min(1).max(150).nullable(),
   occurredAt: z.date().refine((d) => !Number.isNaN(d.getTime()), 'is not a valid date'),
   payload: z.unknown().refine((p) => p !== undefined, 'is missing'),
+  account: z.string().min(1).max(150).nullish(),
 });
 
 /**
@@ -47,6 +48,7 @@ export function validateNormalizedEvent(event: NormalizedEvent, rawBody: Buffer)
   assertStorableIdentifier('eventId', event.eventId, rawBody);
   assertStorableIdentifier('eventType', event.eventType, rawBody);
   assertStorableIdentifier('resourceId', event.resourceId, rawBody);
+  assertStorableIdentifier('account', event.account ?? null, rawBody);
   const time = event.occurredAt.getTime();
   if (time < OCCURRED_AT_RANGE.min.getTime() || time > OCCURRED_AT_RANGE.max.getTime()) throw new OccurredAtOutOfRangeError();
   return event;

@@ -15,6 +15,12 @@ export interface BackfillDeps {
   /** The provider's own driver: an API event is parsed exactly as its webhook would have been (not verified: nothing signed it). */
   driver: ProviderDriver;
   list: GatewayEventList;
+  /**
+   * The account whose events are listed (`inboxctl backfill --account`: an Asaas subaccount, read
+   * with its own key; a Connect account, on its behalf): each stored event is that account's. Null
+   * or absent: the provider's own account, or what the driver reads from the event.
+   */
+  account?: string | null;
   /** A GET of the provider's API through the refetch layer (rate limit, breaker, timeout, key). */
   get(path: string): Promise<unknown>;
   /** The webhook receiver's insert path: insert-if-absent and enqueue in one transaction. */
@@ -78,7 +84,9 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   // event's JSON text stands in for them (nothing was signed, so no signature can be checked).
   const rawBody = Buffer.from(JSON.stringify(apiEvent), 'utf8');
   const parsed = deps.driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, now);
-  const event = validateNormalizedEvent(parsed, rawBody);
+  // Listed with the account's own key (or on its behalf): the event is that account's, as its
+  // delivery, carrying that account's token, would have been.
+  const event = validateNormalizedEvent(deps.account ? { ...parsed, account: deps.account } : parsed, rawBody);
   return {
     provider: deps.provider,
     event,

@@ -5,9 +5,12 @@ import { type DecisionCount, countDecisionsByProvider } from '../inbox/sql/decis
 import { type ErrorShapeCount, countFailedByErrorShape } from '../inbox/sql/failed-events.ts';
 import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
 import { sampleSettledLag } from '../inbox/sql/lag.ts';
+import { type DeauthorizedAccount, selectDeauthorizedAccounts } from '../refetch/account-access-sql.ts';
 
 export interface StatsFilter {
   provider?: string;
+  /** Only the events of this gateway account (webhook_inbox.account): counts, pending, failures, decisions, lag. */
+  account?: string;
   /** Counts, ratios and lag cover rows received since then; undefined = all time. */
   since?: Date;
   /** How many of the most recent settled (processed or ignored) events the lag percentiles are computed over. Default 10,000. */
@@ -70,6 +73,11 @@ export interface InboxStats {
    * `inboxctl stats --json` prints it, which scripts read: the old word is kept there.
    */
   lastDeliveries: Array<{ provider: string; receivedAt: Date | null }>;
+  /**
+   * The accounts that deauthorized the platform (Stripe Connect `account.application.deauthorized`):
+   * no gateway read is made on their behalf; their webhooks are still stored and folded.
+   */
+  deauthorizedAccounts: DeauthorizedAccount[];
 }
 
 export interface TopError {
@@ -148,14 +156,15 @@ function windowBefore(since: Date, now: Date): { since: Date; until: Date } {
 export async function collectInboxStats(database: Database, filter: StatsFilter, now: Date): Promise<InboxStats> {
   const db = drizzleExecutor(database);
   const before = filter.since ? { provider: filter.provider, ...windowBefore(filter.since, now) } : undefined;
-  const [counts, previous, pending, failed, lag, conflicts, decisions] = await Promise.all([
+  const [counts, previous, pending, failed, lag, conflicts, decisions, deauthorized] = await Promise.all([
     countByProviderAndStatus(db, filter),
-    before ? countByProviderAndStatus(db, before) : Promise.resolve([]),
+    before ? countByProviderAndStatus(db, { ...before, account: filter.account }) : Promise.resolve([]),
     oldestPendingByProvider(db, filter),
     countFailedByErrorShape(db, filter),
     sampleSettledLag(db, filter, filter.lagSampleSize ?? 10_000),
     countConflictsByProvider(db, filter),
     countDecisionsByProvider(db, filter),
+    selectDeauthorizedAccounts(database),
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
@@ -176,6 +185,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
     lastDeliveries: reported.map((provider) => ({ provider, receivedAt: lastReceived.get(provider) ?? null })),
+    deauthorizedAccounts: deauthorized.filter((d) => (filter.provider === undefined || d.provider === filter.provider) && (filter.account === undefined || d.account === filter.account)),
   };
 }
 

@@ -30,6 +30,7 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot, legacyChargeId
     amountRefunded: snapshot.amountRefunded,
     currency: snapshot.currency,
     ...(snapshot.inquiryOpen === undefined ? {} : { inquiry: snapshot.inquiryOpen ? 'opened' : 'closed' }),
+    ...(snapshot.split === undefined ? {} : { split: snapshot.split }),
     snapshot: true,
   };
 }
@@ -48,6 +49,7 @@ export function paymentEventOf({ event, context }: PreparedEvent): PaymentEvent 
     provider: event.stored.provider,
     unknownPayment: event.provider.unknownPayment,
     inboxId: event.inboxId,
+    account: event.stored.account ?? null,
     fact,
     cause: { eventId: event.stored.eventId, eventType: event.stored.eventType },
   };

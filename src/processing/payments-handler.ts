@@ -7,6 +7,7 @@ import { type PaymentChange, insertPaymentEvents } from '../domain/payments/sql/
 import { insertPaymentTransitions, updatePaymentStates, writeCheckpoints } from '../domain/payments/sql/payments.ts';
 import { toStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
+import { AccountDeauthorizedError } from '../refetch/errors.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
 import { type AppliedEvent, type EventHandler, type PreparedEvent, notAPaymentEvent } from './handlers.ts';
 import { type CarryOverProgress, carryOverProgress, loadKnownFacts } from './known-facts.ts';
@@ -32,7 +33,16 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
     kinds: [...paymentStatuses.map(paymentKind), PAYMENT_NOTICE_KIND],
     async prepare(event, signal): Promise<ChargeSnapshot | undefined> {
       const chargeId = chargeToRefetch(event, deps.refetcher);
-      return chargeId === undefined ? undefined : deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal);
+      if (chargeId === undefined) return undefined;
+      try {
+        // On behalf of the event's account: a Connect account's (Stripe-Account), an Asaas subaccount's (its own key).
+        return await deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal, event.stored.account);
+      } catch (error) {
+        // The account deauthorized the platform: its charges cannot be read, but its webhooks
+        // still say what happened, so the event is folded from its payload (docs/accounts.md).
+        if (error instanceof AccountDeauthorizedError) return undefined;
+        throw error;
+      }
     },
     apply: (tx, batch) => applyPaymentBatch(tx, batch, { announceChanges: deps.announceChanges, carryOver }),
   };

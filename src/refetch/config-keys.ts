@@ -77,7 +77,23 @@ export const refetchFileKeys = {
     .positive()
     .max(10_000)
     .optional()
-    .meta({ whenUnset: `\`${DEFAULT_RATE_PER_SECOND}\``, description: 'Most API calls per rolling second, **per service instance**.' }),
+    .meta({ whenUnset: `\`${DEFAULT_RATE_PER_SECOND}\``, description: 'Most API calls per rolling second, **per service instance** (for a `connect` provider: per account read on behalf of, and per instance).' }),
+  connect: z
+    .boolean()
+    .optional()
+    .meta({
+      whenUnset: '`false`',
+      description:
+        "A platform's endpoint for many accounts (Stripe Connect): each event's `account` is recorded, and its charge is re-read, listed (`inboxctl backfill --account`) and reconciled on that account's behalf (`Stripe-Account`), with a rate limit and a circuit breaker per account ([Accounts](accounts.md)).",
+    }),
+  knownAccounts: z
+    .array(z.string().min(1).max(150))
+    .optional()
+    .meta({
+      whenUnset: 'every account is expected',
+      description:
+        'The accounts this provider expects events for. An event naming another one is still stored and folded, never refused; it is reported once per account (a warning in the log, `inbox_unknown_accounts_total` in /metrics) ([Accounts](accounts.md)).',
+    }),
 };
 
 export interface DeclaredRefetch {
@@ -85,6 +101,8 @@ export interface DeclaredRefetch {
   api?: z.infer<typeof refetchFileKeys.api> & { readonly [setting: string]: unknown };
   ordering?: z.infer<typeof refetchFileKeys.ordering>;
   ratePerSecond?: number;
+  connect?: boolean;
+  knownAccounts?: readonly string[];
 }
 
 const API_KEY_PREFIX = 'GATEWAY_API_KEY_';

@@ -2,7 +2,7 @@ import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, h
 import pThrottle from 'p-throttle';
 import type { ChargeSnapshot, GatewayGet } from '../gateways/shared/gateway-api.ts';
 import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
-import { BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
+import { AccountDeauthorizedError, BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, UnknownAccountError } from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
 import type { GatewayApiTarget } from './settings.ts';
@@ -14,6 +14,15 @@ export interface RefetcherDeps {
   clock: () => Date;
   metrics?: RefetchMetrics;
   fetch?: typeof fetch;
+  /**
+   * Whether the platform may still read an account (gateway_account_access): asked before any call
+   * made on an account's behalf. Absent: every account may be read.
+   */
+  accountAccess?: AccountAccess;
+}
+
+export interface AccountAccess {
+  isDeauthorized(provider: string, account: string): Promise<boolean>;
 }
 
 export interface Refetcher {
@@ -27,13 +36,14 @@ export interface Refetcher {
    * thrown as it is. A half-open breaker's trial call is only stopped being waited for: it runs on,
    * and its answer decides the breaker.
    */
-  fetchCharge(provider: string, chargeId: string, signal?: AbortSignal): Promise<ChargeSnapshot>;
+  fetchCharge(provider: string, chargeId: string, signal?: AbortSignal, account?: string | null): Promise<ChargeSnapshot>;
   /**
    * Any other GET of the provider's API (a page of its event list: inboxctl backfill), through the
    * same rate limit, circuit breaker, timeout and metrics as fetchCharge; the parsed JSON answer.
    */
-  get(provider: string, path: string, signal?: AbortSignal): Promise<unknown>;
-  breakerState(provider: string): BreakerState;
+  get(provider: string, path: string, signal?: AbortSignal, account?: string | null): Promise<unknown>;
+  /** The breaker of the provider's own reads, or of one account's (a `connect` provider's, or an account with its own API key). */
+  breakerState(provider: string, account?: string | null): BreakerState;
 }
 
 /** What processing needs of a refetcher: re-reading a charge (a dry run answers it from stored snapshots). */
@@ -79,13 +89,23 @@ function outcomeOf(error: unknown): RefetchOutcome {
   return 'error';
 }
 
-function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics) {
+/**
+ * One client per (provider, account read on behalf of): its own rate limit, Retry-After and
+ * breaker, so one account's failures or throttling never hold back another's. `account` undefined:
+ * the provider's own reads. An account with an API key of its own (Asaas subaccounts,
+ * target.accountKeys) is read with that key; a `connect` provider's with the platform's key and
+ * the gateway's accountHeaders.
+ */
+function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics, account?: string) {
   const { provider } = target;
+  const key = (account === undefined ? undefined : target.accountKeys?.get(account)) ?? target.key;
+  // The provider's own client reports its breaker; the accounts' are many, and their state is asked for by account.
+  const reportBreaker = account === undefined ? metrics.breakerState : () => {};
   const get = createGatewayGet({
     provider,
     baseUrl: target.baseUrl,
-    headers: target.gateway.authHeaders(target.key),
-    apiKey: target.key,
+    headers: { ...target.gateway.authHeaders(key), ...(account !== undefined && target.connect ? target.gateway.accountHeaders?.(account) : {}) },
+    apiKey: key,
     timeoutMs: target.timeoutMs,
     clock: deps.clock,
     fetch: deps.fetch,
@@ -123,8 +143,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   breaker.onBreak(() => {
     openedAtMs = Date.now();
   });
-  breaker.onStateChange((state) => metrics.breakerState(provider, STATE_NAMES[state]));
-  metrics.breakerState(provider, 'closed');
+  breaker.onStateChange((state) => reportBreaker(provider, STATE_NAMES[state]));
+  reportBreaker(provider, 'closed');
 
   async function readCharge(chargeId: string, signal: AbortSignal | undefined): Promise<ChargeSnapshot> {
     const observedAt = deps.clock();
@@ -155,7 +175,7 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
       metrics.call(provider, 'ok', (performance.now() - started) / 1000);
       return answer;
     } catch (caught) {
-      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(provider, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
+      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(account === undefined ? provider : `${provider} (account ${account})`, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
       metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
       throw error;
     }
@@ -176,16 +196,43 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
  */
 export function createRefetcher(deps: RefetcherDeps): Refetcher {
   const metrics = deps.metrics ?? noRefetchMetrics;
+  const targets = new Map(deps.targets.map((target) => [target.provider, target]));
   const clients = new Map(deps.targets.map((target) => [target.provider, createProviderClient(target, deps, metrics)]));
-  function clientFor(provider: string) {
+  // The accounts' clients, made on an account's first read: a connect provider's accounts are
+  // whatever the events name, not a list known at start.
+  const accountClients = new Map<string, ReturnType<typeof createProviderClient>>();
+  /** An account is read on its own behalf for a `connect` provider whose gateway can say so, or with its own key. */
+  const onBehalfOf = (target: GatewayApiTarget, account: string | null | undefined): account is string =>
+    typeof account === 'string' && ((target.connect === true && target.gateway.accountHeaders !== undefined) || (target.accountKeys?.size ?? 0) > 0);
+  function clientFor(provider: string, account?: string | null) {
     const client = clients.get(provider);
-    if (!client) throw new Error(`No gateway API is configured for provider "${provider}"; its events cannot be re-read.`);
-    return client;
+    const target = targets.get(provider);
+    if (!client || !target) throw new Error(`No gateway API is configured for provider "${provider}"; its events cannot be re-read.`);
+    if (!onBehalfOf(target, account)) return client;
+    // Never the provider's own key for another account's charge: that account's charges are not
+    // there, and a read answering 404 would say so wrongly.
+    if (target.accountKeys && !target.connect && !target.accountKeys.has(account)) throw new UnknownAccountError(provider, account);
+    const key = `${provider}\u0000${account}`;
+    let accountClient = accountClients.get(key);
+    if (!accountClient) accountClients.set(key, (accountClient = createProviderClient(target, deps, metrics, account)));
+    return accountClient;
+  }
+  /** No call is made on behalf of an account that deauthorized the platform. */
+  async function assertReadable(provider: string, account: string | null | undefined): Promise<void> {
+    const target = targets.get(provider);
+    if (!target || !onBehalfOf(target, account) || !deps.accountAccess) return;
+    if (await deps.accountAccess.isDeauthorized(provider, account)) throw new AccountDeauthorizedError(provider, account);
   }
   return {
     has: (provider) => clients.has(provider),
-    fetchCharge: async (provider, chargeId, signal) => clientFor(provider).fetchCharge(chargeId, signal),
-    get: async (provider, path, signal) => clientFor(provider).get(path, signal),
-    breakerState: (provider) => clientFor(provider).breakerState(),
+    fetchCharge: async (provider, chargeId, signal, account) => {
+      await assertReadable(provider, account);
+      return clientFor(provider, account).fetchCharge(chargeId, signal);
+    },
+    get: async (provider, path, signal, account) => {
+      await assertReadable(provider, account);
+      return clientFor(provider, account).get(path, signal);
+    },
+    breakerState: (provider, account) => clientFor(provider, account).breakerState(),
   };
 }

@@ -21,13 +21,15 @@ import type { FeedCursor } from '../feed-cursor.ts';
  * also visible to the statement that filters by it. txid is raised to the payment's previous
  * event's (src/domain/payments/sql/payment-events.ts), which keeps each payment's events in sequence order here.
  */
-export async function selectPaymentEventsAfter(db: Database, after: FeedCursor, limit: number): Promise<PaymentEventRow[]> {
+export async function selectPaymentEventsAfter(db: Database, after: FeedCursor, limit: number, account?: string): Promise<PaymentEventRow[]> {
+  // With an account, the (account, txid, position) index: the same order and horizon, one account's rows.
+  const ofAccount = account === undefined ? sql`` : sql` and ${paymentEvents.account} = ${account}`;
   return db
     .select()
     .from(paymentEvents)
     .where(
       sql`(${paymentEvents.txid}, ${paymentEvents.position}) > (${after.txid}::xid8, ${after.position}::bigint)
-        and ${paymentEvents.txid} < pg_snapshot_xmin(pg_current_snapshot())`,
+        and ${paymentEvents.txid} < pg_snapshot_xmin(pg_current_snapshot())${ofAccount}`,
     )
     .orderBy(asc(paymentEvents.txid), asc(paymentEvents.position))
     .limit(limit);

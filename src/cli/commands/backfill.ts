@@ -15,6 +15,7 @@ import type { Register } from './types.ts';
 
 interface BackfillFlags {
   since?: unknown;
+  account?: unknown;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -64,7 +65,22 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
   return { configured, api, list };
 }
 
-async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean }, commitDeadlineMs: number) {
+/**
+ * The account to list (`--account`): one of the provider's `accounts` (its own API key), or any
+ * account of a `connect` provider (read on its behalf); exit 2 for anything else.
+ */
+function backfillAccount(api: GatewayApiTarget, provider: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const account = requiredText(value, '--account');
+  if (api.accountKeys) {
+    if (api.accountKeys.has(account)) return account;
+    throw usageError(`provider "${provider}" has no account "${account}" in INBOX_CONFIG accounts (${[...api.accountKeys.keys()].join(', ')}).`);
+  }
+  if (api.connect) return account;
+  throw usageError(`provider "${provider}" has no accounts (INBOX_CONFIG accounts, or connect): --account names one of them.`);
+}
+
+async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean; account: string | undefined }, commitDeadlineMs: number) {
   const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
@@ -93,7 +109,8 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
       provider: configured.name,
       driver: configured.driver,
       list,
-      get: (path) => refetcher.get(configured.name, path),
+      account: options.account ?? null,
+      get: (path) => refetcher.get(configured.name, path, undefined, options.account),
       ingest: (event) => {
         if (!connection.boss) throw new Error('inboxctl backfill: storing needs pg-boss, which a dry run does not start');
         return (store ??= ingestor(connection.boss)).then((stored) => stored.ingest(event));
@@ -119,7 +136,7 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const oldest = new Date(context.now.getTime() - target.list.retentionDays * 86_400_000);
   const cutTo = requested < oldest ? oldest : undefined;
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
-  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true };
+  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account: backfillAccount(target.api, provider, flags.account) };
   const result = await context
     .withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)))
     .catch((error: unknown) => {
@@ -136,6 +153,7 @@ export const registerBackfill: Register = (cli: CAC, run) => {
   cli
     .command('backfill <provider>', "Store the events the gateway's API lists that the inbox never received (source backfill), and process them")
     .option('--since <time>', 'Events created at or after: a duration ago (72h, 3d) or an ISO-8601 time (required)')
+    .option('--account <id>', "List one account's events: an Asaas subaccount of INBOX_CONFIG accounts (with its own API key), or a Connect account (default: the provider's own)")
     .option('--dry-run', 'Count what is missing; store nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl backfill stripe --since 72h --dry-run')

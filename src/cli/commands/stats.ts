@@ -10,6 +10,7 @@ import type { Register } from './types.ts';
 
 interface StatsFlags {
   provider?: unknown;
+  account?: unknown;
   since?: unknown;
   maxPendingAge?: unknown;
   json?: boolean;
@@ -60,6 +61,14 @@ function lastWebhookRequestLines(stats: InboxStats): string[] {
   ];
 }
 
+function deauthorizedLines(stats: InboxStats): string[] {
+  if (stats.deauthorizedAccounts.length === 0) return [];
+  return [
+    `Deauthorized accounts (no gateway reads on their behalf; their webhooks are still stored and folded): ${stats.deauthorizedAccounts.length}`,
+    ...stats.deauthorizedAccounts.map((d) => `  ${d.provider} ${d.account}: since ${d.since.toISOString()} (inboxctl show ${d.provider} ${d.eventId})`),
+  ];
+}
+
 function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   const lines = [`Inbox, events received ${window} (counts and ratios); failed and pending: all time.`, ''];
   const inboxStatuses = Object.keys(stats.totals) as InboxStatus[];
@@ -88,6 +97,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   lines.push(...conflictLines(stats));
   lines.push(...decisionLines(stats));
   lines.push(...lastWebhookRequestLines(stats));
+  lines.push(...deauthorizedLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} settled (processed or ignored) events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));
   lines.push(lagLine('processing (settled − received)', stats.lag.processing));
@@ -101,10 +111,11 @@ async function stats(context: CommandContext, flags: StatsFlags): Promise<number
   const since = sinceText === 'all' ? undefined : parsePastInstant(sinceText, '--since', context.now);
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
+  const account = flags.account === undefined ? undefined : requiredText(flags.account, '--account');
   const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
   const result = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
-    return collectInboxStats(handle.db, { provider, since, configuredProviders: [...config.providers.keys()] }, context.now);
+    return collectInboxStats(handle.db, { provider, account, since, configuredProviders: [...config.providers.keys()] }, context.now);
   });
   const alerts = alertsFor(result, { maxPendingAgeSeconds });
   if (flags.json) context.runtime.stdout.write(toJson({ ...result, maxPendingAgeSeconds, alerts }));
@@ -119,6 +130,7 @@ export const registerStats: Register = (cli: CAC, run) => {
   cli
     .command('stats', 'Counts per provider and status and per decision, ignored ratio, oldest pending, failures, lag; exit 1 on failed or old pending')
     .option('--provider <name>', 'Only this provider')
+    .option('--account <id>', 'Only the events of this gateway account (a Stripe Connect acct_…)')
     .option('--since <time>', 'Window for counts, ratios and lag: ISO-8601 time, a duration ago, or "all" (default 24h)')
     .option('--max-pending-age <duration>', 'Pending older than this is an alert (default 10m: the sweep age plus one sweep)')
     .option('--json', 'Machine-readable output')

@@ -1,3 +1,4 @@
+import type { DeauthorizedAccount } from '../../refetch/account-access-sql.ts';
 import { html } from 'hono/html';
 import type { DestinationView } from '../../delivery/lane-operations.ts';
 import { destinationsSection } from './destinations-section.ts';
@@ -79,8 +80,18 @@ export interface OverviewPage {
   failedProvider: string | undefined;
   /** Every push destination (configured, or with lanes parked or a state), with its state and lag. */
   destinations: DestinationView[];
+  /** Accounts that deauthorized the platform: no gateway reads on their behalf (docs/accounts.md). */
+  deauthorizedAccounts: readonly DeauthorizedAccount[];
   access: ViewerAccess;
   notice?: Notice;
+}
+
+/** An account that deauthorized the platform is read from its webhooks alone: said where an operator looks first. */
+function deauthorizedPills(accounts: readonly DeauthorizedAccount[]) {
+  return accounts.map(
+    (d) =>
+      html`<span class="pill pending" data-figure="deauthorized-account" title="account.application.deauthorized ${d.eventId}: no gateway reads on its behalf since ${formatTime(d.since)}; its webhooks are still stored and folded">${d.provider} ${d.account}: deauthorized</span>`,
+  );
 }
 
 export function renderOverviewPage(page: OverviewPage) {
@@ -91,6 +102,7 @@ export function renderOverviewPage(page: OverviewPage) {
 ${failedNow > 0 ? html`<span class="pill failed">${formatCount(failedNow)} failed</span>` : html`<span class="pill ok">no failed events</span>`}
 <span class="pill ${oldest > STUCK_PENDING_SECONDS ? 'pending' : 'ok'}">oldest pending ${oldest > 0 ? formatDuration(oldest) : 'none'}</span>
 ${destinationPills(page.destinations)}
+${deauthorizedPills(page.deauthorizedAccounts)}
 ${conflicts > 0 ? html`<span class="pill pending" data-figure="conflicts-total">${formatCount(conflicts)} conflicting duplicate(s), 24 h</span>` : ''}
 <a href="/dashboard/findings">reconciliation findings</a>
 <span class="muted">as of ${formatTime(page.now)}</span><span class="spacer"></span>${legend}</div>

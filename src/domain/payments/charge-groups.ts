@@ -8,6 +8,8 @@ export interface PaymentEvent {
   provider: string;
   unknownPayment: UnknownPaymentMode;
   inboxId: number;
+  /** The gateway account the event belongs to (webhook_inbox.account); null for a direct integration. */
+  account: string | null;
   fact: PaymentFact;
   /** The gateway event it came from, named in the outbound event it may cause (payment_events). */
   cause: { eventId: string; eventType: string };
@@ -16,6 +18,8 @@ export interface PaymentEvent {
 /** The batch's events of one charge, in batch order. */
 export interface ChargeGroup {
   key: ChargeKey;
+  /** The account its events name (the first that names one): a payment created by them belongs to it. */
+  account: string | null;
   /** Keys the payment may still be stored under (the events' legacyChargeId), each once. */
   legacyKeys: ChargeKey[];
   events: { index: number; event: PaymentEvent }[];
@@ -37,7 +41,8 @@ export function groupByCharge(events: readonly PaymentEvent[]): ChargeGroups {
   events.forEach((event, index) => {
     const key = { provider: event.provider, chargeId: event.fact.chargeId };
     const id = chargeKeyOf(key);
-    const group = byCharge.get(id) ?? { key, legacyKeys: [], events: [] };
+    const group = byCharge.get(id) ?? { key, account: null, legacyKeys: [], events: [] };
+    group.account ??= event.account;
     const legacy = event.fact.legacyChargeId;
     if (legacy !== undefined && !group.legacyKeys.some((k) => k.chargeId === legacy)) group.legacyKeys.push({ provider: event.provider, chargeId: legacy });
     group.events.push({ index, event });

@@ -45,6 +45,7 @@ export function stateOf(row: PaymentRow): PaymentState {
     lastGatewayEventAt: row.lastGatewayEventAt,
     inquiryOpen: row.inquiryOpen,
     statusBeforeDispute: row.statusBeforeDispute,
+    split: row.split,
   };
 }
 
@@ -143,7 +144,7 @@ function foldCharge(payment: LockedPayment, group: ChargeGroup, known: KnownFact
   const { result, current } = charge;
   if (!sameState(stateOf(row), current) || result.changes.length > 0) {
     const initialStatus = require ? (row.initialStatus ?? row.status) : row.initialStatus;
-    result.update = { id: row.id, state: current, initialStatus, events: result.changes.length };
+    result.update = { id: row.id, state: current, initialStatus, events: result.changes.length, account: group.account };
   }
   return result;
 }
@@ -188,6 +189,7 @@ function outboundChange(row: PaymentRow, sequence: number, previousStatus: Payme
     previousSequence: row.eventSequence,
     provider: row.provider,
     chargeId: row.gatewayChargeId,
+    account: row.account ?? event.account,
     previousStatus,
     state,
     occurredAt: event.fact.occurredAt,

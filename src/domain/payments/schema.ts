@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, check, customType, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { type PaymentStatus, paymentStatuses } from './payment-fact.ts';
+import { type PaymentStatus, type SplitShare, paymentStatuses } from './payment-fact.ts';
 
 // Written from the one list of statuses: a new status changes this check, and drizzle-kit then
 // generates the migration that replaces the constraint.
@@ -16,6 +16,10 @@ export const payments = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     provider: varchar('provider', { length: 30 }).notNull(),
     gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
+    // Whose money it is when one provider receives for many accounts (a Stripe Connect connected
+    // account): the account of the events that made it, null for a direct integration. Not part
+    // of the key: the gateways' charge ids are unique across their accounts (docs/accounts.md).
+    account: varchar('account', { length: 150 }),
     status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
     // The currency's ISO 4217 minor units (docs/amounts.md): decimals and Stripe's own scale are converted by the driver.
     amount: bigint('amount', { mode: 'number' }),
@@ -27,6 +31,9 @@ export const payments = pgTable(
     // While disputed, what a won dispute returns to (paid, partially_refunded, refunded): part of
     // the folded state, so a fold resumed from this row ends a dispute as one over every fact would.
     statusBeforeDispute: varchar('status_before_dispute', { length: 20 }).$type<PaymentStatus>(),
+    // How the charge is divided between recipients (Pagar.me split rules; SplitShare[]), part of the
+    // folded state: null when no fact said one (docs/accounts.md).
+    split: jsonb('split').$type<readonly SplitShare[]>(),
     // `require` mode: the status the application created the row with, recorded the first time an
     // event changes the row. Every later fold starts from it (see fold.ts); null until then, and
     // always null for rows the inbox created (`create` mode folds from nothing).
@@ -44,6 +51,7 @@ export const payments = pgTable(
   },
   (table) => [
     uniqueIndex('payments_provider_gateway_charge_id_key').on(table.provider, table.gatewayChargeId),
+    index('payments_account_idx').on(table.account).where(sql`${table.account} is not null`),
     check('payments_status_check', statusCheck(table.status)),
     check('payments_initial_status_check', sql`${table.initialStatus} is null or ${statusCheck(table.initialStatus)}`),
     check('payments_status_before_dispute_check', sql`${table.statusBeforeDispute} is null or ${statusCheck(table.statusBeforeDispute)}`),
@@ -104,12 +112,16 @@ export const paymentEvents = pgTable(
     sequence: integer('sequence').notNull(),
     provider: varchar('provider', { length: 30 }).notNull(),
     gatewayChargeId: varchar('gateway_charge_id', { length: 150 }).notNull(),
+    /** The payment's account (payments.account) at this change: the feed and destinations filter by it. */
+    account: varchar('account', { length: 150 }),
     status: varchar('status', { length: 20 }).$type<PaymentStatus>().notNull(),
     previousStatus: varchar('previous_status', { length: 20 }).$type<PaymentStatus>(),
     amount: bigint('amount', { mode: 'number' }),
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull(),
     currency: varchar('currency', { length: 3 }),
     inquiryOpen: boolean('inquiry_open').notNull().default(false),
+    // The payment's split at this change (SplitShare[]), null when it has none.
+    split: jsonb('split').$type<readonly SplitShare[]>(),
     occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
     causeInboxId: bigint('cause_inbox_id', { mode: 'number' }).notNull(),
     causeEventId: varchar('cause_event_id', { length: 150 }).notNull(),
@@ -119,6 +131,8 @@ export const paymentEvents = pgTable(
   (table) => [
     uniqueIndex('payment_events_payment_id_sequence_key').on(table.paymentId, table.sequence),
     index('payment_events_txid_position_idx').on(table.txid, table.position),
+    // The feed filtered by account: its (txid, position) order within one account.
+    index('payment_events_account_txid_position_idx').on(table.account, table.txid, table.position).where(sql`${table.account} is not null`),
   ],
 );
 
@@ -154,6 +168,8 @@ export const paymentFacts = pgTable(
     paymentKey: varchar('payment_key', { length: 150 }).notNull(),
     /** The fact's legacyChargeId: the key the payment may still be stored under. */
     legacyKey: varchar('legacy_key', { length: 150 }),
+    /** The event's account (webhook_inbox.account): null for a direct integration. */
+    account: varchar('account', { length: 150 }),
     /** The event's occurred_at (the fact's own time, for a snapshot the read's, is in `fact`). */
     occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
     /** StoredFact (stored-fact.ts), as webhook_inbox.fact holds it. */

@@ -1,4 +1,4 @@
-import type { PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import type { PaymentStatus, SplitShare } from '../../domain/payments/payment-fact.ts';
 import { decimalToMinorUnits } from './amounts.ts';
 import { CodedError } from '../../errors.ts';
 
@@ -21,6 +21,8 @@ export interface ChargeSnapshot {
    * moved). Absent when the gateway has no inquiries to tell of, or could not say.
    */
   inquiryOpen?: boolean;
+  /** How the charge is divided between recipients (Pagar.me); absent when the gateway did not say. */
+  split?: readonly SplitShare[];
   /**
    * When the request was sent, by our clock: everything that happened at the gateway before it
    * is in the answer. (The answer's own time would order an event that happened during the
@@ -59,6 +61,12 @@ export interface GatewayApi {
   readonly requiredSettings: readonly string[];
   /** The headers that authenticate a request with this API key. */
   authHeaders(key: string): Record<string, string>;
+  /**
+   * The headers that make a request on behalf of one of the platform's accounts (Stripe Connect:
+   * `Stripe-Account: acct_…`), for a provider declared `connect`. Absent: the gateway has no such
+   * header, and an account's reads use the provider's key as they are.
+   */
+  accountHeaders?(account: string): Record<string, string>;
   readCharge(chargeId: string, get: GatewayGet, settings: GatewaySettings): Promise<ChargeState>;
 }
 

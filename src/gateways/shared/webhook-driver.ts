@@ -25,6 +25,11 @@ export interface NormalizedEvent {
   occurredAtIsRequestTime?: boolean;
   /** The body as JSON for the `payload` column (form-encoded bodies are decoded into an object). */
   payload: unknown;
+  /**
+   * The gateway account the event belongs to when one endpoint receives for many (a Stripe Connect
+   * connected account, `acct_…`); null or absent for a direct integration (docs/accounts.md).
+   */
+  account?: string | null;
 }
 
 /** A stored event as processing reads it back (a replay sees exactly what was received). */
@@ -35,6 +40,8 @@ export interface StoredEvent {
   resourceId: string | null;
   occurredAt: Date;
   payload: unknown;
+  /** webhook_inbox.account: the gateway account the event belongs to; null (or absent) for a direct integration. */
+  account?: string | null;
   /**
    * True when the payload is not exactly the body: jsonb could not hold something in it (U+0000,
    * a lone surrogate, bytes that are not UTF-8: each now U+FFFD; a number beyond a double: now
@@ -83,6 +90,19 @@ export interface ProviderSettings {
   signatureToleranceSeconds: number;
   /** Driver-specific options from the config file, validated by the driver's own schema. */
   options: Record<string, unknown>;
+  /**
+   * The accounts under this provider that each have a webhook token of their own (Asaas
+   * subaccounts, INBOX_CONFIG `accounts`): a delivery carrying one's token is that account's
+   * (docs/accounts.md). Only for a driver whose definition says `attributesAccountsByToken`.
+   */
+  accounts?: readonly ProviderAccount[];
+}
+
+/** One account under a provider and the webhook token its deliveries carry. */
+export interface ProviderAccount {
+  /** What webhook_inbox.account, payments.account and the outbound event say. */
+  id: string;
+  token: string;
 }
 
 export interface DriverDefinition {
@@ -95,4 +115,6 @@ export interface DriverDefinition {
    * must exceed it, or a late resend of a purged event would pass as new.
    */
   resendWindowDays: number;
+  /** The driver tells an account's deliveries by the token they carry (settings.accounts): Asaas subaccounts. */
+  attributesAccountsByToken?: true;
 }

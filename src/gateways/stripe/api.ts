@@ -139,6 +139,9 @@ export const stripeApi: GatewayApi = {
   defaultBaseUrl: 'https://api.stripe.com',
   requiredSettings: [],
   authHeaders: (key) => ({ authorization: `Bearer ${key}` }),
+  // A connected account's objects are read with the platform's key and the account named in this
+  // header (docs.stripe.com/connect/authentication); without it Stripe looks in the platform's own account.
+  accountHeaders: (account) => ({ 'stripe-account': account }),
   async readCharge(chargeId, get) {
     if (chargeId.startsWith('pi_')) {
       const intent = asRecord(await get(`/v1/payment_intents/${pathSegment(chargeId)}?expand[]=latest_charge`), GATEWAY, 'the payment intent');

@@ -24,6 +24,9 @@ const envelope = z.object({
   type: z.string().min(1),
   created: z.number().int().nonnegative(),
   data: z.object({ object: z.record(z.string(), z.unknown()) }),
+  // A Connect endpoint's events name the connected account they happened on (`acct_…`); an
+  // account's own events carry none. Anything but a non-empty string is read as none, never refused.
+  account: z.string().min(1).optional().catch(undefined),
 });
 
 interface StripeSignatureHeader {
@@ -277,6 +280,7 @@ export function createStripeDriver(settings: ProviderSettings): ProviderDriver {
         resourceId: stripePaymentKeys(event.type, event.data.object)?.key ?? null,
         occurredAt: new Date(event.created * 1000),
         payload: json,
+        account: event.account ?? null,
       };
     },
     toPaymentFact: toStripePaymentFact,

@@ -18,7 +18,7 @@ export interface DecisionCount {
  * of every event id. That lookup repeats the window's bound (true of the row: it was counted in the
  * window) so it probes only the partitions of the window's months, not every month's primary key.
  */
-export async function countDecisionsByProvider(db: SqlExecutor, filter: { provider?: string; since?: Date }): Promise<DecisionCount[]> {
+export async function countDecisionsByProvider(db: SqlExecutor, filter: { provider?: string; account?: string; since?: Date }): Promise<DecisionCount[]> {
   const values = new Values();
   const since = filter.since ? `${values.add(filter.since.toISOString())}::timestamptz` : undefined;
   const { rows } = await db.executeSql<DecisionCount>(
@@ -29,6 +29,7 @@ export async function countDecisionsByProvider(db: SqlExecutor, filter: { provid
          since ? EVERY_STATUS : undefined,
          since ? `received_at >= ${since}` : undefined,
          filter.provider ? `provider = ${values.add(filter.provider)}` : undefined,
+         filter.account ? `account = ${values.add(filter.account)}` : undefined,
        ])}
        group by provider, decision
      )

@@ -14,7 +14,7 @@ import { dateOf, dateOrNull, epochMs } from './statement.ts';
  * `payload` is the expression the payload is read as (a reader may leave it out where a fact stands in).
  */
 export const storedEventColumns = (payload = 'payload') => `id::float8 as id, provider, event_id, event_type, resource_id,
-  ${epochMs('occurred_at')} as occurred_at_ms, ${payload} as payload, payload_lossy, status, ${epochMs('received_at')} as received_at_ms`;
+  ${epochMs('occurred_at')} as occurred_at_ms, ${payload} as payload, payload_lossy, status, ${epochMs('received_at')} as received_at_ms, account`;
 export const STORED_EVENT_COLUMNS = storedEventColumns();
 
 /** Which event a row is: what every reader of the inbox selects. */
@@ -34,6 +34,7 @@ export interface StoredEventRow extends EventIdentityRow {
   payload_lossy: boolean;
   status: InboxStatus;
   received_at_ms: number;
+  account: string | null;
 }
 
 export interface InboxEventRow extends StoredEvent {
@@ -50,6 +51,7 @@ export function toInboxEvent(row: StoredEventRow): InboxEventRow {
     payloadLossy: row.payload_lossy,
     status: row.status,
     receivedAt: dateOf(row.received_at_ms),
+    account: row.account,
   };
 }
 

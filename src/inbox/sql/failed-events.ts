@@ -20,14 +20,14 @@ export interface ErrorShapeCount {
  * group (webhook_inbox is partitioned on received_at): with the row's received_at it reads the
  * one partition that holds it.
  */
-export async function countFailedByErrorShape(db: SqlExecutor, filter: { provider?: string }): Promise<ErrorShapeCount[]> {
+export async function countFailedByErrorShape(db: SqlExecutor, filter: { provider?: string; account?: string }): Promise<ErrorShapeCount[]> {
   const values = new Values();
   const shape = `left(${errorShapeSql(`coalesce(last_error, '(no error recorded)')`, values)}, 300)`;
   const { rows } = await db.executeSql<{ provider: string; shape: string; n: number; id: number; event_id: string; last_error: string | null }>(
     `with failed as (
        select id, received_at, provider, ${shape} as shape
        from webhook_inbox
-       ${where([`status = 'failed'`, filter.provider ? `provider = ${values.add(filter.provider)}` : undefined])}
+       ${where([`status = 'failed'`, filter.provider ? `provider = ${values.add(filter.provider)}` : undefined, filter.account ? `account = ${values.add(filter.account)}` : undefined])}
      ), shapes as (
        select provider, shape, count(*)::int as n, max(id) as example_id, (array_agg(received_at order by id desc))[1] as example_received_at
        from failed group by provider, shape

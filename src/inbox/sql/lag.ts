@@ -30,14 +30,15 @@ export interface LagSample {
  * backward walk of the (status, received_at) index per settled status, each stopping after the
  * sample, however large the window; the newest `sampleSize` of both are kept.
  */
-export async function sampleSettledLag(db: SqlExecutor, filter: { provider?: string; since?: Date }, sampleSize: number): Promise<LagSample> {
+export async function sampleSettledLag(db: SqlExecutor, filter: { provider?: string; account?: string; since?: Date }, sampleSize: number): Promise<LagSample> {
   const values = new Values();
   const limit = values.add(sampleSize);
   const provider = filter.provider ? `provider = ${values.add(filter.provider)}` : undefined;
+  const account = filter.account ? `account = ${values.add(filter.account)}` : undefined;
   const since = filter.since ? `received_at >= ${values.add(filter.since.toISOString())}::timestamptz` : undefined;
   const walks = settledStatuses.map(
     (status) => `(select received_at, occurred_at, processed_at from webhook_inbox
-       ${where([`status = '${status}'`, HAS_SETTLED, provider, since])}
+       ${where([`status = '${status}'`, HAS_SETTLED, provider, account, since])}
        order by received_at desc limit ${limit})`,
   );
   const { rows } = await db.executeSql<{ n: number; ingest: number[] | null; ingest_max: number | string | null; processing: number[] | null; processing_max: number | string | null }>(

@@ -13,7 +13,7 @@ export interface InsertedEvent {
   receivedAt: Date;
 }
 
-const COLUMNS_PER_ROW = 12;
+const COLUMNS_PER_ROW = 13;
 
 /**
  * An unused slot's values. postgres.js keeps a connection's prepared statements by their text AND
@@ -23,7 +23,7 @@ const COLUMNS_PER_ROW = 12;
  * prepared anew and planned from scratch; with a Buffer and a boolean in the same places as in a
  * real row, one statement per power of two serves every batch size, as intended.
  */
-const UNUSED_ROW: readonly (string | Buffer | boolean | null)[] = [null, null, null, null, null, Buffer.alloc(0), null, false, null, null, null, null];
+const UNUSED_ROW: readonly (string | Buffer | boolean | null)[] = [null, null, null, null, null, Buffer.alloc(0), null, false, null, null, null, null, null];
 
 /** The statement's guard against a job pg-boss did not create (see storeNewEvents). */
 const DIVISION_BY_ZERO = '22012';
@@ -46,7 +46,7 @@ function storeStatementFor(rows: number, jobs: EmbeddedJobInsert): string {
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     // text::jsonb, not a jsonb parameter: the serialised payload must reach PostgreSQL unchanged
     // whatever jsonb serializer the client was configured with (drizzle replaces postgres.js's).
-    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text, ${$(10)}::text, ${$(11)}::text::jsonb, ${$(12)}::text)`;
+    return `(${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text::jsonb, ${$(6)}::bytea, ${$(7)}::timestamptz, ${$(8)}::boolean, ${$(9)}::text, ${$(10)}::text, ${$(11)}::text::jsonb, ${$(12)}::text, ${$(13)}::text)`;
   });
   // Each stored event's job, as queue/queues.ts webhookJob() describes it: the singleton key comes
   // from the same function (a parameter), the data names the row the statement just wrote.
@@ -58,7 +58,7 @@ function storeStatementFor(rows: number, jobs: EmbeddedJobInsert): string {
   // was new are stored. The inbox itself cannot refuse a duplicate: it is partitioned by month, and
   // a unique index there would have to include received_at.
   return `with batch as (
-      select * from (values ${tuples.join(', ')}) as v (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification, singleton_key)
+      select * from (values ${tuples.join(', ')}) as v (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification, singleton_key, account)
       where v.provider is not null),
     new_keys as (
       insert into webhook_event_keys (provider, event_id, fingerprint)
@@ -66,8 +66,8 @@ function storeStatementFor(rows: number, jobs: EmbeddedJobInsert): string {
       on conflict (provider, event_id) do nothing
       returning provider, event_id),
     stored as (
-      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification)
-      select provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification
+      insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification, account)
+      select provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, payload_lossy, fingerprint, source, verification, account
       from batch join new_keys using (provider, event_id)
       returning id, provider, event_id, resource_id, received_at),
     jobs as (${jobs.insertFrom(jobsJson)}),
@@ -112,7 +112,7 @@ export async function storeNewEvents(pool: SqlExecutor, jobs: EmbeddedJobInsert,
   const rows = 2 ** Math.ceil(Math.log2(events.length));
   const parameters: (string | Buffer | boolean | null)[] = [];
   for (const e of events) {
-    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source, e.verificationJson, singletonKeyFor(e));
+    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source, e.verificationJson, singletonKeyFor(e), e.account);
   }
   for (let row = events.length; row < rows; row += 1) parameters.push(...UNUSED_ROW);
   let stored: ReturnedRow[];

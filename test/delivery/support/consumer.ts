@@ -18,6 +18,8 @@ export interface ReceivedEvent {
   webhookId: string;
   chargeId: string;
   provider: string;
+  /** `payment.account`: the gateway account (absent before the contract had it). */
+  account?: string | null;
   sequence: number;
   /** `follows_sequence`: what this destination was sent before it (absent before it existed). */
   followsSequence: number | undefined;
@@ -59,7 +61,7 @@ export interface VerifiedPayload {
   sequence: number;
   follows_sequence?: number;
   type: string;
-  payment: { charge_id: string; provider: string; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
+  payment: { charge_id: string; provider: string; account?: string | null; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
 }
 
 /** What a test consumer records of one verified event (HTTP here, a broker's in broker-consumer.ts). */
@@ -69,6 +71,7 @@ export function receivedEventOf(payload: VerifiedPayload, webhookId: string, acc
     webhookId,
     chargeId: payment.charge_id,
     provider: payment.provider,
+    account: payment.account,
     sequence: payload.sequence,
     followsSequence: payload.follows_sequence,
     type: payload.type,

@@ -13,6 +13,8 @@ export interface PaymentChange {
   previousSequence: number;
   provider: string;
   chargeId: string;
+  /** The payment's account (payments.account, or its events' when the row has none yet): null for a direct integration. */
+  account: string | null;
   /** The status before the change: the same as state.status when only the amounts moved. */
   previousStatus: PaymentStatus | null;
   /** The payment's state right after the change. */
@@ -46,12 +48,14 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
       previous_sequence: c.previousSequence,
       provider: c.provider,
       charge_id: c.chargeId,
+      account: c.account,
       status: c.state.status,
       previous_status: c.previousStatus,
       amount: c.state.amount,
       amount_refunded: c.state.amountRefunded,
       currency: c.state.currency,
       inquiry_open: c.state.inquiryOpen,
+      split: c.state.split,
       occurred_at: c.occurredAt.toISOString(),
       cause_inbox_id: c.cause.inboxId,
       cause_event_id: c.cause.eventId,
@@ -59,14 +63,14 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
     })),
   );
   await tx.execute(sql`
-    insert into ${paymentEvents} (payment_id, sequence, txid, provider, gateway_charge_id, status, previous_status,
-      amount, amount_refunded, currency, inquiry_open, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
-    select v.payment_id, v.sequence, greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id,
-      v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.inquiry_open, v.occurred_at,
+    insert into ${paymentEvents} (payment_id, sequence, txid, provider, gateway_charge_id, account, status, previous_status,
+      amount, amount_refunded, currency, inquiry_open, split, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
+    select v.payment_id, v.sequence, greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id, v.account,
+      v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.inquiry_open, v.split, v.occurred_at,
       v.cause_inbox_id, v.cause_event_id, v.cause_event_type
     from jsonb_to_recordset(${values}::jsonb) as v(
-      ord int, payment_id bigint, sequence int, previous_sequence int, provider varchar, charge_id varchar, status varchar,
-      previous_status varchar, amount bigint, amount_refunded bigint, currency varchar, inquiry_open boolean, occurred_at timestamptz,
+      ord int, payment_id bigint, sequence int, previous_sequence int, provider varchar, charge_id varchar, account varchar, status varchar,
+      previous_status varchar, amount bigint, amount_refunded bigint, currency varchar, inquiry_open boolean, split jsonb, occurred_at timestamptz,
       cause_inbox_id bigint, cause_event_id varchar, cause_event_type varchar)
     left join ${paymentEvents} as previous on previous.payment_id = v.payment_id and previous.sequence = v.previous_sequence
     order by v.ord`);

@@ -43,6 +43,7 @@ export function chargeKeysMatch(providerColumn: AnyPgColumn, keyColumn: AnyPgCol
 }
 
 export interface NewPayment extends ChargeKey {
+  account: string | null;
   state: PaymentState;
 }
 
@@ -57,7 +58,7 @@ export async function insertPaymentsIfAbsent(tx: Transaction, rows: readonly New
   const sorted = [...rows].sort((a, b) => compareKeys(a, b));
   return tx
     .insert(payments)
-    .values(sorted.map(({ provider, chargeId, state }) => ({ provider, gatewayChargeId: chargeId, ...state })))
+    .values(sorted.map(({ provider, chargeId, account, state }) => ({ provider, gatewayChargeId: chargeId, account, ...state })))
     .onConflictDoNothing({ target: [payments.provider, payments.gatewayChargeId] })
     .returning();
 }
@@ -68,6 +69,8 @@ export interface PaymentUpdate {
   initialStatus: PaymentStatus | null;
   /** Outbound events (payment_events) this transaction writes for it: event_sequence moves on by as many. */
   events: number;
+  /** The account its events name: set on a payment that has none yet (made before its events named one), never changed once set. */
+  account: string | null;
 }
 
 /**
@@ -77,9 +80,10 @@ export interface PaymentUpdate {
 export async function updatePaymentStates(tx: Transaction, updates: readonly PaymentUpdate[]): Promise<void> {
   if (updates.length === 0) return;
   const values = JSON.stringify(
-    updates.map(({ id, state, initialStatus, events }) => ({
+    updates.map(({ id, state, initialStatus, events, account }) => ({
       id,
       events,
+      account,
       status: state.status,
       amount: state.amount,
       amount_refunded: state.amountRefunded,
@@ -87,6 +91,7 @@ export async function updatePaymentStates(tx: Transaction, updates: readonly Pay
       last_gateway_event_at: state.lastGatewayEventAt?.toISOString() ?? null,
       inquiry_open: state.inquiryOpen,
       status_before_dispute: state.statusBeforeDispute,
+      split: state.split,
       initial_status: initialStatus,
     })),
   );
@@ -94,11 +99,11 @@ export async function updatePaymentStates(tx: Transaction, updates: readonly Pay
     update ${payments} as p set
       status = v.status, amount = v.amount, amount_refunded = v.amount_refunded, currency = v.currency,
       last_gateway_event_at = v.last_gateway_event_at, inquiry_open = v.inquiry_open,
-      status_before_dispute = v.status_before_dispute, initial_status = v.initial_status,
-      event_sequence = p.event_sequence + v.events, updated_at = now()
+      status_before_dispute = v.status_before_dispute, split = v.split, initial_status = v.initial_status,
+      event_sequence = p.event_sequence + v.events, account = coalesce(p.account, v.account), updated_at = now()
     from jsonb_to_recordset(${values}::jsonb) as v(
-      id bigint, events int, status varchar, amount bigint, amount_refunded bigint, currency varchar,
-      last_gateway_event_at timestamptz, inquiry_open boolean, status_before_dispute varchar, initial_status varchar)
+      id bigint, events int, account varchar, status varchar, amount bigint, amount_refunded bigint, currency varchar,
+      last_gateway_event_at timestamptz, inquiry_open boolean, status_before_dispute varchar, split jsonb, initial_status varchar)
     where p.id = v.id and p.id = any(array(select (u->>'id')::bigint from jsonb_array_elements(${values}::jsonb) as u))`);
 }
 
