@@ -119,7 +119,7 @@ export const destinationOptionsSchema = z.strictObject({
     .min(100)
     .max(120_000)
     .optional()
-    .meta({ whenUnset: byDefault('timeoutMs'), description: "One POST, connect to the last byte read (the answer's status decides); for a broker, one publish until its confirm." }),
+    .meta({ whenUnset: byDefault('timeoutMs'), description: "One POST, connect to the last byte read (the answer's status decides); for a broker, one publish, from connecting to its confirm (RabbitMQ) or ack (JetStream)." }),
   retryDelaySeconds: z
     .number()
     .positive()

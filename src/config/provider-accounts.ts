@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * INBOX_CONFIG's `accounts` of a provider: several gateway accounts under one provider, each with
- * a webhook token and an API key of its own (Asaas subaccounts; docs/accounts.md). A delivery is
- * the account's whose token it carries; its charge is re-read with that account's key.
+ * a webhook token and an API key of its own (Asaas subaccounts; docs/accounts.md). A webhook
+ * request is the account's whose token it carries; its charge is re-read with that account's key.
  */
 const accountEntry = z.strictObject({
   id: z
@@ -30,7 +30,7 @@ export const accountsFileKeys = {
     .meta({
       whenUnset: 'one account: the provider\'s own',
       description:
-        "Several accounts under this provider (Asaas subaccounts), each `{ \"id\", \"token\", \"apiKey\" }`: `id` names the account (as `payment.account` says it), `token` is the authToken of that account's own webhook, `apiKey` its API key, required when the provider has one (`GATEWAY_API_KEY_<PROVIDER>` or `api.key`: the provider's own account's). A delivery is attributed to the account whose token it carries (every token compared in constant time); one carrying a `secrets` token is the provider's own (account null); any other token is refused (401). Its charge is re-read with that account's key ([Accounts](accounts.md#asaas-subaccounts)).",
+        "Several accounts under this provider (Asaas subaccounts), each `{ \"id\", \"token\", \"apiKey\" }`: `id` names the account (as `payment.account` says it), `token` is the authToken of that account's own webhook, `apiKey` its API key, required when the provider has one (`GATEWAY_API_KEY_<PROVIDER>` or `api.key`: the provider's own account's). A webhook request is attributed to the account whose token it carries (every token compared in constant time); one carrying a `secrets` token is the provider's own (account null); any other token is refused (401). Its charge is re-read with that account's key ([Accounts](accounts.md#asaas-subaccounts)).",
     }),
 };
 

@@ -30,7 +30,12 @@ export const refetchFileKeys = {
         .string()
         .min(1)
         .optional()
-        .meta({ whenUnset: 'the driver\'s name', description: 'Which API mapping to use, e.g. for a gateway received through the generic `token` driver.' }),
+        .meta({
+          whenUnset: "the driver's name",
+          description: `Which API mapping to use (${Object.keys(gatewayApis)
+            .map((name) => `\`${name}\``)
+            .join(', ')}), e.g. for a gateway received through the generic \`token\` driver.`,
+        }),
       baseUrl: z
         .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
         .optional()
