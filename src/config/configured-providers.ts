@@ -5,6 +5,14 @@ import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/settings.ts';
 
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
+/** What configuration says of a provider's accounts (INBOX_CONFIG `connect`, `knownAccounts`). */
+export interface ProviderAccounts {
+  /** A platform's endpoint for many accounts: every account is expected unless `known` lists them. */
+  connect: boolean;
+  /** The accounts expected; undefined: none listed. */
+  known: ReadonlySet<string> | undefined;
+}
+
 export interface ConfiguredProvider {
   name: string;
   driver: ProviderDriver;
@@ -20,6 +28,8 @@ export interface ConfiguredProvider {
   refetch: ProviderRefetchConfig;
   /** INBOX_CONFIG's `reconcile.settlementDays`, when set: else the gateway ledger's default. */
   settlementDays: number | undefined;
+  /** The accounts it receives for (`connect`, `knownAccounts`): an event naming another is reported (docs/accounts.md). */
+  accounts: ProviderAccounts;
 }
 
 function configuredProvider(config: ProviderConfig, problems: string[]): ConfiguredProvider | undefined {
@@ -52,7 +62,8 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
   try {
     const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
     const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
-    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays };
+    const accounts: ProviderAccounts = { connect: config.refetch.connect === true, known: config.refetch.knownAccounts ? new Set(config.refetch.knownAccounts) : undefined };
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays, accounts };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

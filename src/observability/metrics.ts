@@ -15,6 +15,8 @@ export interface DeliveryMetrics {
   delivery(provider: string, outcome: DeliveryOutcome, ackSeconds: number): void;
   /** A duplicate (also counted as one) whose meaning differs from the stored event: its body went to webhook_inbox_conflicts. */
   conflictingDuplicate(provider: string): void;
+  /** An event named a gateway account the configuration does not know: counted once per (provider, account) per process. */
+  unknownAccount(provider: string): void;
 }
 
 export interface ProcessingMetrics {
@@ -143,6 +145,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
   for (const provider of providers) conflictingDuplicates.inc({ provider }, 0);
+  const unknownAccounts = new Counter({
+    name: 'inbox_unknown_accounts_total',
+    help: 'Gateway accounts named by stored events that the configuration does not know (connect, knownAccounts), each counted once per process, by provider; the events are stored and folded as usual.',
+    labelNames: ['provider'],
+    registers,
+  });
+  for (const provider of providers) unknownAccounts.inc({ provider }, 0);
   const attempts = new Counter({
     name: 'inbox_processing_attempts_total',
     help: 'Processing attempts (job runs against an inbox row) by provider.',
@@ -356,6 +365,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         ackDuration.observe({ provider, outcome }, ackSeconds);
       },
       conflictingDuplicate: (provider) => conflictingDuplicates.inc({ provider }),
+      unknownAccount: (provider) => unknownAccounts.inc({ provider }),
     },
     processing: {
       attempt: (provider) => attempts.inc({ provider }),
