@@ -15,6 +15,11 @@ export interface BackfillDeps {
   /** The provider's own driver: an API event is parsed exactly as its webhook would have been (not verified: nothing signed it). */
   driver: ProviderDriver;
   list: GatewayEventList;
+  /**
+   * The account listed on behalf of (`--account`, a connect provider's): its events are stored
+   * with it when the listed event does not name one itself.
+   */
+  account?: string;
   /** A GET of the provider's API through the refetch layer (rate limit, breaker, timeout, key). */
   get(path: string): Promise<unknown>;
   /** The webhook receiver's insert path: insert-if-absent and enqueue in one transaction. */
@@ -78,7 +83,7 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   // event's JSON text stands in for them (nothing was signed, so no signature can be checked).
   const rawBody = Buffer.from(JSON.stringify(apiEvent), 'utf8');
   const parsed = deps.driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, now);
-  const event = validateNormalizedEvent(parsed, rawBody);
+  const event = validateNormalizedEvent({ ...parsed, account: parsed.account ?? deps.account ?? null }, rawBody);
   return {
     provider: deps.provider,
     event,

@@ -15,6 +15,7 @@ import type { Register } from './types.ts';
 
 interface BackfillFlags {
   since?: unknown;
+  account?: unknown;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -64,8 +65,14 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
   return { configured, api, list };
 }
 
-async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean }, commitDeadlineMs: number) {
-  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }] = await Promise.all([
+async function runBackfill(
+  context: CommandContext,
+  connection: CliConnection,
+  target: ReturnType<typeof backfillTarget>,
+  options: { since: Date; dryRun: boolean; account?: string },
+  commitDeadlineMs: number,
+) {
+  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }, { isAccountDeauthorized }] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
     import('../../inbox/group-commit.ts'),
@@ -73,9 +80,14 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
     import('../../inbox/conflicting-duplicates.ts'),
     import('../../inbox/sql/present-event-ids.ts'),
     import('../../db/client.ts'),
+    import('../../refetch/account-access-sql.ts'),
   ]);
   const { configured, api, list } = target;
-  const refetcher = createRefetcher({ targets: [api], clock: context.runtime.now });
+  const refetcher = createRefetcher({
+    targets: [api],
+    clock: context.runtime.now,
+    accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(connection.handle.db, provider, account) },
+  });
   // Only a real run stores (and has pg-boss started); a dry run never gets here.
   const ingestor = async (boss: PgBoss) =>
     createGroupCommitIngestor({
@@ -93,7 +105,8 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
       provider: configured.name,
       driver: configured.driver,
       list,
-      get: (path) => refetcher.get(configured.name, path),
+      account: options.account,
+      get: (path) => refetcher.get(configured.name, path, undefined, options.account),
       ingest: (event) => {
         if (!connection.boss) throw new Error('inboxctl backfill: storing needs pg-boss, which a dry run does not start');
         return (store ??= ingestor(connection.boss)).then((stored) => stored.ingest(event));
@@ -119,7 +132,9 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const oldest = new Date(context.now.getTime() - target.list.retentionDays * 86_400_000);
   const cutTo = requested < oldest ? oldest : undefined;
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
-  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true };
+  const account = flags.account === undefined ? undefined : requiredText(flags.account, '--account');
+  if (account !== undefined && !target.api.connect) throw usageError(`--account reads on behalf of a connected account: provider "${provider}" is not declared connect in INBOX_CONFIG.`);
+  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account };
   const result = await context
     .withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)))
     .catch((error: unknown) => {
@@ -136,6 +151,7 @@ export const registerBackfill: Register = (cli: CAC, run) => {
   cli
     .command('backfill <provider>', "Store the events the gateway's API lists that the inbox never received (source backfill), and process them")
     .option('--since <time>', 'Events created at or after: a duration ago (72h, 3d) or an ISO-8601 time (required)')
+    .option('--account <id>', "List a connected account's events, on its behalf (a connect provider: Stripe-Account); one account per run")
     .option('--dry-run', 'Count what is missing; store nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl backfill stripe --since 72h --dry-run')
