@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { Database } from '../db/client.ts';
 import type { PaymentRow } from '../domain/payments/schema.ts';
-import { toPaymentEventBody } from '../delivery/payment-event-body.ts';
+import { toPaymentEventBody, toSplitShareBody } from '../delivery/payment-event-body.ts';
 import type { RequestEnv } from '../web/request-env.ts';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage, type PaymentView } from './api-schemas.ts';
 import { createBearerAuth } from './bearer-auth.ts';
@@ -65,6 +65,7 @@ function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEve
       amount_refunded: payment.amountRefunded,
       currency: payment.currency,
       inquiry_open: payment.inquiryOpen,
+      split: payment.split?.map(toSplitShareBody) ?? null,
       last_gateway_event_at: payment.lastGatewayEventAt?.toISOString() ?? null,
       event_sequence: payment.eventSequence,
       created_at: payment.createdAt.toISOString(),

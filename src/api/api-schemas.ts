@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { paymentStatuses } from '../domain/payments/payment-fact.ts';
-import { paymentEventBodySchema } from '../delivery/payment-event-body.ts';
+import { paymentEventBodySchema, splitShareSchema } from '../delivery/payment-event-body.ts';
 
 /**
  * The /api/v1 answers, as zod schemas: the routes build values of these types, and the OpenAPI
@@ -40,6 +40,10 @@ export const paymentViewSchema = z
       amount_refunded: z.int(),
       currency: z.string().nullable(),
       inquiry_open: z.boolean().describe('An inquiry is open: no money moved, the status is unchanged (docs/disputes.md).'),
+      split: z
+        .array(splitShareSchema)
+        .nullable()
+        .describe('How the charge is divided between recipients (Pagar.me split rules, docs/accounts.md); null when no gateway event said one.'),
       last_gateway_event_at: z.iso.datetime().nullable().describe('The newest gateway event time folded into this state.'),
       event_sequence: z.int().min(0).describe('The sequence number of its last event (0: none yet).'),
       created_at: z.iso.datetime(),

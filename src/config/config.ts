@@ -9,6 +9,7 @@ import { envVariables } from './env-variables.ts';
 import { type DeclaredRefetch, apiKeyEnvName, refetchFileKeys } from '../refetch/config-keys.ts';
 import { type DeclaredReconcile, reconcileFileKeys } from '../reconciliation/config-keys.ts';
 import { parseJsonText } from '../format/json-parse.ts';
+import { type ProviderAccountEntry, accountsFileKeys } from './provider-accounts.ts';
 
 /**
  * One provider as configured: which built-in driver it runs and with what. Checking it against
@@ -34,6 +35,8 @@ export interface ProviderConfig {
   reconcile: DeclaredReconcile;
   /** GATEWAY_API_KEY_<PROVIDER>, when set. */
   envApiKey: string | undefined;
+  /** `accounts`: the accounts under it with a webhook token and API key each (Asaas subaccounts); empty: its own only. */
+  accounts: readonly ProviderAccountEntry[];
   /** What is left of its INBOX_CONFIG entry, for the driver's own schema. */
   options: Record<string, unknown>;
 }
@@ -202,6 +205,7 @@ export const providerEntrySchema = z.looseObject({
     }),
   ...refetchFileKeys,
   ...reconcileFileKeys,
+  ...accountsFileKeys,
 });
 
 const fileSchema = z.strictObject(
@@ -283,12 +287,13 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
     refetch: {},
     reconcile: {},
     envApiKey: env[apiKeyEnvName(name)],
+    accounts: [],
     options: {},
     ...entry,
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, connect, knownAccounts, reconcile, ...options }] of Object.entries(file)) {
+  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, connect, knownAccounts, reconcile, accounts, ...options }] of Object.entries(file)) {
     providers.set(
       name,
       declare(name, {
@@ -299,6 +304,7 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
         unknownPayment: unknownPayment ?? 'create',
         refetch: { api, ordering, ratePerSecond, connect, knownAccounts },
         reconcile: reconcile ?? {},
+        accounts: accounts ?? [],
         options,
       }),
     );

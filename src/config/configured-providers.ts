@@ -3,9 +3,9 @@ import { ConfigError } from '../errors.ts';
 import { builtInDrivers } from '../gateways/registry.ts';
 import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/settings.ts';
+import { providerAccountsProblems } from './provider-accounts.ts';
 
-/** One configured provider: its driver plus the inbox's own per-provider settings. */
-/** What configuration says of a provider's accounts (INBOX_CONFIG `connect`, `knownAccounts`). */
+/** What configuration says of a provider's accounts (INBOX_CONFIG `connect`, `knownAccounts`, and the accounts configured with a key or token). */
 export interface ProviderAccounts {
   /** A platform's endpoint for many accounts: every account is expected unless `known` lists them. */
   connect: boolean;
@@ -13,6 +13,13 @@ export interface ProviderAccounts {
   known: ReadonlySet<string> | undefined;
 }
 
+/** The accounts configured (`knownAccounts`, and those given a key or token) are the ones expected; none listed: any, on a connect provider. */
+function expectedAccounts(config: ProviderConfig): ProviderAccounts {
+  const listed = [...(config.refetch.knownAccounts ?? []), ...config.accounts.map(({ id }) => id)];
+  return { connect: config.refetch.connect === true, known: listed.length > 0 ? new Set(listed) : undefined };
+}
+
+/** One configured provider: its driver plus the inbox's own per-provider settings. */
 export interface ConfiguredProvider {
   name: string;
   driver: ProviderDriver;
@@ -39,7 +46,19 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     problems.push(`provider "${name}": unknown driver "${config.driver}" (built-in drivers: ${Object.keys(builtInDrivers).join(', ')})`);
     return undefined;
   }
-  if (definition.requiresSecret && config.secrets.length === 0) {
+  if (config.accounts.length > 0) {
+    if (!definition.attributesAccountsByToken) {
+      problems.push(`provider "${name}": accounts with a webhook token each are for Asaas subaccounts; the ${config.driver} driver cannot tell an account's deliveries by their token`);
+      return undefined;
+    }
+    const accountProblems = providerAccountsProblems(name, config.accounts, config.secrets);
+    if (accountProblems.length > 0) {
+      problems.push(...accountProblems);
+      return undefined;
+    }
+  }
+  // An account's token authenticates its deliveries as a secret does.
+  if (definition.requiresSecret && config.secrets.length === 0 && config.accounts.length === 0) {
     problems.push(`provider "${name}": no secret; set ${secretEnvName(name)} (comma-separated for rotation)`);
     return undefined;
   }
@@ -60,10 +79,11 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     return undefined;
   }
   try {
-    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options });
-    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey }, problems);
-    const accounts: ProviderAccounts = { connect: config.refetch.connect === true, known: config.refetch.knownAccounts ? new Set(config.refetch.knownAccounts) : undefined };
-    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays, accounts };
+    const accounts = config.accounts.map(({ id, token }) => ({ id, token }));
+    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options, accounts });
+    const accountKeys = config.accounts.map(({ id, apiKey }) => ({ account: id, key: apiKey }));
+    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey, accountKeys }, problems);
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays, accounts: expectedAccounts(config) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

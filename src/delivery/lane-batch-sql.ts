@@ -96,6 +96,7 @@ type EventRecord = {
   currency: string | null;
   account: string | null;
   inquiry_open: boolean;
+  split: PaymentEventRow['split'];
   occurred_ms: number;
   cause_inbox_id: number;
   cause_event_id: string;
@@ -115,7 +116,7 @@ export async function readLanesEvents(db: Database | Transaction, reads: readonl
   const rows = await db.execute<EventRecord>(sql`
     select v.ord, e.id, e.position::float8 as position, e.txid::text as txid, e.payment_id::float8 as payment_id, e.sequence,
            e.provider, e.gateway_charge_id, e.status, e.previous_status, e.amount::float8 as amount, e.amount_refunded::float8 as amount_refunded,
-           e.currency, e.account, e.inquiry_open, (extract(epoch from e.occurred_at) * 1000)::float8 as occurred_ms, e.cause_inbox_id::float8 as cause_inbox_id,
+           e.currency, e.account, e.inquiry_open, e.split, (extract(epoch from e.occurred_at) * 1000)::float8 as occurred_ms, e.cause_inbox_id::float8 as cause_inbox_id,
            e.cause_event_id, e.cause_event_type, (extract(epoch from e.created_at) * 1000)::float8 as created_ms
     from jsonb_to_recordset(${input}::jsonb) as v(ord int, payment_id bigint, after int)
     join payment_events as e on e.payment_id = v.payment_id and e.sequence > v.after and e.sequence <= v.after + ${limit}
@@ -136,6 +137,7 @@ export async function readLanesEvents(db: Database | Transaction, reads: readonl
       amountRefunded: row.amount_refunded,
       currency: row.currency,
       inquiryOpen: row.inquiry_open,
+      split: row.split,
       occurredAt: new Date(row.occurred_ms),
       causeInboxId: row.cause_inbox_id,
       causeEventId: row.cause_event_id,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PaymentEventRow } from '../domain/payments/schema.ts';
-import { paymentStatuses } from '../domain/payments/payment-fact.ts';
+import { type SplitShare, paymentStatuses } from '../domain/payments/payment-fact.ts';
 
 /**
  * The contract with the application: what one change of a payment (its status, its amounts, or an
@@ -18,6 +18,36 @@ const minorUnits = z
   .describe(
     "In `currency`'s minor units, by its ISO 4217 exponent, whatever the gateway sent (docs/amounts.md): 1050 is 10.50 BRL, 1500 is 1500 CLP or JPY (exponent 0), 12345 is 12.345 KWD or BHD (exponent 3).",
   );
+
+/** One recipient's share of a split charge, in Pagar.me's words (docs/accounts.md). Shared with the payment lookup. */
+export const splitShareSchema = z
+  .object({
+    recipient_id: z.string().min(1).describe("The recipient at the gateway (Pagar.me `rp_…`; `re_…` before v5)."),
+    rule_id: z.string().min(1).nullable().describe('The split rule\'s id at the gateway (`sr_…`); null when it gave none.'),
+    amount: minorUnits.nullable().describe("A flat share, in `currency`'s minor units; null for a percentage."),
+    percentage: z.number().min(0).max(100).nullable().describe('A share in percent of the charge; null for a flat amount.'),
+    liable: z.boolean().nullable().describe('The recipient answers for chargebacks (`liable`); null when the gateway did not say.'),
+    charge_processing_fee: z.boolean().nullable().describe('The recipient pays the processing fee (`charge_processing_fee`); null when the gateway did not say.'),
+    charge_remainder_fee: z
+      .boolean()
+      .nullable()
+      .describe('The recipient receives what is left after the division (`charge_remainder_fee`; `charge_remainder` before v5); null when the gateway did not say.'),
+  })
+  .describe("One recipient's share of the charge.");
+
+export type SplitShareBody = z.infer<typeof splitShareSchema>;
+
+export function toSplitShareBody(share: SplitShare): SplitShareBody {
+  return {
+    recipient_id: share.recipientId,
+    rule_id: share.ruleId,
+    amount: share.amount,
+    percentage: share.percentage,
+    liable: share.liable,
+    charge_processing_fee: share.chargeProcessingFee,
+    charge_remainder_fee: share.chargeRemainderFee,
+  };
+}
 
 export const paymentEventBodySchema = z
   .object({
@@ -62,6 +92,13 @@ export const paymentEventBodySchema = z
           .describe(
             "An inquiry is open: the payer's bank asked about the payment before any dispute (Stripe's `warning_*` disputes). No money moved and the status is unchanged; it closes when the gateway closes the inquiry, or when it becomes a dispute (status `disputed`) or a chargeback. Added to the contract after its first version: an event stored before says false.",
           ),
+        split: z
+          .array(splitShareSchema)
+          .min(1)
+          .optional()
+          .describe(
+            "How the charge is divided between recipients (Pagar.me split rules), as the gateway last said it when the charge was created, authorized or paid. Present only on a split charge's events; a change of the split alone is an event of its own (same status). Added to the contract after its first version.",
+          ),
       })
       .describe('The payment right after this change.'),
     cause: z
@@ -96,6 +133,7 @@ export function toPaymentEventBody(row: PaymentEventRow): PaymentEventBody {
       amount_refunded: row.amountRefunded,
       currency: row.currency,
       inquiry_open: row.inquiryOpen,
+      ...(row.split === null ? {} : { split: row.split.map(toSplitShareBody) }),
     },
     cause: { inbox_id: row.causeInboxId, event_id: row.causeEventId, event_type: row.causeEventType },
   };

@@ -16,10 +16,11 @@ export interface BackfillDeps {
   driver: ProviderDriver;
   list: GatewayEventList;
   /**
-   * The account listed on behalf of (`--account`, a connect provider's): its events are stored
-   * with it when the listed event does not name one itself.
+   * The account whose events are listed (`inboxctl backfill --account`: an Asaas subaccount, read
+   * with its own key; a Connect account, on its behalf): each stored event is that account's. Null
+   * or absent: the provider's own account, or what the driver reads from the event.
    */
-  account?: string;
+  account?: string | null;
   /** A GET of the provider's API through the refetch layer (rate limit, breaker, timeout, key). */
   get(path: string): Promise<unknown>;
   /** The webhook receiver's insert path: insert-if-absent and enqueue in one transaction. */
@@ -83,7 +84,9 @@ function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, 
   // event's JSON text stands in for them (nothing was signed, so no signature can be checked).
   const rawBody = Buffer.from(JSON.stringify(apiEvent), 'utf8');
   const parsed = deps.driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, now);
-  const event = validateNormalizedEvent({ ...parsed, account: parsed.account ?? deps.account ?? null }, rawBody);
+  // Listed with the account's own key (or on its behalf): the event is that account's, as its
+  // delivery, carrying that account's token, would have been.
+  const event = validateNormalizedEvent(deps.account ? { ...parsed, account: deps.account } : parsed, rawBody);
   return {
     provider: deps.provider,
     event,

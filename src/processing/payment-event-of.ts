@@ -30,6 +30,7 @@ function snapshotFact(chargeId: string, snapshot: ChargeSnapshot, legacyChargeId
     amountRefunded: snapshot.amountRefunded,
     currency: snapshot.currency,
     ...(snapshot.inquiryOpen === undefined ? {} : { inquiry: snapshot.inquiryOpen ? 'opened' : 'closed' }),
+    ...(snapshot.split === undefined ? {} : { split: snapshot.split }),
     snapshot: true,
   };
 }

@@ -35,6 +35,7 @@ export function createPaymentsHandler(deps: PaymentsHandlerDeps): EventHandler {
       const chargeId = chargeToRefetch(event, deps.refetcher);
       if (chargeId === undefined) return undefined;
       try {
+        // On behalf of the event's account: a Connect account's (Stripe-Account), an Asaas subaccount's (its own key).
         return await deps.refetcher!.fetchCharge(event.provider.name, chargeId, signal, event.stored.account);
       } catch (error) {
         // The account deauthorized the platform: its charges cannot be read, but its webhooks

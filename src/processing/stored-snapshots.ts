@@ -39,6 +39,7 @@ export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>
           amountRefunded: fact.amountRefunded ?? 0,
           currency: fact.currency,
           ...(fact.inquiry === undefined ? {} : { inquiryOpen: fact.inquiry === 'opened' }),
+          ...(fact.split === undefined ? {} : { split: fact.split }),
           observedAt: fact.occurredAt,
         };
       }

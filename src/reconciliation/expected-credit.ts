@@ -1,6 +1,6 @@
 import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
 import type { Finding } from './finding.ts';
-import type { LedgerReaderDeps, ReadProgress } from './read-ledger.ts';
+import { type LedgerReaderDeps, type ReadProgress, countedGatewayReads } from './read-ledger.ts';
 
 /** Payment objects read per run at most: a month where every credit is missing asks the ledger, not 10,000 payments. */
 const MAX_LOOKUPS = 100;
@@ -15,7 +15,7 @@ const MAX_LOOKUPS = 100;
 export async function checkExpectedCredits(deps: LedgerReaderDeps, findings: Finding[], now: Date, progress: ReadProgress): Promise<Finding[]> {
   const settlement = deps.ledger.paymentSettlement;
   if (!settlement) return findings;
-  const patient = { ...deps, operation: 'reconcile', get: (path: string) => ((progress.gatewayCalls += 1), deps.get(path)) };
+  const patient = countedGatewayReads(deps, progress);
   let lookups = 0;
   const checked: Finding[] = [];
   for (const finding of findings) {

@@ -28,6 +28,21 @@ export interface ReadProgress {
   unreadable: Finding[];
 }
 
+/**
+ * The deps a run reads the gateway through: each GET counted in the run's progress, and labelled
+ * `reconcile` in the refetch layer's metrics, so a run's report says how many calls it cost.
+ */
+export function countedGatewayReads(deps: LedgerReaderDeps, progress: ReadProgress) {
+  return {
+    ...deps,
+    operation: 'reconcile',
+    get: (path: string) => {
+      progress.gatewayCalls += 1;
+      return deps.get(path);
+    },
+  };
+}
+
 /** An excerpt of what the gateway sent, bounded: evidence, not a copy of a whole page. */
 const EXCERPT_CHARS = 500;
 
@@ -80,7 +95,7 @@ export async function readLedgerPages(deps: LedgerReaderDeps, run: RunRow, progr
   // A run that read pages and has no cursor left has read them all (it stopped while matching).
   if (run.pages > 0 && run.cursor === null) return;
   let cursor = run.cursor ?? undefined;
-  const patient = { ...deps, operation: 'reconcile', get: (path: string) => ((progress.gatewayCalls += 1), deps.get(path)) };
+  const patient = countedGatewayReads(deps, progress);
   for (;;) {
     const pagePath = pathOf(cursor);
     const page = deps.ledger.readEntries(await getWaitingOutRateLimits(patient, pagePath, progress));

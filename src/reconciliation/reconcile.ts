@@ -5,7 +5,7 @@ import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
 import { checkExpectedCredits } from './expected-credit.ts';
 import { type Finding, findingKinds } from './finding.ts';
 import { type PayoutToMatch, matchLedger } from './match.ts';
-import { type LedgerReaderDeps, type ReadProgress, readLedgerPages } from './read-ledger.ts';
+import { type LedgerReaderDeps, type ReadProgress, countedGatewayReads, readLedgerPages } from './read-ledger.ts';
 import { resolveFindingsNotFound, upsertFindings } from './sql/findings.ts';
 import { selectEntriesForMatching, selectEntriesOfPayout } from './sql/ledger-entries.ts';
 import { selectPaymentsInScope } from './sql/payments-in-scope.ts';
@@ -59,7 +59,7 @@ const ABANDONED_AFTER_MS = 6 * 3_600_000;
 
 async function readPayout(deps: ReconcileDeps, payoutId: string, progress: ReadProgress): Promise<void> {
   const payouts = deps.ledger.payouts!;
-  const patient = { ...deps, operation: 'reconcile', get: (path: string) => ((progress.gatewayCalls += 1), deps.get(path)) };
+  const patient = countedGatewayReads(deps, progress);
   const payout = payouts.readPayout(await getWaitingOutRateLimits(patient, payouts.payoutPath(payoutId), progress));
   await upsertPayout(drizzleExecutor(deps.db), deps.provider, payout);
 }

@@ -99,6 +99,24 @@ export class AccountDeauthorizedError extends RefetchError {
 }
 
 /**
+ * An event names an account of the provider that has no API key configured (an Asaas subaccount
+ * removed from INBOX_CONFIG `accounts` while its events were kept): its charge is not readable with
+ * the provider's own key, and none is sent. Configuration needs a look.
+ */
+export class UnknownAccountError extends RefetchError {
+  readonly code = 'gateway_account_unknown';
+  readonly retryable = false;
+  readonly account: string;
+  constructor(provider: string, account: string) {
+    super(
+      provider,
+      `Provider "${provider}" has no API key for account "${account}" (INBOX_CONFIG accounts[].apiKey); its charges are only readable with that account's own key, so none was read.`,
+    );
+    this.account = account;
+  }
+}
+
+/**
  * When a call that failed this way may be made again, if the failure says (an open breaker's
  * half-open time, a gateway's Retry-After): the event waits for it instead of spending an attempt.
  * Undefined: the normal retry schedule applies.

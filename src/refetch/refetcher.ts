@@ -2,7 +2,7 @@ import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, h
 import pThrottle from 'p-throttle';
 import type { ChargeSnapshot, GatewayGet } from '../gateways/shared/gateway-api.ts';
 import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
-import { AccountDeauthorizedError, BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError } from './errors.ts';
+import { AccountDeauthorizedError, BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, UnknownAccountError } from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
 import type { GatewayApiTarget } from './settings.ts';
@@ -42,7 +42,7 @@ export interface Refetcher {
    * same rate limit, circuit breaker, timeout and metrics as fetchCharge; the parsed JSON answer.
    */
   get(provider: string, path: string, signal?: AbortSignal, account?: string | null): Promise<unknown>;
-  /** The breaker of the provider's own reads, or of one account's (a `connect` provider's). */
+  /** The breaker of the provider's own reads, or of one account's (a `connect` provider's, or an account with its own API key). */
   breakerState(provider: string, account?: string | null): BreakerState;
 }
 
@@ -92,17 +92,20 @@ function outcomeOf(error: unknown): RefetchOutcome {
 /**
  * One client per (provider, account read on behalf of): its own rate limit, Retry-After and
  * breaker, so one account's failures or throttling never hold back another's. `account` undefined:
- * the provider's own reads.
+ * the provider's own reads. An account with an API key of its own (Asaas subaccounts,
+ * target.accountKeys) is read with that key; a `connect` provider's with the platform's key and
+ * the gateway's accountHeaders.
  */
 function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics, account?: string) {
   const { provider } = target;
+  const key = (account === undefined ? undefined : target.accountKeys?.get(account)) ?? target.key;
   // The provider's own client reports its breaker; the accounts' are many, and their state is asked for by account.
   const reportBreaker = account === undefined ? metrics.breakerState : () => {};
   const get = createGatewayGet({
     provider,
     baseUrl: target.baseUrl,
-    headers: { ...target.gateway.authHeaders(target.key), ...(account === undefined ? {} : target.gateway.accountHeaders?.(account)) },
-    apiKey: target.key,
+    headers: { ...target.gateway.authHeaders(key), ...(account !== undefined && target.connect ? target.gateway.accountHeaders?.(account) : {}) },
+    apiKey: key,
     timeoutMs: target.timeoutMs,
     clock: deps.clock,
     fetch: deps.fetch,
@@ -195,17 +198,20 @@ export function createRefetcher(deps: RefetcherDeps): Refetcher {
   const metrics = deps.metrics ?? noRefetchMetrics;
   const targets = new Map(deps.targets.map((target) => [target.provider, target]));
   const clients = new Map(deps.targets.map((target) => [target.provider, createProviderClient(target, deps, metrics)]));
-  // A connect provider's accounts' clients, made on an account's first read: the accounts are
+  // The accounts' clients, made on an account's first read: a connect provider's accounts are
   // whatever the events name, not a list known at start.
   const accountClients = new Map<string, ReturnType<typeof createProviderClient>>();
-  /** An account is read on its own behalf only for a `connect` provider whose gateway can say so. */
+  /** An account is read on its own behalf for a `connect` provider whose gateway can say so, or with its own key. */
   const onBehalfOf = (target: GatewayApiTarget, account: string | null | undefined): account is string =>
-    typeof account === 'string' && target.connect === true && target.gateway.accountHeaders !== undefined;
+    typeof account === 'string' && ((target.connect === true && target.gateway.accountHeaders !== undefined) || (target.accountKeys?.size ?? 0) > 0);
   function clientFor(provider: string, account?: string | null) {
     const client = clients.get(provider);
     const target = targets.get(provider);
     if (!client || !target) throw new Error(`No gateway API is configured for provider "${provider}"; its events cannot be re-read.`);
     if (!onBehalfOf(target, account)) return client;
+    // Never the provider's own key for another account's charge: that account's charges are not
+    // there, and a read answering 404 would say so wrongly.
+    if (target.accountKeys && !target.connect && !target.accountKeys.has(account)) throw new UnknownAccountError(provider, account);
     const key = `${provider}\u0000${account}`;
     let accountClient = accountClients.get(key);
     if (!accountClient) accountClients.set(key, (accountClient = createProviderClient(target, deps, metrics, account)));

@@ -25,6 +25,11 @@ export interface GatewayApiTarget {
    * its behalf (the gateway's accountHeaders), each account with its own rate limit and breaker.
    */
   connect?: boolean;
+  /**
+   * The accounts under the provider with an API key of their own (Asaas subaccounts, INBOX_CONFIG
+   * `accounts`), by account id: an event of one is read with its key, never with `key`.
+   */
+  accountKeys?: ReadonlyMap<string, string>;
 }
 
 export interface ProviderRefetchConfig {
@@ -57,6 +62,8 @@ interface RefetchInput {
   declared: DeclaredRefetch;
   /** GATEWAY_API_KEY_<PROVIDER>: wins over `api.key` in INBOX_CONFIG. */
   envApiKey: string | undefined;
+  /** INBOX_CONFIG `accounts`: each account's own API key, when given. */
+  accountKeys?: readonly { account: string; key: string | undefined }[];
 }
 
 function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, problems: string[]): GatewayApiTarget | undefined {
@@ -82,7 +89,25 @@ function apiTarget(input: RefetchInput, gateway: GatewayApi, key: string, proble
     timeoutMs: api.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     breaker: { ...DEFAULT_BREAKER, ...api.breaker },
     connect: input.declared.connect === true,
+    ...(input.accountKeys?.length ? { accountKeys: new Map(input.accountKeys.map(({ account, key: accountKey }) => [account, accountKey!])) } : {}),
   };
+}
+
+/**
+ * The accounts' keys go with the provider's: with one, every account needs its own (its charges
+ * are not readable with the provider's key); without one, none may have a key (nothing would read
+ * with it, and the provider's own events could not be read at all).
+ */
+function accountKeyProblems(input: RefetchInput, key: string | undefined): string[] {
+  const accounts = input.accountKeys ?? [];
+  if (key) {
+    return accounts
+      .filter((account) => !account.key)
+      .map((account) => `provider "${input.provider}": account "${account.account}" has no apiKey, and the provider has an API key (${apiKeyEnvName(input.provider)} or api.key): its charges could not be re-read; give it its own apiKey`);
+  }
+  return accounts.some((account) => account.key)
+    ? [`provider "${input.provider}": its accounts have API keys but the provider has none; set ${apiKeyEnvName(input.provider)} (or api.key) for its own account too`]
+    : [];
 }
 
 function unknownGatewayProblem(input: RefetchInput, name: string): string {
@@ -104,7 +129,9 @@ export function resolveRefetchConfig(input: RefetchInput, problems: string[]): P
   if (declared.connect && gateway && !gateway.accountHeaders) {
     problems.push(`provider "${provider}": connect is set, but the ${gateway.name} API has no way to read on behalf of an account (connect is for Stripe Connect)`);
   }
-  const api = gateway && key ? apiTarget(input, gateway, key, problems) : undefined;
+  const keyProblems = gateway ? accountKeyProblems(input, key) : [];
+  problems.push(...keyProblems);
+  const api = gateway && key && keyProblems.length === 0 ? apiTarget(input, gateway, key, problems) : undefined;
 
   const ordering = {} as Record<PaymentKind, OrderingStrategy>;
   const explicitWithoutApi: PaymentKind[] = [];

@@ -40,7 +40,7 @@ export async function writeChanges(tx: Transaction, targets: readonly TestPaymen
       chargeId: p.chargeId,
       account: null,
       previousStatus: 'pending',
-      state: { status, amount: 1000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: new Date(), inquiryOpen: false, statusBeforeDispute: null },
+      state: { status, amount: 1000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: new Date(), inquiryOpen: false, statusBeforeDispute: null, split: null },
       occurredAt: new Date(),
       cause: { inboxId: causeCounter, eventId: `evt_feed_${causeCounter}`, eventType: 'charge.succeeded' },
     };

@@ -110,7 +110,7 @@ describe('foldPaymentFacts', () => {
   });
 
   test('require mode folds from the row the application created', () => {
-    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null };
+    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null, split: null };
     const pending = factOf(event('evt_p', 'charge.pending', 1), 1);
     assert.deepEqual(foldPaymentFacts(baseline, [pending]).state, baseline, 'a pending webhook never demotes the app-created paid row');
     const refunded = factOf(event('evt_r', 'charge.refunded', 2, { amountRefunded: 2000 }), 2);

@@ -103,7 +103,7 @@ describe('fact retention', () => {
     assert.deepEqual(run.providers.find((p) => p.provider === 'stripe')!.facts, { checkpointed: 1, withoutPayment: 1, active: 1, factsDeleted: 3 });
     const [row] = await database.sql`
       select status, amount::float8 as amount, amount_refunded::float8 as "amountRefunded", currency, last_gateway_event_at as "lastGatewayEventAt",
-        inquiry_open as "inquiryOpen", status_before_dispute as "statusBeforeDispute"
+        inquiry_open as "inquiryOpen", status_before_dispute as "statusBeforeDispute", split
       from payments where provider = 'stripe' and gateway_charge_id = 'ch_quiet'`;
     assert.deepEqual(await checkpointOf('stripe', 'ch_quiet'), { ...row }, 'the checkpoint is the payment as its facts fold, every field of its state');
     assert.deepEqual([await factsOf('stripe', 'ch_quiet'), await factsOf('stripe', 'ch_never'), await factsOf('stripe', 'ch_active')], [0, 0, 2]);
@@ -187,6 +187,7 @@ describe('a checkpoint', () => {
       lastGatewayEventAt: new Date('2026-01-02T03:04:05.678Z'),
       inquiryOpen: false,
       statusBeforeDispute: 'partially_refunded',
+      split: null,
     };
     const withMore = { ...state, reviewedAt: { by: 'acquirer', at: new Date('2026-01-01T00:00:00Z') } };
     assert.deepEqual(decodeCheckpoint(JSON.parse(encodeCheckpoint(state))), state);

@@ -67,7 +67,7 @@ describe('a gateway snapshot in the fold', () => {
   });
 
   test('in require mode it resets the application-created baseline too', () => {
-    const baseline = { status: 'pending' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null };
+    const baseline = { status: 'pending' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null, split: null };
     assert.equal(foldPaymentFacts(baseline, [snapshot('paid', 1_000)]).state!.status, 'paid');
   });
 });

@@ -65,13 +65,22 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
   return { configured, api, list };
 }
 
-async function runBackfill(
-  context: CommandContext,
-  connection: CliConnection,
-  target: ReturnType<typeof backfillTarget>,
-  options: { since: Date; dryRun: boolean; account?: string },
-  commitDeadlineMs: number,
-) {
+/**
+ * The account to list (`--account`): one of the provider's `accounts` (its own API key), or any
+ * account of a `connect` provider (read on its behalf); exit 2 for anything else.
+ */
+function backfillAccount(api: GatewayApiTarget, provider: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const account = requiredText(value, '--account');
+  if (api.accountKeys) {
+    if (api.accountKeys.has(account)) return account;
+    throw usageError(`provider "${provider}" has no account "${account}" in INBOX_CONFIG accounts (${[...api.accountKeys.keys()].join(', ')}).`);
+  }
+  if (api.connect) return account;
+  throw usageError(`provider "${provider}" has no accounts (INBOX_CONFIG accounts, or connect): --account names one of them.`);
+}
+
+async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean; account: string | undefined }, commitDeadlineMs: number) {
   const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }, { isAccountDeauthorized }] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
@@ -83,6 +92,7 @@ async function runBackfill(
     import('../../refetch/account-access-sql.ts'),
   ]);
   const { configured, api, list } = target;
+  // No listing on behalf of an account that deauthorized the platform (gateway_account_access).
   const refetcher = createRefetcher({
     targets: [api],
     clock: context.runtime.now,
@@ -105,7 +115,7 @@ async function runBackfill(
       provider: configured.name,
       driver: configured.driver,
       list,
-      account: options.account,
+      account: options.account ?? null,
       get: (path) => refetcher.get(configured.name, path, undefined, options.account),
       ingest: (event) => {
         if (!connection.boss) throw new Error('inboxctl backfill: storing needs pg-boss, which a dry run does not start');
@@ -132,9 +142,7 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const oldest = new Date(context.now.getTime() - target.list.retentionDays * 86_400_000);
   const cutTo = requested < oldest ? oldest : undefined;
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
-  const account = flags.account === undefined ? undefined : requiredText(flags.account, '--account');
-  if (account !== undefined && !target.api.connect) throw usageError(`--account reads on behalf of a connected account: provider "${provider}" is not declared connect in INBOX_CONFIG.`);
-  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account };
+  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account: backfillAccount(target.api, provider, flags.account) };
   const result = await context
     .withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)))
     .catch((error: unknown) => {
@@ -151,7 +159,7 @@ export const registerBackfill: Register = (cli: CAC, run) => {
   cli
     .command('backfill <provider>', "Store the events the gateway's API lists that the inbox never received (source backfill), and process them")
     .option('--since <time>', 'Events created at or after: a duration ago (72h, 3d) or an ISO-8601 time (required)')
-    .option('--account <id>', "List a connected account's events, on its behalf (a connect provider: Stripe-Account); one account per run")
+    .option('--account <id>', "List one account's events: an Asaas subaccount of INBOX_CONFIG accounts (with its own API key), or a Connect account (default: the provider's own)")
     .option('--dry-run', 'Count what is missing; store nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl backfill stripe --since 72h --dry-run')

@@ -46,7 +46,8 @@ export function decodeCheckpoint(value: unknown): PaymentState | null {
   if (!paymentStatuses.includes(state.status) || typeof state.amountRefunded !== 'number') {
     throw new Error(`payments.checkpoint holds no payment state this version can read: ${JSON.stringify(value)}`);
   }
-  return state;
+  // A checkpoint written before the split was part of the state said none.
+  return { ...state, split: state.split ?? null };
 }
 
 /** The state a `require`-mode fold starts from: the row as the application created it. */
@@ -59,6 +60,7 @@ function applicationBaseline(row: PaymentRow): PaymentState {
     lastGatewayEventAt: null,
     inquiryOpen: false,
     statusBeforeDispute: null,
+    split: null,
   };
 }
 

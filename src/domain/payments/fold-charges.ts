@@ -45,6 +45,7 @@ export function stateOf(row: PaymentRow): PaymentState {
     lastGatewayEventAt: row.lastGatewayEventAt,
     inquiryOpen: row.inquiryOpen,
     statusBeforeDispute: row.statusBeforeDispute,
+    split: row.split,
   };
 }
 

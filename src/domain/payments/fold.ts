@@ -1,5 +1,5 @@
 import { disputeAllows, disputeStep } from './disputes.ts';
-import type { PaymentFact, PaymentStatus } from './payment-fact.ts';
+import { type PaymentFact, type PaymentStatus, type SplitShare, sameSplit } from './payment-fact.ts';
 import { canTransitionTo, lifecycleRank } from './state-machine.ts';
 
 /**
@@ -58,6 +58,11 @@ export interface PaymentState {
   inquiryOpen: boolean;
   /** While `disputed`: the status a won dispute returns to (paid, partially_refunded, refunded); null otherwise. */
   statusBeforeDispute: PaymentStatus | null;
+  /**
+   * How the charge is divided between recipients (Pagar.me), the newest the facts said; null when
+   * none did. Part of the state, so a checkpoint keeps it when the facts that said it are pruned.
+   */
+  split: readonly SplitShare[] | null;
 }
 
 /** An inquiry's webhook: it moves only the inquiry flag (a gateway read saying one is a snapshot, which resets). */
@@ -115,6 +120,7 @@ export function applyFact(state: PaymentState | null, fact: PaymentFact): Paymen
     amountRefunded,
     currency: fact.currency ?? state?.currency ?? null,
     lastGatewayEventAt: fact.occurredAt,
+    split: fact.split ?? state?.split ?? null,
   };
 }
 
@@ -225,9 +231,19 @@ function latestReadFirst(known: readonly KnownFact[]): KnownFact[] {
   return known.filter((k) => k.fact.snapshot).sort((a, b) => b.fact.occurredAt.getTime() - a.fact.occurredAt.getTime() || b.inboxId - a.inboxId);
 }
 
-/** The payment as its owner sees it: status, amounts and an open inquiry, not when the fold last heard of it. */
+/**
+ * The payment as its owner sees it: status, amounts, an open inquiry and whose money it is (the
+ * split), not when the fold last heard of it.
+ */
 export function samePayment(a: PaymentState, b: PaymentState): boolean {
-  return a.status === b.status && a.amount === b.amount && a.amountRefunded === b.amountRefunded && a.currency === b.currency && a.inquiryOpen === b.inquiryOpen;
+  return (
+    a.status === b.status &&
+    a.amount === b.amount &&
+    a.amountRefunded === b.amountRefunded &&
+    a.currency === b.currency &&
+    a.inquiryOpen === b.inquiryOpen &&
+    sameSplit(a.split, b.split)
+  );
 }
 
 export function sameState(a: PaymentState, b: PaymentState): boolean {

@@ -55,6 +55,7 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
       amount_refunded: c.state.amountRefunded,
       currency: c.state.currency,
       inquiry_open: c.state.inquiryOpen,
+      split: c.state.split,
       occurred_at: c.occurredAt.toISOString(),
       cause_inbox_id: c.cause.inboxId,
       cause_event_id: c.cause.eventId,
@@ -63,13 +64,13 @@ export async function insertPaymentEvents(tx: Transaction, changes: readonly Pay
   );
   await tx.execute(sql`
     insert into ${paymentEvents} (payment_id, sequence, txid, provider, gateway_charge_id, account, status, previous_status,
-      amount, amount_refunded, currency, inquiry_open, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
+      amount, amount_refunded, currency, inquiry_open, split, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
     select v.payment_id, v.sequence, greatest(pg_current_xact_id(), previous.txid), v.provider, v.charge_id, v.account,
-      v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.inquiry_open, v.occurred_at,
+      v.status, v.previous_status, v.amount, v.amount_refunded, v.currency, v.inquiry_open, v.split, v.occurred_at,
       v.cause_inbox_id, v.cause_event_id, v.cause_event_type
     from jsonb_to_recordset(${values}::jsonb) as v(
       ord int, payment_id bigint, sequence int, previous_sequence int, provider varchar, charge_id varchar, account varchar, status varchar,
-      previous_status varchar, amount bigint, amount_refunded bigint, currency varchar, inquiry_open boolean, occurred_at timestamptz,
+      previous_status varchar, amount bigint, amount_refunded bigint, currency varchar, inquiry_open boolean, split jsonb, occurred_at timestamptz,
       cause_inbox_id bigint, cause_event_id varchar, cause_event_type varchar)
     left join ${paymentEvents} as previous on previous.payment_id = v.payment_id and previous.sequence = v.previous_sequence
     order by v.ord`);

@@ -91,6 +91,7 @@ export async function updatePaymentStates(tx: Transaction, updates: readonly Pay
       last_gateway_event_at: state.lastGatewayEventAt?.toISOString() ?? null,
       inquiry_open: state.inquiryOpen,
       status_before_dispute: state.statusBeforeDispute,
+      split: state.split,
       initial_status: initialStatus,
     })),
   );
@@ -98,11 +99,11 @@ export async function updatePaymentStates(tx: Transaction, updates: readonly Pay
     update ${payments} as p set
       status = v.status, amount = v.amount, amount_refunded = v.amount_refunded, currency = v.currency,
       last_gateway_event_at = v.last_gateway_event_at, inquiry_open = v.inquiry_open,
-      status_before_dispute = v.status_before_dispute, initial_status = v.initial_status,
+      status_before_dispute = v.status_before_dispute, split = v.split, initial_status = v.initial_status,
       event_sequence = p.event_sequence + v.events, account = coalesce(p.account, v.account), updated_at = now()
     from jsonb_to_recordset(${values}::jsonb) as v(
       id bigint, events int, account varchar, status varchar, amount bigint, amount_refunded bigint, currency varchar,
-      last_gateway_event_at timestamptz, inquiry_open boolean, status_before_dispute varchar, initial_status varchar)
+      last_gateway_event_at timestamptz, inquiry_open boolean, status_before_dispute varchar, split jsonb, initial_status varchar)
     where p.id = v.id and p.id = any(array(select (u->>'id')::bigint from jsonb_array_elements(${values}::jsonb) as u))`);
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, boolean, check, customType, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { type PaymentStatus, paymentStatuses } from './payment-fact.ts';
+import { type PaymentStatus, type SplitShare, paymentStatuses } from './payment-fact.ts';
 
 // Written from the one list of statuses: a new status changes this check, and drizzle-kit then
 // generates the migration that replaces the constraint.
@@ -31,6 +31,9 @@ export const payments = pgTable(
     // While disputed, what a won dispute returns to (paid, partially_refunded, refunded): part of
     // the folded state, so a fold resumed from this row ends a dispute as one over every fact would.
     statusBeforeDispute: varchar('status_before_dispute', { length: 20 }).$type<PaymentStatus>(),
+    // How the charge is divided between recipients (Pagar.me split rules; SplitShare[]), part of the
+    // folded state: null when no fact said one (docs/accounts.md).
+    split: jsonb('split').$type<readonly SplitShare[]>(),
     // `require` mode: the status the application created the row with, recorded the first time an
     // event changes the row. Every later fold starts from it (see fold.ts); null until then, and
     // always null for rows the inbox created (`create` mode folds from nothing).
@@ -117,6 +120,8 @@ export const paymentEvents = pgTable(
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull(),
     currency: varchar('currency', { length: 3 }),
     inquiryOpen: boolean('inquiry_open').notNull().default(false),
+    // The payment's split at this change (SplitShare[]), null when it has none.
+    split: jsonb('split').$type<readonly SplitShare[]>(),
     occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
     causeInboxId: bigint('cause_inbox_id', { mode: 'number' }).notNull(),
     causeEventId: varchar('cause_event_id', { length: 150 }).notNull(),

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { MalformedPayloadError } from '../../errors.ts';
 import type { PaymentFact, PaymentStatus } from '../../domain/payments/payment-fact.ts';
-import type { DriverDefinition, NormalizedEvent, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from '../shared/webhook-driver.ts';
+import type { DriverDefinition, NormalizedEvent, ProviderAccount, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from '../shared/webhook-driver.ts';
 import { decimalToMinorUnits } from '../shared/amounts.ts';
 import { derivedEventKey } from '../shared/derived-key.ts';
 import { parseJsonBody, readIdentifier } from '../shared/json-body.ts';
 import { chargeFact } from '../shared/payment-facts.ts';
+import { matchingTokenIndex } from '../shared/signature.ts';
 import { parseLenientTimestamp } from '../shared/timestamps.ts';
 import { tokenVerification } from '../shared/token-verification.ts';
 
@@ -143,15 +144,39 @@ export function toAsaasPaymentFact(event: StoredEvent): PaymentFact | null {
 
 const TOKEN_HEADER = 'asaas-access-token';
 
+/**
+ * Subaccounts ("subcontas"): each configures its own webhooks, each with its own authToken
+ * (docs.asaas.com "Creating subaccounts": webhooks are set per subaccount; "Create new Webhook via
+ * API": for root and subaccounts alike). Several may point at one URL; what tells them apart is the
+ * token, so a delivery is attributed to the account whose token it carries: every configured token
+ * (the provider's own secrets, then each account's) is compared in constant time, no early exit
+ * (matchingTokenIndex), and configuration refuses one token for two accounts. The provider's own
+ * secrets are the root account's webhooks: their deliveries have no account (null).
+ * UNVERIFIED: whether an Asaas payload itself names the subaccount it happened in; nothing here
+ * relies on it.
+ */
+function accountOwners(secrets: readonly string[], accounts: readonly ProviderAccount[]) {
+  const tokens = [...secrets, ...accounts.map((account) => account.token)];
+  const owners: (string | null)[] = [...secrets.map(() => null), ...accounts.map((account) => account.id)];
+  /** The account whose token the delivery carries; null for the provider's own, or with no token (a backfilled event). */
+  const accountOf = (request: WebhookRequest): string | null => {
+    const received = request.header(TOKEN_HEADER)?.trim();
+    if (!received || accounts.length === 0) return null;
+    return owners[matchingTokenIndex(received, tokens)] ?? null;
+  };
+  return { tokens, accountOf };
+}
+
 export function createAsaasDriver(settings: ProviderSettings): ProviderDriver {
+  const { tokens, accountOf } = accountOwners(settings.secrets, settings.accounts ?? []);
   return {
     name: 'asaas',
-    ...tokenVerification(TOKEN_HEADER, settings.secrets),
-    parse: parseAsaas,
+    ...tokenVerification(TOKEN_HEADER, tokens),
+    parse: (request, now) => ({ ...parseAsaas(request, now), account: accountOf(request) }),
     toPaymentFact: toAsaasPaymentFact,
   };
 }
 
 // 15 attempts over about 13 hours, then the queue pauses; paused events are kept 14 days and
 // delivered when the queue is reactivated: a resend can come 14 days + 13 hours later.
-export const asaasDriver: DriverDefinition = { create: createAsaasDriver, requiresSecret: true, resendWindowDays: 15 };
+export const asaasDriver: DriverDefinition = { create: createAsaasDriver, requiresSecret: true, resendWindowDays: 15, attributesAccountsByToken: true };

@@ -8,6 +8,7 @@ import { type HmacScheme, hmacVerification } from '../shared/hmac-verification.t
 import { readPath } from '../shared/json-body.ts';
 import { chargeFact } from '../shared/payment-facts.ts';
 import { parseLenientTimestamp } from '../shared/timestamps.ts';
+import { pagarmeLegacySplit } from './split.ts';
 
 /**
  * Pagar.me legacy postbacks (API v1–v4): `X-Hub-Signature: sha1=<hex>`, HMAC-SHA1 of the raw
@@ -70,7 +71,9 @@ export function toPagarmeLegacyPaymentFact(event: StoredEvent): PaymentFact | nu
   }
   if (status === 'refunded' && amount !== undefined && refunded !== undefined && refunded < amount) status = 'partially_refunded';
   // API v4 charges only in reais; amounts are integer centavos.
-  return chargeFact(event.resourceId, status, event.occurredAt, { amount, amountRefunded: refunded, currency: 'BRL' });
+  const fact = chargeFact(event.resourceId, status, event.occurredAt, { amount, amountRefunded: refunded, currency: 'BRL' });
+  const split = pagarmeLegacySplit(body);
+  return split ? { ...fact, split } : fact;
 }
 
 export function createPagarmeLegacyDriver(settings: ProviderSettings): ProviderDriver {

@@ -12,6 +12,7 @@ import {
   requireString,
 } from '../shared/gateway-api.ts';
 import { upperCurrency } from '../shared/payment-facts.ts';
+import { pagarmeChargeSplit } from './split.ts';
 
 /**
  * Pagar.me Core API v5: `GET /core/v5/charges/{id}` with HTTP Basic auth, the secret key (sk_…,
@@ -79,12 +80,16 @@ export function mapPagarmeCharge(json: unknown): ChargeState {
   const status = statusOf(charge, requireString(charge, 'status', GATEWAY), taken, canceled);
   // A canceled charge that was never paid returned nothing to anyone.
   const amountRefunded = status === 'refunded' || status === 'partially_refunded' ? (canceled > 0 ? canceled : taken) : 0;
+  // The split as the webhooks take it (split.ts): not from a charge something was canceled from,
+  // whose last transaction may be the cancellation's.
+  const split = canceled === 0 && status !== 'canceled' && status !== 'charged_back' ? pagarmeChargeSplit(charge) : undefined;
   return {
     chargeId: requireString(charge, 'id', GATEWAY),
     status,
     amount,
     amountRefunded,
     currency: upperCurrency(charge.currency),
+    ...(split ? { split } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { reverifyByFingerprint, reverifySignature } from '../shared/reverify.ts'
 import { secretFingerprints } from '../shared/secret-fingerprint.ts';
 import { matchingTokenIndex, requireHeader } from '../shared/signature.ts';
 import { signedMaterial } from '../shared/signed-material.ts';
+import { pagarmeChargeSplit } from './split.ts';
 import { parseLenientTimestamp } from '../shared/timestamps.ts';
 
 /**
@@ -201,16 +202,24 @@ export function takenAmount(charge: Record<string, unknown>): number | undefined
   return Math.max(amount, integerMinorUnits(charge.paid_amount) ?? 0, integerMinorUnits(charge.canceled_amount) ?? 0);
 }
 
+/**
+ * Events whose last transaction may be a cancellation's, with a split of its own (split.ts): the
+ * charge's split is taken from its other events only, and the payment keeps it through these.
+ */
+const cancellationEvents = new Set(['charge.refunded', 'charge.partial_canceled', 'charge.chargedback']);
+
 export function toPagarmePaymentFact(event: StoredEvent): PaymentFact | null {
   const charge = (event.payload as { data?: Record<string, unknown> }).data;
   if (!charge || event.resourceId === null || !event.eventType.startsWith('charge.')) return null;
   const status = statusOf(event.eventType, charge);
   if (!status) return null;
-  return chargeFact(event.resourceId, status, event.occurredAt, {
+  const fact = chargeFact(event.resourceId, status, event.occurredAt, {
     amount: takenAmount(charge),
     amountRefunded: status === 'refunded' || status === 'partially_refunded' ? integerMinorUnits(charge.canceled_amount) : undefined,
     currency: upperCurrency(charge.currency),
   });
+  const split = cancellationEvents.has(event.eventType) ? undefined : pagarmeChargeSplit(charge);
+  return split ? { ...fact, split } : fact;
 }
 
 /** `keyFor` replaces the JWKS fetch (tests, or keys held elsewhere); by default the remote JWKS of the options. */

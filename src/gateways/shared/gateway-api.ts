@@ -1,4 +1,4 @@
-import type { PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import type { PaymentStatus, SplitShare } from '../../domain/payments/payment-fact.ts';
 import { decimalToMinorUnits } from './amounts.ts';
 
 /**
@@ -20,6 +20,8 @@ export interface ChargeSnapshot {
    * moved). Absent when the gateway has no inquiries to tell of, or could not say.
    */
   inquiryOpen?: boolean;
+  /** How the charge is divided between recipients (Pagar.me); absent when the gateway did not say. */
+  split?: readonly SplitShare[];
   /**
    * When the request was sent, by our clock: everything that happened at the gateway before it
    * is in the answer. (The answer's own time would order an event that happened during the

@@ -90,6 +90,19 @@ export interface ProviderSettings {
   signatureToleranceSeconds: number;
   /** Driver-specific options from the config file, validated by the driver's own schema. */
   options: Record<string, unknown>;
+  /**
+   * The accounts under this provider that each have a webhook token of their own (Asaas
+   * subaccounts, INBOX_CONFIG `accounts`): a delivery carrying one's token is that account's
+   * (docs/accounts.md). Only for a driver whose definition says `attributesAccountsByToken`.
+   */
+  accounts?: readonly ProviderAccount[];
+}
+
+/** One account under a provider and the webhook token its deliveries carry. */
+export interface ProviderAccount {
+  /** What webhook_inbox.account, payments.account and the outbound event say. */
+  id: string;
+  token: string;
 }
 
 export interface DriverDefinition {
@@ -102,4 +115,6 @@ export interface DriverDefinition {
    * must exceed it, or a late resend of a purged event would pass as new.
    */
   resendWindowDays: number;
+  /** The driver tells an account's deliveries by the token they carry (settings.accounts): Asaas subaccounts. */
+  attributesAccountsByToken?: true;
 }

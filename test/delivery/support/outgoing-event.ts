@@ -20,6 +20,7 @@ export function paymentEventRow(overrides: Partial<PaymentEventRow> = {}): Payme
     amount: 2000,
     amountRefunded: 0,
     inquiryOpen: false,
+    split: null,
     currency: 'BRL',
     occurredAt: new Date('2026-01-02T03:04:05Z'),
     causeInboxId: 1,
