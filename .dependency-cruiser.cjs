@@ -1,5 +1,7 @@
 /**
- * The layers of src/, bottom to top. A module imports from its own layer or below, never above;
+ * Also checked over test/ and bench/, which sit beside src/ rather than in a layer: they may import
+ * any of src/, src/ and bin/ import neither, and the two share only their support folders (the
+ * rules after the layers'). The layers of src/, bottom to top. A module imports from its own layer or below, never above;
  * the members of an `isolated` layer do not import one another either (the faces: each is a way
  * in, built on the layers below, mounted or run by the composition root). Checked by
  * test/architecture/layers.test.ts, so a new upward arrow fails `npm test`. A new folder of src/
@@ -88,6 +90,35 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/gateways/([^/]+)/', pathNot: '^src/gateways/shared/' },
       to: { path: '^src/gateways/', pathNot: ['^src/gateways/$1/', '^src/gateways/shared/'] },
+    },
+    {
+      name: 'src-imports-no-test-or-bench',
+      comment: 'src/ and bin/ ship; test/ and bench/ do not: what both need lives in src/',
+      severity: 'error',
+      from: { path: '^(src|bin)/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'bench-imports-test-support-only',
+      comment: "bench/ may reuse test/'s support folders (a private cluster, a pooler, waitFor), never a test or a suite's harness",
+      severity: 'error',
+      from: { path: '^bench/' },
+      to: { path: '^test/', pathNot: '/support/' },
+    },
+    {
+      name: 'test-imports-bench-support-only',
+      comment: "test/ may import bench/support/ (to test the bench's own helpers), never a scenario or the runner",
+      severity: 'error',
+      from: { path: '^test/' },
+      to: { path: '^bench/', pathNot: '^bench/support/' },
+    },
+    {
+      name: 'no-importing-a-test-file',
+      comment:
+        'a *.test.ts file is run, not imported: what two tests share goes in a support module. A dynamic import runs it on purpose (a .system.test.ts running its fast twin at full strength)',
+      severity: 'error',
+      from: {},
+      to: { path: '\\.test\\.ts$', dependencyTypesNot: ['dynamic-import'] },
     },
     {
       name: 'gateway-shared-knows-no-gateway',

@@ -1,7 +1,10 @@
 import type { PgBoss } from 'pg-boss';
 // pg-boss's statement builders: the package has no exports map, and these are the texts its own
-// insert() runs, so the embedded insert writes exactly the job row pg-boss would.
-import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
+// insert() runs, so the embedded insert writes exactly the job row pg-boss would. A private module:
+// package.json pins pg-boss exactly, and test/queue/pg-boss-plans-shape.test.ts checks its shape.
+// A namespace import, so a builder renamed by an upgrade is the typed error below at start rather
+// than a SyntaxError when this module links.
+import * as plans from 'pg-boss/dist/plans.js';
 import { BOSS_SCHEMA } from './boss.ts';
 import { WEBHOOKS_QUEUE } from './queues.ts';
 
@@ -21,8 +24,12 @@ export interface EmbeddedJobInsert {
   notify: string | null;
 }
 
-/** pg-boss reads an insert's jobs from its one parameter, `json_to_recordset($1::text::json)`. */
-const JOBS_PARAMETER = '$1::text::json';
+/**
+ * pg-boss reads an insert's jobs from its one parameter, `json_to_recordset($1::text::json)`.
+ * Exported for test/queue/pg-boss-plans-shape.test.ts, which says which of these assumptions a
+ * pg-boss upgrade broke (package.json pins pg-boss exactly for this file's sake).
+ */
+export const JOBS_PARAMETER = '$1::text::json';
 
 export class EmbeddedJobInsertError extends Error {
   readonly code = 'embedded_job_insert';
@@ -40,6 +47,10 @@ export class EmbeddedJobInsertError extends Error {
 export async function webhookJobInsert(boss: PgBoss): Promise<EmbeddedJobInsert> {
   const queue = await boss.getQueue(WEBHOOKS_QUEUE);
   if (!queue) throw new EmbeddedJobInsertError(`Queue ${WEBHOOKS_QUEUE} does not exist.`);
+  const { insertJobs, notifyChannelSql } = plans as Partial<typeof plans>;
+  if (typeof insertJobs !== 'function' || typeof notifyChannelSql !== 'function') {
+    throw new EmbeddedJobInsertError("pg-boss's dist/plans.js no longer exports insertJobs and notifyChannelSql.");
+  }
   const text = insertJobs(BOSS_SCHEMA, { table: queue.table, name: WEBHOOKS_QUEUE, returnId: true, notify: false });
   const pieces = text.split(JOBS_PARAMETER);
   if (pieces.length !== 2) throw new EmbeddedJobInsertError(`pg-boss's job insert no longer reads its jobs from ${JOBS_PARAMETER}.`);

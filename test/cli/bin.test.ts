@@ -36,13 +36,12 @@ describe('the inboxctl bin, spawned', () => {
     assert.match(run.stderr, /^inboxctl: unknown command "stauts"[^\n]*\n$/);
   });
 
-  test('a command against the database: its answer on stdout as in process, and its exit code (stats: 1, an event failed)', async () => {
+  // The exit code of an answer that is not 0 (stats: 1) through the bin is closed-pipe.test.ts's.
+  test('a command against the database: its answer on stdout, as in process, exit 0', async () => {
     const spawned = await spawnInboxctl(['show', 'stripe', 'evt_bin_failed', '--json'], env);
     assert.equal(spawned.code, 0, spawned.stderr);
     assert.equal(spawned.json<{ eventId: string }>().eventId, 'evt_bin_failed');
     const inProcess = await runInboxctl(['show', 'stripe', 'evt_bin_failed', '--json'], env);
     assert.deepEqual(spawned.json(), inProcess.json());
-    const stats = await spawnInboxctl(['stats', '--json'], env);
-    assert.equal(stats.code, 1, stats.stderr);
   });
 });

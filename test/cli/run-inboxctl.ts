@@ -47,16 +47,17 @@ function collector(chunks: Buffer[]): CliOutput {
  * `inboxctl …` run in this process through the runner the bin calls (src/cli/inboxctl.ts), with
  * the same runtime the bin builds — only the environment given, files read from the checkout,
  * the OS user — but stdout and stderr captured. A boot of the bin costs most of a second of CPU
- * before any SQL; the suite runs hundreds of commands, so only closed-pipe.test.ts and the bin
- * smoke test (bin.test.ts) spawn the real process.
+ * before any SQL; the suite runs hundreds of commands, so only the bin's smoke test (bin.test.ts)
+ * and the closed-pipe tests spawn the real process.
  */
-export async function runInboxctl(args: string[], env: Record<string, string>): Promise<InboxctlRun> {
+export async function runInboxctl(args: string[], env: Record<string, string>, options: { stdout?: CliOutput } = {}): Promise<InboxctlRun> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const code = await runInboxctlInProcess(args, {
     env: cliEnvironment(env),
     readFile: (file) => readFileSync(path.resolve(repoRoot, file), 'utf8'),
-    stdout: collector(out),
+    // Another stdout (a closed pipe) instead of the captured one: `out` is then empty.
+    stdout: options.stdout ?? collector(out),
     stderr: collector(err),
     now: () => new Date(),
     user: () => userInfo().username,

@@ -65,8 +65,12 @@ function assertNoFailure(results: Awaited<ReturnType<typeof processBatch>>): voi
   for (const result of results) if ('error' in result) throw result.error;
 }
 
+// 50 random histories in `npm test`; the system tier runs 200 (arrival-order.system.test.ts), and
+// ARRIVAL_ORDER_RUNS sets any other number.
+const RUNS = Number(process.env.ARRIVAL_ORDER_RUNS ?? 50);
+
 describe('arrival-order independence', () => {
-  test('property: any arrival order, with duplicates and interleaved processing one by one or in batches, ends where the true order ends, and the outbox numbers its changes 1..n', async () => {
+  test(`property (${RUNS} runs): any arrival order, with duplicates and interleaved processing one by one or in batches, ends where the true order ends, and the outbox numbers its changes 1..n`, async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -94,7 +98,7 @@ describe('arrival-order independence', () => {
           await assertMatchesReference(scenario, chargeId, events.map((e) => e.eventId));
         },
       ),
-      { numRuns: 200 },
+      { numRuns: RUNS },
     );
   });
 });
