@@ -77,6 +77,14 @@ describe('filters by account', () => {
     assert.ok(!page.includes(`evt_${B}_1`), 'not another account\'s');
   });
 
+  test("an event's account is shown by inboxctl show and on the dashboard's event page", async () => {
+    const shown = await cli(['show', 'stripe', `evt_${A}_1`]);
+    assert.match(shown.out, new RegExp(`\\n {2}account {6}${A}\\n`));
+    const [row] = await database.sql`select id from webhook_inbox where event_id = ${`evt_${A}_1`}`;
+    const page = await (await fetch(`${service.baseUrl}/dashboard/events/${row!.id}`)).text();
+    assert.ok(page.includes(`<dt>account</dt><dd><a href="/dashboard/events?account=${A}"><code>${A}</code></a></dd>`), 'the event page names its account');
+  });
+
   test('inboxctl backfill --account lists the account\'s events on its behalf (Stripe-Account) and stores them with it', async () => {
     const created = Math.floor(Date.now() / 1000) - 1800;
     // Stripe's GET /v1/events for a connected account; the listed events carry no `account` here.
