@@ -13,7 +13,6 @@ const layers = [
   { name: 'db', paths: ['^src/db/'] },
   // Payments: facts, fold, state machine. No HTTP, no queue.
   { name: 'domain', paths: ['^src/domain/'] },
-  { name: 'observability', paths: ['^src/observability/'] },
   // One folder per gateway (webhook driver, API mapping, event list), the code they share in
   // shared/, and registry.ts listing them. Pure: no database, no sockets, no clock of its own.
   { name: 'gateways', paths: ['^src/gateways/'] },
@@ -31,12 +30,15 @@ const layers = [
   { name: 'config', paths: ['^src/config/'] },
   // pg-boss: queues, jobs inserted inside the caller's transaction.
   { name: 'queue', paths: ['^src/queue/'] },
-  // Storing a delivery with its job in one transaction.
+  // Storing a webhook request's event with its job in one transaction.
   { name: 'inbox', paths: ['^src/inbox/'] },
   // What the application is told: the payment event contract, and pushing it to destinations.
   { name: 'delivery', paths: ['^src/delivery/'] },
   // Applying stored events; the operators' jobs (sweep, retention, replay, purge).
   { name: 'work', paths: ['^src/processing/', '^src/operations/'], isolated: true },
+  // One metrics registry composed from what each subsystem declares in its own metrics.ts: above
+  // every layer that declares some, below the faces and the root that serve and pass it.
+  { name: 'observability', paths: ['^src/observability/'] },
   { name: 'faces', paths: ['^src/http/', '^src/api/', '^src/cli/', '^src/dashboard/'], isolated: true },
   // The composition root: the only modules that know every layer.
   { name: 'root', paths: ['^src/service\\.ts$', '^src/main\\.ts$', '^bin/'] },

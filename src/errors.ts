@@ -1,16 +1,29 @@
 import { databaseErrorContext, withoutInput } from './error-redaction.ts';
 
 /**
- * Failures the inbox reports to a caller. Each carries a stable snake_case `code` (what operators
- * grep for and what the JSON error body says) and the HTTP status a delivery gets for it.
+ * Every error the inbox throws on purpose. Its `code` is stable snake_case: what an operator greps
+ * the logs for, what `inboxctl --json` and an HTTP error body say, and the `error_class` label of
+ * a failed processing attempt. Every code is in one table, docs/errors.md. `name` is the class's.
  * Expected outcomes (accepted, duplicate) are values, never errors.
+ *
+ * There is no `status` here: the errors that reach HTTP are InboxErrors, which carry the status
+ * their request is answered with; elsewhere `status` already names what a gateway answered
+ * (RefetchError), and one word keeps one meaning.
  */
-export class InboxError extends Error {
+export abstract class CodedError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Failures the inbox answers an HTTP request with: the `code` the JSON error body says, and the request's status. */
+export class InboxError extends CodedError {
   readonly code: string;
   readonly status: number;
   constructor(code: string, status: number, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
     this.code = code;
     this.status = status;
   }
@@ -50,7 +63,7 @@ export class IncompleteBodyError extends InboxError {
 
 /**
  * A body sent compressed (Content-Encoding: gzip, br, …). The signature is verified over the bytes
- * as the gateway signed them and the body is never decoded, so such a delivery used to fail as a
+ * as the gateway signed them and the body is never decoded, so such a request used to fail as a
  * signature_mismatch, which sends an operator off to rotate a secret that is fine.
  */
 export class ContentEncodingUnsupportedError extends InboxError {
@@ -112,11 +125,11 @@ export class StorageUnavailableError extends InboxError {
   }
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError {
+  readonly code = 'config_invalid';
   readonly problems: string[];
   constructor(problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
     this.problems = problems;
   }
 }

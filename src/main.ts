@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  // The embedded cluster is stopped after the drain: in-flight deliveries keep their database.
+  // The embedded cluster is stopped after the drain: in-flight requests keep their database.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

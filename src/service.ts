@@ -35,7 +35,7 @@ import { type Forwarding, startForwarding } from './delivery/forwarding.ts';
 import { DELIVERIES_QUEUE, ensureDeliveriesQueue } from './delivery/deliveries-queue.ts';
 import type { DeliveryTimers } from './delivery/delivery-timers.ts';
 
-/** Most deliveries one ingest statement carries. */
+/** Most webhook requests one ingest statement carries. */
 const INGEST_BATCH_SIZE = 100;
 
 export interface ServiceOptions {
@@ -122,16 +122,56 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
 }
 
+/**
+ * The steps of a start, in order. Each is a function below, given what the steps before it made;
+ * `stopService` undoes them in reverse.
+ */
 async function startOn(server: BoundPort, options: ServiceOptions): Promise<RunningService> {
   const { config, logger } = options;
   const clock = options.clock ?? (() => new Date());
-  const migrationUrl = config.database.migrationUrl ?? options.databaseUrl;
-  const variableOf = (url: string) => (url === config.database.migrationUrl ? 'DATABASE_MIGRATION_URL' : url === config.databaseUrl ? 'DATABASE_URL' : undefined);
-  // The first statements at start: a database that is not there is said in one line, not a stack.
-  await reachingDatabase(migrationUrl, variableOf(migrationUrl), () => applyMigrations(migrationUrl));
+  await migrateDatabase(options);
+  const pools = connectPools(options);
+  const boss = await startQueues(options);
+  const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys(), destinations: destinationNamesOf(config) });
+  const gaugeRefresher = startGaugeRefresher(options, pools, boss, metrics);
+  const traffic = { accepting: true };
+  const ingestPressure = ingestPressureOf(config, clock);
+  if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.level());
+  const ingestor = await createIngestor(options, pools, boss, ingestPressure);
+  const app = createServiceApp(options, { pools, boss, metrics, ingestor, clock, isAcceptingTraffic: () => traffic.accepting });
+  if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
+  const workers = config.role === 'receiver' ? undefined : await startWorkers(options, { pools, boss, metrics, clock, ingestPressure });
+  serveApp(server, app, options);
+  return {
+    port: server.port,
+    database: pools.database,
+    boss,
+    metrics,
+    stop: () => stopService({ server, traffic, gaugeRefresher, workers, boss, pools, config }),
+  };
+}
+
+/** The first statements at start: a database that is not there is said in one line, not a stack. */
+async function migrateDatabase({ config, databaseUrl }: ServiceOptions): Promise<void> {
+  const migrationUrl = config.database.migrationUrl ?? databaseUrl;
+  await reachingDatabase(migrationUrl, databaseVariableOf(config, migrationUrl), () => applyMigrations(migrationUrl));
+}
+
+/** Which setting named a database URL, for the line that says it cannot be reached. */
+function databaseVariableOf(config: AppConfig, url: string): string | undefined {
+  return url === config.database.migrationUrl ? 'DATABASE_MIGRATION_URL' : url === config.databaseUrl ? 'DATABASE_URL' : undefined;
+}
+
+interface Pools {
+  database: DatabaseHandle;
+  /** The group commit's own connections; none in the worker role, which receives nothing. */
+  ingestPool: DatabaseHandle['sql'] | undefined;
+}
+
+function connectPools({ config, databaseUrl }: ServiceOptions): Pools {
   const connection = {
     preparedStatements: config.database.preparedStatements,
-    url: options.databaseUrl,
+    url: databaseUrl,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
   };
   const database = connectDatabase({ ...connection, poolSize: config.databasePoolSize, applicationName: `webhook-inbox:${config.role}` });
@@ -139,11 +179,16 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
   // per connection: PostgreSQL plans its first five executions one by one before it settles on a
   // generic plan, and the ingest statement has a text per batch size. Spread over the shared pool,
   // batches kept landing on connections that had not settled yet, and planning was a third of
-  // PostgreSQL's time per delivery (README, Benchmarks: "Where the time goes"). Its own connections
+  // PostgreSQL's time per webhook request (bench/README.md#where-the-time-goes). Its own connections
   // also never wait behind the workers' transactions for a free one.
   const ingestPool = config.role === 'worker' ? undefined : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
-  const boss = await reachingDatabase(options.databaseUrl, variableOf(options.databaseUrl), () => startBoss({
-    url: options.databaseUrl,
+  return { database, ingestPool };
+}
+
+/** pg-boss, started (its schema and the webhooks queues), and the deliveries queue. */
+async function startQueues({ config, databaseUrl, logger }: ServiceOptions): Promise<PgBoss> {
+  const boss = await reachingDatabase(databaseUrl, databaseVariableOf(config, databaseUrl), () => startBoss({
+    url: databaseUrl,
     role: config.role,
     worker: config.worker,
     listenNotify: config.database.listenNotify,
@@ -153,24 +198,31 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
     logger,
   }));
   await ensureDeliveriesQueue(boss, config.worker);
-  const destinationNames = () => config.destinations.map((d) => d.name);
-  const metrics = options.metrics ?? createMetrics({ providers: config.providers.keys(), destinations: destinationNames() });
+  return boss;
+}
+
+const destinationNamesOf = (config: AppConfig) => config.destinations.map((d) => d.name);
+
+function startGaugeRefresher({ config, logger }: ServiceOptions, pools: Pools, boss: PgBoss, metrics: Metrics): GaugeRefresher {
   const gaugeRefresher = new GaugeRefresher({
-    db: database.db,
+    db: pools.database.db,
     boss,
     queues: [WEBHOOKS_QUEUE, WEBHOOKS_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE],
     gauges: metrics.gauges,
     providers: () => config.providers.keys(),
-    destinations: destinationNames,
+    destinations: () => destinationNamesOf(config),
     intervalMs: config.metricsRefreshSeconds * 1000,
     logger,
   });
   gaugeRefresher.start();
-  let accepting = true;
-  const ingestPressure = ingestPressureOf(config, clock);
-  if (ingestPressure) metrics.ingestFirst.readPressureFrom(() => ingestPressure.level());
+  return gaugeRefresher;
+}
+
+/** The group commit the webhook route stores through (wrapped by the fault suite's control only). */
+async function createIngestor(options: ServiceOptions, pools: Pools, boss: PgBoss, ingestPressure: IngestPressureMeter | undefined): Promise<Ingestor> {
+  const { config } = options;
   const groupCommit = createGroupCommitIngestor({
-    sql: ingestPool ?? database.sql,
+    sql: pools.ingestPool ?? pools.database.sql,
     jobs: await webhookJobInsert(boss),
     conflicts: createConflictRecorder({ driverOf: (provider) => config.providers.get(provider)?.driver }),
     maxBatchSize: INGEST_BATCH_SIZE,
@@ -180,10 +232,23 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
     pressure: ingestPressure,
     linger: createCommitLinger({ lingerMs: config.commitLingerMs, maxBatchSize: INGEST_BATCH_SIZE, now: () => performance.now() }),
   });
-  const ingestor = options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
-  const app = createApp({
+  return options.wrapIngestor ? options.wrapIngestor(groupCommit) : groupCommit;
+}
+
+interface AppParts {
+  pools: Pools;
+  boss: PgBoss;
+  metrics: Metrics;
+  ingestor: Ingestor;
+  clock: () => Date;
+  isAcceptingTraffic: () => boolean;
+}
+
+/** The receiver, /metrics and health, and the operator routes, as one hono app. */
+function createServiceApp({ config, logger }: ServiceOptions, { pools, boss, metrics, ingestor, clock, isAcceptingTraffic }: AppParts) {
+  return createApp({
     driverFor: (provider) => config.providers.get(provider)?.driver,
-    accounts: createUnknownAccountWatch({ accountsOf: (provider) => config.providers.get(provider)?.accounts, logger, count: metrics.delivery.unknownAccount }),
+    accounts: createUnknownAccountWatch({ accountsOf: (provider) => config.providers.get(provider)?.accounts, logger, count: metrics.webhookRequests.unknownAccount }),
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
     clock,
@@ -191,69 +256,86 @@ async function startOn(server: BoundPort, options: ServiceOptions): Promise<Runn
     metrics,
     // Ready means it can store events now: the connection the group commit stores them on.
     pingDatabase: async () => {
-      await (ingestPool ?? database.sql)`select 1`;
+      await (pools.ingestPool ?? pools.database.sql)`select 1`;
     },
     readinessTimeoutMs: 1000,
-    isAcceptingTraffic: () => accepting,
+    isAcceptingTraffic,
     receiveWebhooks: config.role !== 'worker',
-    operator: operatorRoutes(config, database, boss, clock),
+    operator: operatorRoutes(config, pools.database, boss, clock),
   });
-  if (config.dashboard.startupWarning) logger.warn(config.dashboard.startupWarning);
-  let jobTableAnalyzer: JobTableAnalyzer | undefined;
-  let factCarryOver: FactCarryOver | undefined;
-  let forwarding: Forwarding | undefined;
-  if (config.role !== 'receiver') {
-    for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
-    const refetcher = createRefetcher({
-      targets: gatewayApiTargets(config.providers.values()),
-      clock,
-      metrics: metrics.refetch,
-      accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(database.db, provider, account) },
-    });
-    forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: options.deliveryTimers });
-    await startProcessing({
-      boss,
-      db: database.db,
-      providers: config.providers,
-      worker: config.worker,
-      logger,
-      handlers: options.handlers,
-      metrics: metrics.processing,
-      refetcher,
-      announceChanges: forwarding?.announceChanges,
-      ingestPressure,
-      ingestFirst: config.ingestFirst,
-      ingestFirstMetrics: metrics.ingestFirst,
-    });
-    await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
-    const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
-    await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
-    jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
-    // Facts settled before payment_facts existed, carried there in the background (once per install).
-    factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });
-    factCarryOver.start();
-  }
-  // Worker instances listen too: their processing metrics and health must be reachable.
+}
+
+interface Workers {
+  jobTableAnalyzer: JobTableAnalyzer;
+  factCarryOver: FactCarryOver;
+  /** None without destinations. */
+  forwarding: Forwarding | undefined;
+}
+
+/** Everything but the receiver: the push to destinations, processing, the cron jobs and the background upkeep. */
+async function startWorkers(
+  { config, logger, handlers, deliveryTimers }: ServiceOptions,
+  { pools, boss, metrics, clock, ingestPressure }: { pools: Pools; boss: PgBoss; metrics: Metrics; clock: () => Date; ingestPressure: IngestPressureMeter | undefined },
+): Promise<Workers> {
+  const { database } = pools;
+  for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
+  const refetcher = createRefetcher({
+    targets: gatewayApiTargets(config.providers.values()),
+    clock,
+    metrics: metrics.refetch,
+    accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(database.db, provider, account) },
+  });
+  const forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: deliveryTimers });
+  await startProcessing({
+    boss,
+    db: database.db,
+    providers: config.providers,
+    worker: config.worker,
+    logger,
+    handlers,
+    metrics: metrics.processing,
+    refetcher,
+    announceChanges: forwarding?.announceChanges,
+    ingestPressure,
+    ingestFirst: config.ingestFirst,
+    ingestFirstMetrics: metrics.ingestFirst,
+  });
+  await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
+  const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
+  await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
+  const jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
+  // Facts settled before payment_facts existed, carried there in the background (once per install).
+  const factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });
+  factCarryOver.start();
+  return { jobTableAnalyzer, factCarryOver, forwarding };
+}
+
+/** Worker instances listen too: their processing metrics and health must be reachable. */
+function serveApp(server: BoundPort, app: ReturnType<typeof createApp>, { config, logger }: ServiceOptions): void {
   server.serve(app);
   if (config.role === 'worker') logger.info({ port: server.port }, 'serving /metrics and health checks (worker role: no webhooks)');
   else logger.info({ port: server.port, providers: [...config.providers.keys()] }, 'receiving webhooks');
+}
 
-  return {
-    port: server.port,
-    database,
-    boss,
-    metrics,
-    async stop() {
-      accepting = false;
-      await server.close();
-      await gaugeRefresher.stop();
-      await jobTableAnalyzer?.stop();
-      await factCarryOver?.stop();
-      await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
-      // After the workers: a publish still in flight gets its confirm before its connection ends.
-      await forwarding?.closeConnections();
-      await ingestPool?.end({ timeout: 5 });
-      await database.close();
-    },
-  };
+/** The start in reverse: stop accepting, drain in-flight requests and jobs, close the pools. */
+async function stopService(running: {
+  server: BoundPort;
+  traffic: { accepting: boolean };
+  gaugeRefresher: GaugeRefresher;
+  workers: Workers | undefined;
+  boss: PgBoss;
+  pools: Pools;
+  config: AppConfig;
+}): Promise<void> {
+  const { server, traffic, gaugeRefresher, workers, boss, pools, config } = running;
+  traffic.accepting = false;
+  await server.close();
+  await gaugeRefresher.stop();
+  await workers?.jobTableAnalyzer.stop();
+  await workers?.factCarryOver.stop();
+  await boss.stop({ graceful: true, timeout: config.worker.shutdownTimeoutMs });
+  // After the workers: a publish still in flight gets its confirm before its connection ends.
+  await workers?.forwarding?.closeConnections();
+  await pools.ingestPool?.end({ timeout: 5 });
+  await pools.database.close();
 }

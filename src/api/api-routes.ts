@@ -5,12 +5,12 @@ import { toPaymentEventBody, toSplitShareBody } from '../delivery/payment-event-
 import type { RequestEnv } from '../web/request-env.ts';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, type FeedPage, type PaymentView } from './api-schemas.ts';
 import { createBearerAuth } from './bearer-auth.ts';
-import { selectClusterIdentifier } from './cluster-identifier-sql.ts';
+import { selectClusterIdentifier } from './sql/cluster-identifier.ts';
 import { FEED_START, decodeFeedCursor, encodeFeedCursor } from './feed-cursor.ts';
 import { openApiDocument } from './openapi.ts';
-import { selectPaymentEventsAfter } from './payment-events-feed-sql.ts';
-import { type RecordedTransition, selectEventsOfPayment, selectPaymentByCharge, selectTransitionsOfPayment } from './payment-sql.ts';
-import { selectPayoutView, selectSettlementView } from './payout-sql.ts';
+import { selectPaymentEventsAfter } from './sql/payment-events-feed.ts';
+import { type RecordedTransition, selectEventsOfPayment, selectPaymentByCharge, selectTransitionsOfPayment } from './sql/payment.ts';
+import { selectPayoutView, selectSettlementView } from './sql/payout.ts';
 
 export interface ApiDeps {
   db: Database;

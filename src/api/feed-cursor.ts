@@ -17,7 +17,7 @@ export interface FeedCursor {
 
 /** A cursor as a client sent it back: where it points, and which cluster issued it. */
 export interface ReturnedFeedCursor extends FeedCursor {
-  /** The issuing cluster's system identifier (cluster-identifier-sql.ts); undefined for a v1 cursor, which does not say. */
+  /** The issuing cluster's system identifier (sql/cluster-identifier.ts); undefined for a v1 cursor, which does not say. */
   cluster: string | undefined;
 }
 

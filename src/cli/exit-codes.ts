@@ -1,3 +1,5 @@
+import { CodedError } from '../errors.ts';
+
 
 /**
  * What an inboxctl exit code means, the same for every command, so scripts and alerts can act on
@@ -18,16 +20,30 @@ export const exitCodes = {
 
 export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
 
+/** The code of a failure that has none of its own: the class of its exit code. */
+export const exitCodeClasses: Record<ExitCode, string> = {
+  [exitCodes.ok]: 'ok',
+  [exitCodes.attention]: 'attention',
+  [exitCodes.usage]: 'usage',
+  [exitCodes.database]: 'database_unavailable',
+  [exitCodes.failed]: 'failed',
+};
+
+/** An error's `code` when it is one of ours (snake_case), not a driver's SQLSTATE or Node's ENOENT. */
+export function ownCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(code) ? code : undefined;
+}
+
 /** A problem the CLI reports in one line and turns into an exit code. */
-export class CliError extends Error {
+export class CliError extends CodedError {
   readonly exitCode: ExitCode;
-  /** The stable snake_case code `--json` reports; without one, the cause's, else the exit code's (failure.ts). */
-  readonly code: string | undefined;
+  /** The stable snake_case code `--json` reports: the one given, else the cause's, else the exit code's class. */
+  readonly code: string;
   constructor(exitCode: ExitCode, message: string, options?: { cause?: unknown; code?: string }) {
     super(message, options);
-    this.name = 'CliError';
     this.exitCode = exitCode;
-    this.code = options?.code;
+    this.code = options?.code ?? ownCode(options?.cause) ?? exitCodeClasses[exitCode];
   }
 }
 

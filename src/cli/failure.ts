@@ -3,7 +3,7 @@ import { ConfigError, describeError } from '../errors.ts';
 import { ArchiveFormatError, OperationIncompleteError, OperationRefusedError, PartialResultError } from '../operations/errors.ts';
 import { blamesTheDatabase } from '../operations/database-blame.ts';
 import type { CliOutput } from './context.ts';
-import { CliError, type ExitCode, exitCodes } from './exit-codes.ts';
+import { CliError, type ExitCode, exitCodeClasses as classCodes, exitCodes, ownCode } from './exit-codes.ts';
 import { toJson } from './output.ts';
 
 /** Why a command ended without its answer: the same for the line on stderr and, with --json, the object on stdout. */
@@ -44,24 +44,9 @@ export function partialResult<T>(error: unknown, lines: (result: T) => string[])
   return new PartialAnswerError(error.cause, error.partial, lines(error.partial as T));
 }
 
-const classCodes: Record<ExitCode, string> = {
-  [exitCodes.ok]: 'ok',
-  [exitCodes.attention]: 'attention',
-  [exitCodes.usage]: 'usage',
-  [exitCodes.database]: 'database_unavailable',
-  [exitCodes.failed]: 'failed',
-};
-
-/** An error's `code` when it is one of ours (snake_case), not a driver's SQLSTATE or Node's ENOENT. */
-function ownCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && /^[a-z]+(?:_[a-z]+)*$/.test(code) ? code : undefined;
-}
-
 function fromCliError(error: CliError): CliFailure {
-  const code = error.code ?? ownCode(error.cause) ?? classCodes[error.exitCode];
   const problems = error.cause instanceof ConfigError ? { problems: error.cause.problems } : {};
-  return { exitCode: error.exitCode, code, message: error.message, ...problems };
+  return { exitCode: error.exitCode, code: error.code, message: error.message, ...problems };
 }
 
 /** Whatever a command threw, as the documented exit code and one message; never the SQL of a failed statement. */

@@ -20,7 +20,7 @@ export interface ProviderConfig {
   name: string;
   /** The built-in driver's name: the provider's own name unless INBOX_CONFIG says `driver`. */
   driver: string;
-  /** Every secret that may have signed a delivery: more than one during a rotation. */
+  /** Every secret that may have signed a webhook request: more than one during a rotation. */
   secrets: string[];
   signatureToleranceSeconds: number;
   /** How long stored events (payloads) are kept: `retentionDays`, else INBOX_RETENTION_DAYS. */
@@ -57,9 +57,9 @@ export interface ParsedConfig {
   /** `json`, `pretty` (pino-pretty, a devDependency), or undefined: pretty on a terminal where pino-pretty is installed, else JSON. */
   logFormat: 'json' | 'pretty' | undefined;
   maxBodyBytes: number;
-  /** How long a delivery may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
+  /** How long a webhook request may wait for its COMMIT before it gets 503 (gateways give up at ~10 s). */
   commitDeadlineMs: number;
-  /** The longest a delivery that finds the commit slot free waits for others to share its commit (0: never; src/inbox/commit-linger.ts). */
+  /** The longest a webhook request that finds the commit slot free waits for others to share its commit (0: never; src/inbox/commit-linger.ts). */
   commitLingerMs: number;
   databaseConnectTimeoutSeconds: number;
   databasePoolSize: number;

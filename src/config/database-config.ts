@@ -11,7 +11,7 @@ export interface DatabaseConfig {
    * False: the driver sends every statement unnamed (parse, bind, execute each time), for a pooler
    * that does not carry protocol-level prepared statements (PgBouncer before 1.21, or with
    * `max_prepared_statements = 0`, the default before 1.24). Costs the hot paths a parse and plan
-   * per statement (README "Behind a pooler").
+   * per statement (docs/deployment.md#behind-a-pooler).
    */
   preparedStatements: boolean;
   /**

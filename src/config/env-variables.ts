@@ -47,12 +47,12 @@ export const envVariables = z.object({
     }),
   MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1).describe('Larger bodies get 413 without being buffered.'),
   SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1).describe('Signed-timestamp tolerance, both directions, where the scheme has a timestamp.'),
-  COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000).describe('A delivery not committed by then gets 503 + `Retry-After` (gateways time out at ~10 s).'),
+  COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000).describe('A webhook request not committed by then gets 503 + `Retry-After` (gateways time out at ~10 s).'),
   // Unset: 4 ms in the receiver role; none where workers share the event loop (see commitLingerMs).
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(50).optional().meta({
     whenUnset: '`4` in `receiver`, `0` in `all`',
     description:
-      'The longest a delivery that finds the commit slot free waits for others to share its commit, while that pays (see [The receiver](receiving.md), group commit). `0`: never. At most 50. Off by default in `all`, where it measured worse for the ack\'s p99.',
+      'The longest a webhook request that finds the commit slot free waits for others to share its commit, while that pays (see [The receiver](receiving.md), group commit). `0`: never. At most 50. Off by default in `all`, where it measured worse for the ack\'s p99.',
   }),
   DATABASE_CONNECT_TIMEOUT_SECONDS: intFromEnv(2, 1, 60).describe('postgres.js waits 30 s by default; a short timeout turns an outage into a prompt 503.'),
   DATABASE_POOL_SIZE: intFromEnv(10, 2, 200).describe(

@@ -8,9 +8,9 @@ import { z } from 'zod';
 export interface IngestFirstConfig {
   /** INGEST_FIRST=off: the workers never yield, whatever the receiver's state. */
   enabled: boolean;
-  /** A batch of deliveries that waited longer than this for its COMMIT is a sign of slow acks. 0: every commit is. */
+  /** A batch of webhook requests that waited longer than this for its COMMIT is a sign of slow acks. 0: every commit is. */
   ackLatencyMs: number;
-  /** On average more deliveries than this waiting for a transaction slot is saturation. 0: any waiting delivery is. */
+  /** On average more webhook requests than this waiting for a transaction slot is saturation. 0: any waiting webhook request is. */
   queueDepth: number;
   /** A sign lasts this long after it was seen: the workers take the CPU back only after it. */
   quietMs: number;
@@ -32,12 +32,12 @@ export const ingestFirstEnvKeys = {
     ),
   // The p99 the issue asks of the all role is 25 ms: yield well before an ack gets there.
   INGEST_PRESSURE_ACK_MS: intFromEnv(10, 0, 60_000).describe(
-    'A group-commit batch whose oldest delivery waited longer than this for its COMMIT is a sign of slow acks: the workers yield but keep pace with what arrives. `0`: every commit is.',
+    'A group-commit batch whose oldest webhook request waited longer than this for its COMMIT is a sign of slow acks: the workers yield but keep pace with what arrives. `0`: every commit is.',
   ),
   // A mean, not a peak: a paced 1,000 a second kept it at 5–12 on the bench machine (2026-12-05),
   // 64 senders at full speed at 17–32. Above it the receiver is behind and the workers keep out.
   INGEST_PRESSURE_QUEUE_DEPTH: intFromEnv(16, 0, 100_000).describe(
-    'On average (over about the last 500 deliveries) more deliveries than this waiting for a transaction slot is saturation: the workers yield everything but a slice per pause. `0`: any waiting delivery is.',
+    'On average (over about the last 500 webhook requests) more webhook requests than this waiting for a transaction slot is saturation: the workers yield everything but a slice per pause. `0`: any waiting webhook request is.',
   ),
   INGEST_QUIET_MS: intFromEnv(1000, 10, 600_000).describe('Each sign lasts this long after it was last seen; then the workers take the CPU back.'),
   WORKER_YIELD_BATCH_SIZE: intFromEnv(10, 1, 500).describe(

@@ -18,7 +18,7 @@ const FORM_MAX_BYTES = 16 * 1024;
 
 /**
  * The socket's peer, never X-Forwarded-For: any client can write that header. Behind a reverse
- * proxy every client is the proxy's address and shares one budget (README, Dashboard).
+ * proxy every client is the proxy's address and shares one budget (docs/dashboard.md, "Sign-in is throttled per client").
  */
 function remoteAddressOf(c: Context): string | undefined {
   try {

@@ -1,5 +1,6 @@
 import { withoutQueryText } from '../error-redaction.ts';
 import { unixSocketDirectory } from './socket-url.ts';
+import { CodedError } from '../errors.ts';
 
 // The database is not there, or not there for us: refused, unknown host, TLS refused, wrong
 // password or role, no such database, shutting down. Not a bug of ours, and not the input's.
@@ -48,7 +49,7 @@ export function databaseFailureReason(error: unknown): string {
 }
 
 /** The database of `variable` could not be reached at start; the message is the one line an operator reads. */
-export class DatabaseUnreachableError extends Error {
+export class DatabaseUnreachableError extends CodedError {
   readonly code = 'database_unreachable';
   /** host:port/database (databaseTarget). */
   readonly target: string;
@@ -57,7 +58,6 @@ export class DatabaseUnreachableError extends Error {
     const target = databaseTarget(url);
     const reason = databaseFailureReason(cause);
     super(`cannot reach the database at ${target}${variable ? ` (${variable})` : ''}: ${reason}`, { cause });
-    this.name = 'DatabaseUnreachableError';
     this.target = target;
     this.reason = reason;
   }

@@ -19,7 +19,7 @@ export async function initialiseCluster(location: EmbeddedLocation, user: Cluste
   await chmod(dataDir, 0o700);
   if (user) await chown(dataDir, user.uid, user.gid);
   // Beside the data directory, where the cluster's user can read it; the password is the
-  // well-known development one (README), so the file's mode does not matter, only its removal.
+  // well-known development one (docs/getting-started.md), so the file's mode does not matter, only its removal.
   const passwordFile = path.join(path.dirname(dataDir), `.pwfile-${randomBytes(4).toString('hex')}`);
   await writeFile(passwordFile, `${EMBEDDED_PASSWORD}\n`, { mode: 0o644 });
   try {

@@ -1,3 +1,4 @@
+import { CodedError } from '../errors.ts';
 export type EmbeddedDatabaseFailure =
   | 'embedded_binaries_missing'
   | 'embedded_command_failed'
@@ -10,11 +11,10 @@ export type EmbeddedDatabaseFailure =
  * The development database could not be set up or started. The message is written for the person
  * who typed `npm start`: what failed, where, and what to do; entry points print it without a stack.
  */
-export class EmbeddedDatabaseError extends Error {
+export class EmbeddedDatabaseError extends CodedError {
   readonly code: EmbeddedDatabaseFailure;
   constructor(code: EmbeddedDatabaseFailure, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'EmbeddedDatabaseError';
     this.code = code;
   }
 }

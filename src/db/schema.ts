@@ -35,14 +35,14 @@ export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'rejec
 export type EventDecisionName = (typeof eventDecisions)[number];
 
 /**
- * How an event reached the inbox: delivered by the gateway (`webhook`, its signature verified), or
- * listed from the gateway's API by `inboxctl backfill` (`backfill`) because the delivery never came.
+ * How an event reached the inbox: sent by the gateway (`webhook`, its signature verified), or
+ * listed from the gateway's API by `inboxctl backfill` (`backfill`) because the webhook request never came.
  */
 export const eventSources = ['webhook', 'backfill'] as const;
 export type EventSource = (typeof eventSources)[number];
 
 /**
- * Every webhook delivery that passed signature verification, stored before the 200 is sent.
+ * Every webhook request that passed signature verification, stored before the 200 is sent.
  * Deduplication is webhook_event_keys' primary key, claimed in the same statement: never
  * check-then-insert.
  *
@@ -91,7 +91,7 @@ export const webhookInbox = pgTable(
     // processing, after a replay, and for events a custom handler settled without one.
     decision: text('decision').$type<EventDecisionName>(),
     decisionDetail: jsonb('decision_detail'),
-    // Only `webhook` rows say the gateway is still delivering: the last-delivery gauge and
+    // Only `webhook` rows say the gateway is still sending: the last-webhook-request gauge and
     // `inboxctl stats` read those, so a backfill never hides a silent endpoint.
     source: varchar('source', { length: 10 }).$type<EventSource>().notNull().default('webhook'),
     // How the event was authenticated (src/gateways/shared/proof.ts): scheme, which configured secret
@@ -108,8 +108,8 @@ export const webhookInbox = pgTable(
     index('webhook_inbox_provider_event_id_idx').on(table.provider, table.eventId),
     // provider last, after the range column: every (status, received_at) range reads it as before,
     // and the counts by provider × status behind the gauges and stats become index-only scans
-    // instead of visiting every heap page of the backlog and of the last hour (README, Benchmarks:
-    // "Where the time goes").
+    // instead of visiting every heap page of the backlog and of the last hour
+    // (bench/README.md#where-the-time-goes).
     index('webhook_inbox_status_received_at_provider_idx').on(table.status, table.receivedAt, table.provider),
     index('webhook_inbox_provider_resource_id_idx').on(table.provider, table.resourceId),
     // The dashboard's event list by decision (rejected_amount: "check the charge at the gateway"),
@@ -117,8 +117,8 @@ export const webhookInbox = pgTable(
     // one looked for, and a row gets its entry at processing, not on the ingest path. Without it a
     // rare decision was a walk of the whole primary key (EXPLAIN in test/operations/query-plans.test.ts).
     index('webhook_inbox_decision_id_idx').on(table.decision, table.id).where(sql`${table.decision} <> 'applied'`),
-    // The newest delivery per provider (last-delivery gauge, stats): one short backward walk per
-    // provider, never a scan. Partial: backfilled rows are not deliveries.
+    // The newest webhook request per provider (last-webhook-request gauge, stats): one short backward walk per
+    // provider, never a scan. Partial: backfilled rows are not webhook requests.
     index('webhook_inbox_last_delivery_idx').on(table.provider, table.receivedAt).where(sql`${table.source} = 'webhook'`),
     // The dashboard's event list filtered by account, newest first. Partial: a direct integration's
     // events (account null) get no entry, so the ingest path of one pays nothing for it.
@@ -140,8 +140,8 @@ export type InboxRow = typeof webhookInbox.$inferSelect;
 /**
  * The dedupe keys, kept far longer than the payloads (`keyRetentionDays` against `retentionDays`):
  * a resend months after its row was archived and deleted still finds its key here and is answered
- * as a duplicate, not processed again. Every delivery claims its key here first, in the batch's
- * transaction; only the deliveries whose key was new are stored in webhook_inbox. A few dozen bytes
+ * as a duplicate, not processed again. Every webhook request claims its key here first, in the batch's
+ * transaction; only the webhook requests whose key was new are stored in webhook_inbox. A few dozen bytes
  * a key, so 400 days of keys cost less than a week of payloads.
  */
 export const webhookEventKeys = pgTable(
@@ -149,7 +149,7 @@ export const webhookEventKeys = pgTable(
   {
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
-    /** The first delivery's fingerprint (null for keys taken over from rows stored before fingerprints). */
+    /** The first webhook request's fingerprint (null for keys taken over from rows stored before fingerprints). */
     fingerprint: text('fingerprint'),
     receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
@@ -161,10 +161,10 @@ export const webhookEventKeys = pgTable(
 );
 
 /**
- * Duplicates that said something else: a delivery with the key of a stored event (provider,
+ * Duplicates that said something else: a webhook request with the key of a stored event (provider,
  * event_id) whose fingerprint differs. It got 200 like any duplicate (the stored event stays the
  * truth the inbox processed); its exact bytes and what it said differently are kept here, one row
- * per such delivery. They go with their event when retention deletes it.
+ * per such webhook request. They go with their event when retention deletes it.
  */
 export const webhookInboxConflicts = pgTable(
   'webhook_inbox_conflicts',
@@ -176,7 +176,7 @@ export const webhookInboxConflicts = pgTable(
     provider: varchar('provider', { length: 30 }).notNull(),
     eventId: varchar('event_id', { length: 150 }).notNull(),
     receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    /** The conflicting delivery's fingerprint (the stored event's is on its row). */
+    /** The conflicting webhook request's fingerprint (the stored event's is on its row). */
     fingerprint: text('fingerprint').notNull(),
     /** [{ field, stored, received }]: the fields of the meaning that differ (MeaningDifference). */
     differences: jsonb('differences').notNull(),

@@ -35,7 +35,7 @@ export function nextAttemptDelaySeconds(failures: number, retryAfter: number | u
 /**
  * An answer that asks the sender to slow down rather than saying the event failed: 429, and 503
  * with a Retry-After it could read. Such answers count towards parking only once the destination's
- * patience is spent (lane-sql.ts); a 503 without Retry-After is a failure like any other 5xx.
+ * patience is spent (sql/lanes.ts); a 503 without Retry-After is a failure like any other 5xx.
  */
 export function isThrottle(status: number | null, retryAfter: number | undefined): boolean {
   return status === 429 || (status === 503 && retryAfter !== undefined);

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import type { DestinationConfig } from '../config/destinations-config.ts';
 import type { Database, SqlExecutor } from '../db/client.ts';
 import type { PaymentEventRow } from '../domain/payments/schema.ts';
-import type { ForwardingMetrics } from '../observability/metrics.ts';
+import type { ForwardingMetrics } from './metrics.ts';
 import { backoffSeconds, isThrottle, nextAttemptDelaySeconds, retryAfterSeconds } from './backoff.ts';
 import type { DeliveryJobData } from './deliveries-queue.ts';
 import type { DeliveryTimers } from './delivery-timers.ts';
 import { enqueueLaneJobs } from './enqueue-deliveries.ts';
-import type { LaneState } from './lane-batch-sql.ts';
-import { countFailingLanes, disableDestination, endDestinationBackoff, noteLaneHeld, recordLaneFailure, startDestinationBackoff } from './lane-sql.ts';
+import type { LaneState } from './sql/lane-batch.ts';
+import { countFailingLanes, disableDestination, endDestinationBackoff, noteLaneHeld, recordLaneFailure, startDestinationBackoff } from './sql/lanes.ts';
 import type { EventTransport } from './event-transport.ts';
 import { toPushedEventBody } from './payment-event-body.ts';
 import type { PostResult } from './post-event.ts';
@@ -34,7 +34,7 @@ export function deliveryTargets(destinations: readonly DestinationConfig[], tran
 
 export interface DeliveryDeps {
   db: Database;
-  /** The same pool, for the per-batch statements that run prepared (lane-batch-sql.ts). */
+  /** The same pool, for the per-batch statements that run prepared (sql/lane-batch.ts). */
   sql: SqlExecutor;
   boss: PgBoss;
   targets: ReadonlyMap<string, DeliveryTarget>;

@@ -3,7 +3,7 @@ import type { PaymentEventRow } from '../domain/payments/schema.ts';
 import { type LaneRunOutcome, type DeliveryDeps, type DeliveryTarget, handleFailure, laneHeldBack, postSigned, resumeDestination } from './deliver-lane.ts';
 import { type DeliveryJobData, laneKey } from './deliveries-queue.ts';
 import { destinationWants, enqueueLaneJobs } from './enqueue-deliveries.ts';
-import { type LaneState, markLanesDelivered, readLaneStates, readLanesEvents } from './lane-batch-sql.ts';
+import { type LaneState, markLanesDelivered, readLaneStates, readLanesEvents } from './sql/lane-batch.ts';
 import type { PostResult } from './post-event.ts';
 
 export interface LaneJob {

@@ -4,7 +4,7 @@ import type { DeliveryDeps } from './deliver-lane.ts';
 import { type EndedLane, deliverLanes } from './deliver-lanes.ts';
 import { workDeadLetters } from '../queue/dead-letters.ts';
 import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE, type DeliveryJobData } from './deliveries-queue.ts';
-import { parkLaneAfterFailedRuns } from './lane-sql.ts';
+import { parkLaneAfterFailedRuns } from './sql/lanes.ts';
 
 /**
  * Work loops, each fetching a batch of lanes (at most one job per lane: singleton ranking) and

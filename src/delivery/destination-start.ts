@@ -9,7 +9,7 @@ import { deliveryDestinations } from './schema.ts';
 
 /**
  * Where a destination starts (its `start`): events written before its starts_at are never sent to
- * it (lane-batch-sql.ts starts a new lane past them, and the first event sent says what it follows).
+ * it (sql/lane-batch.ts starts a new lane past them, and the first event sent says what it follows).
  * `now` is resolved once, when a worker first runs with the destination, and kept in the database:
  * a restart does not move it. `beginning` or a time also queues, once, every payment that has
  * events since then, a batch at a time on the `delivery-seeds` queue, so a destination added later

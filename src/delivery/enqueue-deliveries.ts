@@ -1,15 +1,15 @@
 import type { PgBoss } from 'pg-boss';
 import type { DestinationConfig } from '../config/destinations-config.ts';
 import { type Database, type Transaction, drizzleExecutor } from '../db/client.ts';
-import type { PaymentChange } from '../domain/payments/payment-events-sql.ts';
+import type { PaymentChange } from '../domain/payments/sql/payment-events.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
 import { DELIVERIES_QUEUE, type DeliveryJobData, deliveryJob } from './deliveries-queue.ts';
+import { CodedError } from '../errors.ts';
 
-export class DeliveryJobNotCreatedError extends Error {
+export class DeliveryJobNotCreatedError extends CodedError {
   readonly code = 'delivery_job_not_created';
   constructor(expected: number, created: number) {
     super(`pg-boss created ${created} of ${expected} delivery jobs; rolling back so no payment change exists without its deliveries.`);
-    this.name = 'DeliveryJobNotCreatedError';
   }
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/config.ts';
 import type { DestinationConfig } from '../config/destinations-config.ts';
 import type { Database, SqlExecutor } from '../db/client.ts';
-import type { ForwardingMetrics } from '../observability/metrics.ts';
+import type { ForwardingMetrics } from './metrics.ts';
 import { deliveryTargets } from './deliver-lane.ts';
 import { type DeliveryTimers, systemDeliveryTimers } from './delivery-timers.ts';
 import { startDeliveryWorkers } from './delivery-workers.ts';

@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Database, Transaction } from '../db/client.ts';
 import { enqueueLaneJobs } from './enqueue-deliveries.ts';
 import { deliveryDestinations, deliveryLanes } from './schema.ts';
+import { CodedError } from '../errors.ts';
 
 /** What an operator is told about one lane. */
 export interface LaneView {
@@ -93,19 +94,17 @@ export async function describeDestinations(db: Database | Transaction, names: re
   }));
 }
 
-export class LaneNotFoundError extends Error {
+export class LaneNotFoundError extends CodedError {
   readonly code = 'lane_not_found';
   constructor(destination: string, provider: string, chargeId: string) {
     super(`No lane of destination "${destination}" for payment ${provider}:${chargeId} (no event of it was tried there yet).`);
-    this.name = 'LaneNotFoundError';
   }
 }
 
-export class LaneNotParkedError extends Error {
+export class LaneNotParkedError extends CodedError {
   readonly code = 'lane_not_parked';
   constructor(destination: string, provider: string, chargeId: string) {
     super(`The lane of destination "${destination}" for ${provider}:${chargeId} is not parked: only a parked lane's head event can be skipped.`);
-    this.name = 'LaneNotParkedError';
   }
 }
 

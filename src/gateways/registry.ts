@@ -50,8 +50,8 @@ export const gatewayApis: Readonly<Record<string, GatewayApi>> = Object.fromEntr
 );
 
 /**
- * The gateways that can be backfilled, by API mapping name (README, Operations → Backfill, says
- * why the others cannot).
+ * The gateways that can be backfilled, by API mapping name (why the others cannot:
+ * docs/operations.md#backfill-events-the-inbox-never-received).
  */
 export const gatewayEventLists: Readonly<Record<string, GatewayEventList>> = Object.fromEntries(
   gatewayModules.flatMap((gateway) => (gateway.eventList ? [[gateway.name, gateway.eventList]] : [])),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { deliveryMetrics } from './delivery-metrics.ts';
+import { webhookRequestMetrics } from './webhook-request-metrics.ts';
 import { type Metrics, createMetrics } from '../observability/metrics.ts';
 import type { AllowedHosts } from '../web/allowed-hosts.ts';
 import type { AppEnv } from './env.ts';
@@ -39,14 +39,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: false });
   app.use(async (c, next) => {
-    // A gateway's own delivery id is the most useful request id when it sends one.
+    // A gateway's own id for the request is the most useful request id when it sends one.
     const requestId = c.req.header('x-request-id')?.slice(0, 100) ?? randomUUID();
     c.set('logger', deps.logger.child({ requestId }));
     await next();
   });
   const receiveWebhooks = deps.receiveWebhooks ?? true;
-  const recordDelivery = deliveryMetrics({ metrics: metrics.delivery, isKnownProvider: (name) => deps.driverFor(name) !== undefined });
-  if (receiveWebhooks) app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordDelivery(c, next) : next()));
+  const recordWebhookRequest = webhookRequestMetrics({ metrics: metrics.webhookRequests, isKnownProvider: (name) => deps.driverFor(name) !== undefined });
+  if (receiveWebhooks) app.use('/webhooks/:provider', (c, next) => (c.req.method === 'POST' ? recordWebhookRequest(c, next) : next()));
   app.onError((error, c) => errorResponse(error, c, c.get('logger') ?? deps.logger));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'No such route.' } }, 404));
   app.route('/', createHealthRoutes(deps));

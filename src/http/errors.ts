@@ -12,22 +12,22 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
  * One error body for every failure: `{ "error": { "code", "message" } }` with the error's own
  * message, which may name a field but never quotes what the sender sent, a driver's text, a secret
  * or a computed signature. The log line names
- * the delivery (provider, eventId when known) and carries the cause; the logger's serializer
+ * the webhook request (provider, eventId when known) and carries the cause; the logger's serializer
  * strips whatever of a PostgreSQL error can quote the payload (src/error-redaction.ts).
  */
 export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger): Response {
-  const delivery = c.get('delivery');
+  const webhookRequest = c.get('webhookRequest');
   if (error instanceof InboxError) {
     if (error.status === 503) {
       // Every 503 is "not stored, send it again": tell the gateway when.
       const retryAfter = error instanceof StorageUnavailableError ? error.retryAfterSeconds : 5;
       c.header('Retry-After', String(retryAfter));
-      logger.error({ ...delivery, err: error.cause ?? error, code: error.code }, 'delivery not stored');
+      logger.error({ ...webhookRequest, err: error.cause ?? error, code: error.code }, 'delivery not stored');
     } else if (error instanceof EventUnstorableError) {
       // Signed, so a gateway's event, and refused for good: worth an operator's look.
-      logger.warn({ ...delivery, err: error.cause ?? error, code: error.code, status: error.status }, 'delivery rejected');
+      logger.warn({ ...webhookRequest, err: error.cause ?? error, code: error.code, status: error.status }, 'delivery rejected');
     } else {
-      logger.info({ ...delivery, code: error.code, status: error.status }, 'delivery rejected');
+      logger.info({ ...webhookRequest, code: error.code, status: error.status }, 'delivery rejected');
     }
     return c.json({ error: { code: error.code, message: error.message } }, error.status as 400);
   }
@@ -39,9 +39,9 @@ export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger
     logger.warn({ err: error, path: c.req.path }, 'request not served: the database cannot be reached');
     return c.json({ error: { code: 'database_unavailable', message: 'The database cannot be reached right now; ask again after Retry-After seconds.' } }, 503);
   }
-  logger.error({ ...delivery, err: error, path: c.req.path }, 'unexpected error');
-  // Only a gateway's delivery has an event to speak of; an operator's or an application's request does not.
-  const message = delivery || c.req.path.startsWith('/webhooks/') ? 'Unexpected error; the event was not acknowledged.' : 'Unexpected error; ask again later.';
+  logger.error({ ...webhookRequest, err: error, path: c.req.path }, 'unexpected error');
+  // Only a gateway's webhook request has an event to speak of; an operator's or an application's request does not.
+  const message = webhookRequest || c.req.path.startsWith('/webhooks/') ? 'Unexpected error; the event was not acknowledged.' : 'Unexpected error; ask again later.';
   return c.json({ error: { code: 'internal_error', message } }, 500);
 }
 

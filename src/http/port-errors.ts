@@ -1,9 +1,9 @@
+import { CodedError } from '../errors.ts';
 /** PORT or HOST cannot be listened on; the message is the one line an operator reads. */
-export class PortUnavailableError extends Error {
+export class PortUnavailableError extends CodedError {
   readonly code: 'port_in_use' | 'port_not_permitted' | 'host_not_local';
   constructor(code: PortUnavailableError['code'], message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'PortUnavailableError';
     this.code = code;
   }
 }

@@ -10,7 +10,7 @@ import type { AppEnv } from './env.ts';
 import { readBodyWithin } from './read-body.ts';
 
 export interface WebhookRouteDeps {
-  /** The driver of the provider a delivery's path names; undefined: no such provider here (404). */
+  /** The driver of the provider a webhook request's path names; undefined: no such provider here (404). */
   driverFor(provider: string): ProviderDriver | undefined;
   ingestor: Ingestor;
   maxBodyBytes: number;
@@ -29,7 +29,7 @@ function isEncoded(contentEncoding: string | undefined): boolean {
 /**
  * POST /webhooks/:provider: verify the raw bytes, normalise, store-and-enqueue in one transaction,
  * and only then answer 200. Exactly 200 (never 201/204): some gateways (Asaas, Pagar.me postbacks)
- * count nothing else as delivered.
+ * count nothing else as sent.
  */
 export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
   const route = new Hono<AppEnv>();
@@ -38,14 +38,14 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     // Before the body is read: an unknown provider costs nothing.
     const driver = deps.driverFor(provider);
     if (!driver) throw new UnknownProviderError();
-    c.set('delivery', { provider });
+    c.set('webhookRequest', { provider });
     if (isEncoded(c.req.header('content-encoding'))) throw new ContentEncodingUnsupportedError();
     const rawBody = await readBodyWithin(c.req.raw, deps.maxBodyBytes);
     let query: URLSearchParams | undefined;
     const request: WebhookRequest = {
       rawBody,
       header: (name) => c.req.header(name),
-      // Parsed only for the drivers that read it (Mercado Pago's data.id), not on every delivery.
+      // Parsed only for the drivers that read it (Mercado Pago's data.id), not on every request.
       get query() {
         return (query ??= new URL(c.req.url).searchParams);
       },
@@ -54,11 +54,11 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const proof = await driver.verify(request, now);
     const parsed = driver.parse(request, now);
     // From here on a failure's log line names the event it was about.
-    c.set('delivery', { provider, eventId: parsed.eventId });
+    c.set('webhookRequest', { provider, eventId: parsed.eventId });
     const event = validateNormalizedEvent(parsed, rawBody);
     const fingerprint = eventFingerprint({ provider, ...event }, driver);
     const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint, proof });
-    c.set('deliveryOutcome', outcome.kind);
+    c.set('webhookRequestOutcome', outcome.kind);
     if (event.account) deps.accounts?.observe(provider, event.account);
     const logged = { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId };
     // Still 200: the gateway must stop resending, and the stored event stays the one processed.

@@ -3,7 +3,7 @@ import { type MeaningDifference, type PaymentFactReader, eventMeaning, meaningDi
 import type { IncomingEvent } from './incoming-event.ts';
 import { type ConflictToRecord, type StoredEventOfOtherFingerprint, insertConflicts, selectStoredEventsOfOtherFingerprint } from './sql/conflicts.ts';
 
-/** A duplicate delivery that says something else than the stored event of its key. */
+/** A duplicate request that says something else than the stored event of its key. */
 export interface ConflictingDuplicate {
   /** The stored event it contradicts (the one the inbox processes). */
   inboxId: number;
@@ -12,7 +12,7 @@ export interface ConflictingDuplicate {
 
 export interface ConflictRecorder {
   /**
-   * After a batch's statement committed, for the deliveries that stored nothing (never called for
+   * After a batch's statement committed, for the requests that stored nothing (never called for
    * a batch without duplicates): records each one whose meaning differs from the stored
    * event, and says which did (same order as `duplicates`; undefined: an ordinary resend).
    */
@@ -34,12 +34,12 @@ const storable = (value: string | number | null) => (typeof value === 'string' ?
  * now, and only a real difference counts. That second look also keeps a fingerprint computed by
  * an older version of a driver (or of the fingerprint) from turning ordinary resends into conflicts.
  */
-function conflictOf(deps: ConflictRecorderDeps, delivery: IncomingEvent, stored: StoredEventOfOtherFingerprint): ConflictingDuplicate | undefined {
-  const driver = deps.driverOf(delivery.provider);
-  // Same provider, same id: whether the time is the delivery's own is the driver's rule for both.
-  const occurredAtIsDeliveryTime = delivery.event.occurredAtIsDeliveryTime === true;
-  const before = eventMeaning({ ...stored, occurredAtIsDeliveryTime }, driver);
-  const now = eventMeaning({ provider: delivery.provider, ...delivery.event }, driver);
+function conflictOf(deps: ConflictRecorderDeps, duplicate: IncomingEvent, stored: StoredEventOfOtherFingerprint): ConflictingDuplicate | undefined {
+  const driver = deps.driverOf(duplicate.provider);
+  // Same provider, same id: whether the time is the request's own is the driver's rule for both.
+  const occurredAtIsRequestTime = duplicate.event.occurredAtIsRequestTime === true;
+  const before = eventMeaning({ ...stored, occurredAtIsRequestTime }, driver);
+  const now = eventMeaning({ provider: duplicate.provider, ...duplicate.event }, driver);
   const differences = meaningDifferences(before, now).map((d) => ({ ...d, stored: storable(d.stored), received: storable(d.received) }));
   return differences.length === 0 ? undefined : { inboxId: stored.inboxId, differences };
 }
@@ -51,11 +51,11 @@ export function createConflictRecorder(deps: ConflictRecorderDeps): ConflictReco
       if (duplicates.length === 0) return result;
       const toRecord: ConflictToRecord[] = [];
       for (const stored of await selectStoredEventsOfOtherFingerprint(tx, duplicates)) {
-        const delivery = duplicates[stored.delivery]!;
-        const conflict = conflictOf(deps, delivery, stored);
+        const duplicate = duplicates[stored.duplicateIndex]!;
+        const conflict = conflictOf(deps, duplicate, stored);
         if (!conflict) continue;
-        result[stored.delivery] = conflict;
-        toRecord.push({ inboxId: conflict.inboxId, fingerprint: delivery.fingerprint, differences: conflict.differences, rawBody: delivery.rawBody });
+        result[stored.duplicateIndex] = conflict;
+        toRecord.push({ inboxId: conflict.inboxId, fingerprint: duplicate.fingerprint, differences: conflict.differences, rawBody: duplicate.rawBody });
       }
       await insertConflicts(tx, toRecord);
       return result;

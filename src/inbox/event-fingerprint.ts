@@ -6,14 +6,14 @@ import type { ProviderDriver, StoredEvent } from '../gateways/shared/webhook-dri
  * What an event says, reduced to what every resend of it must repeat: its type, the resource it is
  * about, the canonical payment status its driver maps it to, when it happened, and for payment
  * facts the money. Counters a gateway changes between resends (Stripe's `pending_webhooks`,
- * `request`), delivery timestamps and key order are not part of it.
+ * `request`), request timestamps and key order are not part of it.
  */
 export interface EventMeaning {
   eventType: string;
   resourceId: string | null;
   /** Null for events that are not payment facts (or whose driver cannot read them). */
   status: PaymentStatus | null;
-  /** ISO-8601; null when the event's time is only the delivery's (receipt or attempt time). */
+  /** ISO-8601; null when the event's time is only the request's (receipt or attempt time). */
   occurredAt: string | null;
   amount: number | null;
   amountRefunded: number | null;
@@ -24,7 +24,7 @@ export const meaningFields = ['eventType', 'resourceId', 'status', 'occurredAt',
 
 export type MeaningField = (typeof meaningFields)[number];
 
-/** One field a conflicting duplicate says differently: the stored event's value and the delivery's. */
+/** One field a conflicting duplicate says differently: the stored event's value and the request's. */
 export interface MeaningDifference {
   field: MeaningField;
   stored: string | number | null;
@@ -34,10 +34,10 @@ export interface MeaningDifference {
 /** The part of a driver the meaning needs (pure: no I/O). */
 export type PaymentFactReader = Pick<ProviderDriver, 'toPaymentFact'>;
 
-/** A stored event or a delivery not yet serialised (whose payload_lossy mark is not known yet: meaning never reads it). */
+/** A stored event or a request not yet serialised (whose payload_lossy mark is not known yet: meaning never reads it). */
 export interface MeaningInput extends Omit<StoredEvent, 'payloadLossy'> {
   payloadLossy?: boolean;
-  occurredAtIsDeliveryTime?: boolean;
+  occurredAtIsRequestTime?: boolean;
 }
 
 function paymentFactOf(event: MeaningInput, driver: PaymentFactReader | undefined): PaymentFact | null {
@@ -60,7 +60,7 @@ export function eventMeaning(event: MeaningInput, driver: PaymentFactReader | un
     eventType: event.eventType,
     resourceId: event.resourceId,
     status: fact?.status ?? null,
-    occurredAt: event.occurredAtIsDeliveryTime ? null : event.occurredAt.toISOString(),
+    occurredAt: event.occurredAtIsRequestTime ? null : event.occurredAt.toISOString(),
     amount: finiteOrNull(fact?.amount),
     amountRefunded: finiteOrNull(fact?.amountRefunded),
     currency: fact?.currency ?? null,

@@ -5,9 +5,9 @@ import { wasAlteredByParse } from '../gateways/shared/json-body.ts';
 import type { IncomingEvent } from './incoming-event.ts';
 
 /**
- * One event as the INSERT's parameters, each in its column's text form. Built when the delivery
+ * One event as the INSERT's parameters, each in its column's text form. Built when the request
  * arrives, outside the transaction it will share: a payload that cannot become a parameter fails
- * that delivery alone, never the batch.
+ * that request alone, never the batch.
  */
 export interface EventRow {
   provider: string;

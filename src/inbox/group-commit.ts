@@ -32,28 +32,28 @@ export interface GroupCommitOptions {
   maxBatchSize: number;
   /** Batches in flight at once; keep below the pool size so other queries still get a connection. */
   maxConcurrentBatches: number;
-  /** A delivery still uncommitted after this long gets 503 (its batch may still commit: then the resend is a duplicate). */
+  /** A request still uncommitted after this long gets 503 (its batch may still commit: then the resend is a duplicate). */
   commitDeadlineMs: number;
-  /** Told of every queued delivery and committed batch, so the workers of an `all` process can give way (ingest-pressure.ts). */
+  /** Told of every queued request and committed batch, so the workers of an `all` process can give way (ingest-pressure.ts). */
   pressure?: IngestPressureMeter;
-  /** Whether a delivery that finds the slot free waits a moment for company (commit-linger.ts); never by default. */
+  /** Whether a request that finds the slot free waits a moment for company (commit-linger.ts); never by default. */
   linger?: CommitLinger;
 }
 
 /**
  * Batches in flight at once, whatever the pool size. Fewer, larger batches win: each costs a
  * statement, a commit and an fsync whatever it carries, milliseconds of CPU between the service
- * and PostgreSQL, so the more deliveries share one the less each pays
+ * and PostgreSQL, so the more requests share one the less each pays
  * (docs/decisions/001-group-commit-transactions-in-flight.md).
  */
 export const DEFAULT_CONCURRENT_BATCHES = 1;
 
 interface Waiter {
-  /** The delivery as received: a duplicate's meaning is compared with the stored event's. */
+  /** The request as received: a duplicate's meaning is compared with the stored event's. */
   event: IncomingEvent;
   /** Serialised at ingest(), outside the transaction (see event-row.ts). */
   row: EventRow;
-  /** performance.now() when it was queued: a committed batch's wait is its oldest delivery's. */
+  /** performance.now() when it was queued: a committed batch's wait is its oldest request's. */
   queuedAt: number;
   /** Answered already: committed, refused, or past the commit deadline. */
   settled: boolean;
@@ -62,16 +62,16 @@ interface Waiter {
 }
 
 /**
- * Group commit: deliveries that arrive while a batch is in flight share the next one: one
+ * Group commit: requests that arrive while a batch is in flight share the next one: one
  * statement that stores the events, claims their keys and queues their jobs, and commits on its
  * own (one round trip, one fsync; sql/store-events.ts). Under load the batches grow and the fsync
- * cost is shared; a delivery that finds the slot free commits at once, or, while steady traffic
+ * cost is shared; a request that finds the slot free commits at once, or, while steady traffic
  * makes it pay, waits a few milliseconds for company first (commit-linger.ts).
  *
- * One delivery never fails another. What an event holds is checked before it joins a batch (the
+ * One request never fails another. What an event holds is checked before it joins a batch (the
  * gate in normalized-event.ts, toEventRow); if a batch still fails for anything but the
  * database's availability, it is split in halves, each committed on its own, down to the guilty
- * deliveries: every other delivery commits and gets its 200. Halves run one after the other in
+ * requests: every other request commits and gets its 200. Halves run one after the other in
  * the batch's own slot, so the number of transactions in flight never grows.
  */
 export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor {
@@ -79,7 +79,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
   let inFlight = 0;
   const pool = postgresExecutor(options.sql);
   const linger = options.linger ?? NO_COMMIT_LINGER;
-  /** Set while the queue's oldest delivery waits for company; its firing starts the batch. */
+  /** Set while the queue's oldest request waits for company; its firing starts the batch. */
   let lingering: { timer: NodeJS.Timeout; queuedWhenBegan: number } | undefined;
 
   async function commitOnce(batch: Waiter[]): Promise<void> {
@@ -105,9 +105,9 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 
   /**
    * A database outage fails the whole batch (503) at once: splitting it would only knock on a
-   * closed door 2n times. Otherwise the batch is split until the failure has one delivery to
+   * closed door 2n times. Otherwise the batch is split until the failure has one request to
    * blame: a data error refuses it (400, resending cannot help); an error of no known class
-   * answers it 503 (it may pass later). Deliveries already past their deadline are left out.
+   * answers it 503 (it may pass later). Requests already past their deadline are left out.
    */
   async function commitBatch(batch: Waiter[]): Promise<void> {
     try {
@@ -162,7 +162,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const batch = queue.splice(0, options.maxBatchSize);
       inFlight += 1;
       commitBatch(batch)
-        // Unreachable unless a resolve/reject throws; never leave a delivery unanswered.
+        // Unreachable unless a resolve/reject throws; never leave a request unanswered.
         .catch((error: unknown) => {
           for (const waiter of batch) waiter.reject(new StorageUnavailableError(undefined, { cause: error }));
         })
@@ -182,7 +182,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
         return Promise.reject(error);
       }
       return new Promise<IngestOutcome>((resolve, reject) => {
-        // Past the deadline the delivery gets 503; its batch may still commit (then the resend is a duplicate).
+        // Past the deadline the request gets 503; its batch may still commit (then the resend is a duplicate).
         const timer = setTimeout(
           () => waiter.reject(new StorageUnavailableError(`The database did not commit the event within ${options.commitDeadlineMs} ms; send it again.`)),
           options.commitDeadlineMs,
@@ -203,7 +203,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
         };
         queue.push(waiter);
         linger.arrived();
-        options.pressure?.deliveryQueued(queue.length);
+        options.pressure?.requestQueued(queue.length);
         flush();
       });
     },
@@ -211,7 +211,7 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 }
 
 /**
- * The batch's deliveries that stored nothing (duplicates of a stored row or of an earlier copy in
+ * The batch's requests that stored nothing (duplicates of a stored row or of an earlier copy in
  * the batch): each one whose meaning contradicts the stored event is recorded and answered as
  * such, the rest as ordinary duplicates. After the batch's statement committed, before any of
  * them is answered: a crash in between leaves them unanswered, so the gateway sends them again

@@ -8,7 +8,7 @@ export interface IncomingEvent {
   rawBody: Buffer;
   /** What the event says, hashed (event-fingerprint.ts): a later duplicate is compared with it. */
   fingerprint: string;
-  /** How it arrived; undefined = `webhook` (a verified delivery). `backfill`: listed from the gateway's API. */
+  /** How it arrived; undefined = `webhook` (a verified request). `backfill`: listed from the gateway's API. */
   source?: EventSource;
   /** How it was authenticated (webhook_inbox.verification). */
   proof: VerificationProof;

@@ -28,7 +28,7 @@ const UNSTORABLE_CHARACTER = /[\u0000\ud800-\udfff]/u;
  * An identifier must be stored as sent, or two different ones could collide. A U+FFFD in it is
  * the gateway's own only when the body was valid UTF-8; otherwise it stands for bytes the lossy
  * decoding replaced (`…\xff` and `…\xfe` would both be `…\uFFFD`). The body is only validated when
- * an identifier holds U+FFFD, so ordinary deliveries never pay for it.
+ * an identifier holds U+FFFD, so ordinary requests never pay for it.
  */
 function assertStorableIdentifier(field: EventIdentifierField, value: string | null, rawBody: Buffer): void {
   if (value === null) return;
@@ -37,7 +37,7 @@ function assertStorableIdentifier(field: EventIdentifierField, value: string | n
 
 /**
  * Every driver's output passes this one gate before it may join a batch: what fails here fails
- * this delivery alone (400), never the transaction it would have shared.
+ * this request alone (400), never the transaction it would have shared.
  */
 export function validateNormalizedEvent(event: NormalizedEvent, rawBody: Buffer): NormalizedEvent {
   const result = normalizedEventSchema.safeParse(event);

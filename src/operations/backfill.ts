@@ -54,7 +54,7 @@ export interface BackfillResult {
   /** Times a 429 made the backfill wait out Retry-After. */
   rateLimitedWaits: number;
   /**
-   * Listed, not in the inbox, and refused by it (its driver or the database) as a delivery of the
+   * Listed, not in the inbox, and refused by it (its driver or the database) as a webhook request of the
    * same body would be: not stored, and a run again refuses them again.
    */
   refused: RefusedEvent[];
@@ -64,7 +64,7 @@ export interface BackfillResult {
 export interface RefusedEvent {
   eventId: string | null;
   eventType: string | null;
-  /** The refusal's code (malformed_payload, event_unstorable, …) and message, as a delivery's 400 would say. */
+  /** The refusal's code (malformed_payload, event_unstorable, …) and message, as a webhook request's 400 would say. */
   code: string;
   reason: string;
 }
@@ -80,7 +80,7 @@ const MAX_NAME_CHARS = 150;
  * query; the host is the provider's configured API) and when, fetched with the provider's API key.
  */
 function backfilledEvent(deps: BackfillDeps, apiEvent: Record<string, unknown>, pagePath: string, now: Date): IncomingEvent {
-  // The API answers a list of parsed objects, not the bytes a delivery would have carried; the
+  // The API answers a list of parsed objects, not the bytes a webhook request would have carried; the
   // event's JSON text stands in for them (nothing was signed, so no signature can be checked).
   const rawBody = Buffer.from(JSON.stringify(apiEvent), 'utf8');
   const parsed = deps.driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, now);
@@ -114,9 +114,9 @@ function refusal(name: ListedEventName, error: InboxError): RefusedEvent {
 const STORE_BATCH_SIZE = 100;
 
 /**
- * Stores the missing events oldest first, as the deliveries would have arrived: ids, and so the
+ * Stores the missing events oldest first, as the webhook requests would have arrived: ids, and so the
  * workers' order per payment, follow the gateway's. Each batch is stored concurrently, so the group
- * commit puts it in one transaction with its jobs. An event delivered since the listing is a
+ * commit puts it in one transaction with its jobs. An event sent since the listing is a
  * duplicate here (the unique index decides) and counts as present; one the database refuses for
  * what it holds is named in `refused`, and the others are stored.
  */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { OperationsConfig } from '../config/config.ts';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { INBOX_PARTITION_MONTHS_AHEAD, createMonthPartitionsAhead } from '../db/inbox-partitions.ts';
-import type { OperationsMetrics } from '../observability/metrics.ts';
+import type { OperationsMetrics } from './metrics.ts';
 import { createArchiveWriter } from './archive.ts';
 import { PartialResultError } from './errors.ts';
 import { type RetentionPolicy, type RetentionRun, applyRetention } from './retention.ts';
@@ -20,7 +20,7 @@ export interface OperationsCronDeps {
   logger: Logger;
   providers: ReadonlyMap<string, RetentionPolicy>;
   operations: OperationsConfig;
-  /** Runs and their counts (observability/metrics.ts). */
+  /** Runs and their counts (operations/metrics.ts). */
   metrics?: OperationsMetrics;
 }
 

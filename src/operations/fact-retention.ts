@@ -1,6 +1,6 @@
 import type { Database } from '../db/client.ts';
 import { type PruneOutcome, checkpointQuietPayments } from '../domain/payments/fact-pruning.ts';
-import { selectOldFacts } from '../domain/payments/payment-facts-sql.ts';
+import { selectOldFacts } from '../domain/payments/sql/payment-facts.ts';
 
 export interface FactPruneRequest {
   provider: string;

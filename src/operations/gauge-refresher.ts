@@ -4,12 +4,12 @@ import { inboxStatuses } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
 import { countLanesByDestination } from '../delivery/lane-counts.ts';
 import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/counts.ts';
-import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
-import type { DatabaseGauges } from '../observability/metrics.ts';
+import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
+import type { DatabaseGauges } from './metrics.ts';
 import { countOpenFindings } from '../reconciliation/sql/findings.ts';
 import { selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
 
-/** The gauges' recent window: the last hour's counts, and where a provider's last delivery is looked for first. */
+/** The gauges' recent window: the last hour's counts, and where a provider's last webhook request is looked for first. */
 const RECENT_SECONDS = 3600;
 
 /** The part of pg-boss the refresher reads: its cached per-queue counts. */
@@ -82,7 +82,7 @@ export class GaugeRefresher {
       if (row.status === 'pending') gauges.oldestPendingAge.set({ provider: row.provider }, row.oldestAgeSeconds);
     }
     for (const row of recent) gauges.inboxEventsLastHour.set({ provider: row.provider, status: row.status }, row.events);
-    await this.#refreshLastDeliveries(inbox, [...providers]);
+    await this.#refreshLastWebhookRequests(inbox, [...providers]);
     await this.#refreshQueues();
     await this.#refreshLanes();
     await this.#refreshReconciliation(inbox, [...providers]);
@@ -107,15 +107,15 @@ export class GaugeRefresher {
 
   /**
    * A configured provider that has gone quiet is not in the last hour's counts, so the configured
-   * list is what finds it. No delivery ever: no series (an alert on a fresh install would be noise).
+   * list is what finds it. No webhook request ever: no series (an alert on a fresh install would be noise).
    */
-  async #refreshLastDeliveries(inbox: SqlExecutor, providers: string[]): Promise<void> {
+  async #refreshLastWebhookRequests(inbox: SqlExecutor, providers: string[]): Promise<void> {
     const { gauges } = this.#deps;
-    // A provider that delivered within the hour is found in that hour's partitions; only a quiet
+    // A provider heard from within the hour is found in that hour's partitions; only a quiet
     // one costs the walk through every month (the answer is all time either way).
-    const deliveries = await findLastDeliveries(inbox, providers, { lookFirstSince: new Date(Date.now() - RECENT_SECONDS * 1000) });
-    gauges.lastDelivery.reset();
-    for (const { provider, receivedAt } of deliveries) gauges.lastDelivery.set({ provider }, receivedAt.getTime() / 1000);
+    const newest = await findLastWebhookRequests(inbox, providers, { lookFirstSince: new Date(Date.now() - RECENT_SECONDS * 1000) });
+    gauges.lastWebhookRequest.reset();
+    for (const { provider, receivedAt } of newest) gauges.lastWebhookRequest.set({ provider }, receivedAt.getTime() / 1000);
   }
 
   async #refreshQueues(): Promise<void> {

@@ -3,7 +3,7 @@ import { type ConflictCount, countConflictsByProvider } from '../inbox/sql/confl
 import { type ProviderStatusCount, type StatusCounts, countByProviderAndStatus, oldestPendingByProvider, zeroCounts } from '../inbox/sql/counts.ts';
 import { type DecisionCount, countDecisionsByProvider } from '../inbox/sql/decision-counts.ts';
 import { type ErrorShapeCount, countFailedByErrorShape } from '../inbox/sql/failed-events.ts';
-import { findLastDeliveries } from '../inbox/sql/last-delivery.ts';
+import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
 import { sampleSettledLag } from '../inbox/sql/lag.ts';
 import { type DeauthorizedAccount, selectDeauthorizedAccounts } from '../refetch/account-access-sql.ts';
 
@@ -17,7 +17,7 @@ export interface StatsFilter {
   lagSampleSize?: number;
   /** How many error shapes to list. Default 5. */
   topErrors?: number;
-  /** Providers whose last delivery is reported even without rows in the window (the configured ones: a silent one is the point). */
+  /** Providers whose last webhook request is reported even without rows in the window (the configured ones: a silent one is the point). */
   configuredProviders?: readonly string[];
 }
 
@@ -67,9 +67,10 @@ export interface InboxStats {
   /** Seconds; over the most recent settled events in the window (inbox/sql/lag.ts), null when there are none. */
   lag: { sampleSize: number; ingest: LagPercentiles | null; processing: LagPercentiles | null };
   /**
-   * Per provider (configured, or with rows in the window), when its newest webhook delivery was
+   * Per provider (configured, or with rows in the window), when its newest webhook request was
    * received, all time; null: never. Backfilled rows do not count: a gateway that stopped
-   * delivering (a disabled endpoint) shows here however much was backfilled since.
+   * sending (a disabled endpoint) shows here however much was backfilled since. Named as
+   * `inboxctl stats --json` prints it, which scripts read: the old word is kept there.
    */
   lastDeliveries: Array<{ provider: string; receivedAt: Date | null }>;
   /**
@@ -167,7 +168,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
   const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
-  const delivered = new Map((await findLastDeliveries(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
+  const lastReceived = new Map((await findLastWebhookRequests(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
   const oldestPendingAt = providers.reduce<Date | null>((o, p) => (p.oldestPendingAt && (!o || p.oldestPendingAt < o) ? p.oldestPendingAt : o), null);
@@ -183,7 +184,7 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     conflictingDuplicates: conflicts,
     decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
-    lastDeliveries: reported.map((provider) => ({ provider, receivedAt: delivered.get(provider) ?? null })),
+    lastDeliveries: reported.map((provider) => ({ provider, receivedAt: lastReceived.get(provider) ?? null })),
     deauthorizedAccounts: deauthorized.filter((d) => (filter.provider === undefined || d.provider === filter.provider) && (filter.account === undefined || d.account === filter.account)),
   };
 }

@@ -7,7 +7,7 @@ import { selectEventsWithLiveJobs } from './sweep-pending-events.ts';
 export interface EventDetails extends InboxEventDetail {
   /** Whether a processing job is queued, retrying or running for it right now. */
   hasLiveJob: boolean;
-  /** Later deliveries with its id that said something else (kept, not processed). */
+  /** Later webhook requests with its id that said something else (kept, not processed). */
   conflicts: ConflictDetails[];
 }
 

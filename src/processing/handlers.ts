@@ -5,6 +5,7 @@ import { PAYMENT_NOTICE_KIND, type PaymentFact } from '../domain/payments/paymen
 import type { StoredEvent } from '../gateways/shared/webhook-driver.ts';
 import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
+import { CodedError } from '../errors.ts';
 
 /** One stored event on its way to a handler, with what routing already worked out. */
 export interface InboxEvent {
@@ -88,11 +89,10 @@ export function canonicalKind(provider: ConfiguredProvider, stored: StoredEvent,
   return `${provider.driver.name}:${stored.eventType}`;
 }
 
-export class ProviderNotConfiguredError extends Error {
+export class ProviderNotConfiguredError extends CodedError {
   readonly code = 'provider_not_configured';
   constructor(provider: string) {
     super(`No provider named "${provider}" is configured in this process, so its events cannot be read. Restore its configuration, then replay.`);
-    this.name = 'ProviderNotConfiguredError';
   }
 }
 

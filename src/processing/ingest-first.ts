@@ -1,5 +1,5 @@
 import type { IngestPressure } from '../inbox/ingest-pressure.ts';
-import type { IngestFirstApplyMode, IngestFirstMetrics } from '../observability/metrics.ts';
+import type { IngestFirstApplyMode, IngestFirstMetrics } from './metrics.ts';
 
 export interface IngestFirstOptions {
   /** The receiver of this process, as the group commit measures it (src/inbox/ingest-pressure.ts). */
@@ -35,7 +35,7 @@ export interface IngestFirstApplier {
  * batch is applied at once, and the next fetch gets the full batch size again.
  *
  * How much a slice carries depends on what the pressure is:
- * - saturated (deliveries queue up on average): `sliceSize`, nothing more. The receiver is behind,
+ * - saturated (webhook requests queue up on average): `sliceSize`, nothing more. The receiver is behind,
  *   so every spare cycle is its; what it takes in meanwhile goes into the backlog, and is owed.
  * - slow acks while the receiver keeps up: `sliceSize` plus every event owed, that is, committed
  *   by the receiver since the last slice or while it was saturated. Paced slices alone would fall

@@ -1,7 +1,7 @@
 import { type Transaction, drizzleExecutor } from '../db/client.ts';
 import type { ProviderFact } from '../domain/payments/fold-charges.ts';
-import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
-import type { ChargeKey } from '../domain/payments/payment-sql.ts';
+import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/sql/payment-facts.ts';
+import type { ChargeKey } from '../domain/payments/sql/payments.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ConfiguredProvider } from '../config/configured-providers.ts';
 import type { StoredEvent } from '../gateways/shared/webhook-driver.ts';

@@ -3,8 +3,8 @@ import { type PaymentEvent, groupByCharge, keysOf } from '../domain/payments/cha
 import { type AppliedPaymentEvent, foldCharges } from '../domain/payments/fold-charges.ts';
 import { lockOrCreatePayments } from '../domain/payments/lock-payments.ts';
 import { PAYMENT_NOTICE_KIND, paymentKind, paymentStatuses } from '../domain/payments/payment-fact.ts';
-import { type PaymentChange, insertPaymentEvents } from '../domain/payments/payment-events-sql.ts';
-import { insertPaymentTransitions, updatePaymentStates, writeCheckpoints } from '../domain/payments/payment-sql.ts';
+import { type PaymentChange, insertPaymentEvents } from '../domain/payments/sql/payment-events.ts';
+import { insertPaymentTransitions, updatePaymentStates, writeCheckpoints } from '../domain/payments/sql/payments.ts';
 import { toStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { AccountDeauthorizedError } from '../refetch/errors.ts';

@@ -1,8 +1,8 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { SettledStatus } from '../db/schema.ts';
 import { describeError } from '../errors.ts';
-import { errorClassOf } from '../observability/error-class.ts';
-import type { ProcessingMetrics } from '../observability/metrics.ts';
+import { errorClassOf } from './error-class.ts';
+import type { ProcessingMetrics } from './metrics.ts';
 import { retryNotBefore } from '../refetch/errors.ts';
 import { rejectedMoneyMovement } from '../domain/payments/event-decision.ts';
 import { PaymentNotYetKnown } from '../domain/payments/errors.ts';
@@ -17,7 +17,7 @@ export interface ProcessingDeps {
   db: Database;
   providers: ReadonlyMap<string, ConfiguredProvider>;
   handlers: HandlerRegistry;
-  /** Attempts, failures by error class, received → processed latency (observability/metrics.ts). */
+  /** Attempts, failures by error class, received → processed latency (processing/metrics.ts). */
   metrics?: ProcessingMetrics;
   /**
    * Queues the event again to start at `startAfter`, leaving its row pending with `reason`; the

@@ -2,7 +2,7 @@ import { type Database, type Transaction, drizzleExecutor } from '../db/client.t
 import type { InboxStatus, SettledStatus } from '../db/schema.ts';
 import type { EventDecision } from '../domain/payments/event-decision.ts';
 import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { type ChargeKey, lockPayments } from '../domain/payments/payment-sql.ts';
+import { type ChargeKey, lockPayments } from '../domain/payments/sql/payments.ts';
 import { describeError } from '../errors.ts';
 import type { InboxEventRow } from '../inbox/sql/event-columns.ts';
 import { findEventsByIds } from '../inbox/sql/find-events.ts';

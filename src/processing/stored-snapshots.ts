@@ -1,17 +1,17 @@
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import type { PaymentFact } from '../domain/payments/payment-fact.ts';
-import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/payment-facts-sql.ts';
+import { findPaymentFacts, isCarryOverFinished } from '../domain/payments/sql/payment-facts.ts';
 import { fromStoredFact } from '../domain/payments/stored-fact.ts';
 import type { ChargeSnapshot } from '../gateways/shared/gateway-api.ts';
 import { findKnownResourceEvents } from '../inbox/sql/find-events.ts';
 import type { ChargeRefetcher } from '../refetch/refetcher.ts';
+import { CodedError } from '../errors.ts';
 
 /** A dry run found no snapshot of the charge stored: it is then predicted from the event's payload. */
-export class NoStoredSnapshotError extends Error {
+export class NoStoredSnapshotError extends CodedError {
   readonly code = 'no_stored_snapshot';
   constructor(provider: string, chargeId: string) {
     super(`No gateway snapshot of ${provider} charge ${chargeId} is stored.`);
-    this.name = 'NoStoredSnapshotError';
   }
 }
 

@@ -6,7 +6,7 @@ import type { IngestFirstConfig } from '../config/ingest-first-config.ts';
 import { type Database, drizzleExecutor } from '../db/client.ts';
 import { describeError } from '../errors.ts';
 import { type IngestPressure, NO_INGEST_PRESSURE } from '../inbox/ingest-pressure.ts';
-import type { IngestFirstMetrics, ProcessingMetrics } from '../observability/metrics.ts';
+import type { IngestFirstMetrics, ProcessingMetrics } from './metrics.ts';
 import { workDeadLetters } from '../queue/dead-letters.ts';
 import { enqueueWebhookJobs } from '../queue/enqueue.ts';
 import { WEBHOOKS_DEAD_LETTER_QUEUE, WEBHOOKS_QUEUE, type WebhookJobData } from '../queue/queues.ts';

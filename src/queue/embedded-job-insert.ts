@@ -7,6 +7,7 @@ import type { PgBoss } from 'pg-boss';
 import * as plans from 'pg-boss/dist/plans.js';
 import { BOSS_SCHEMA } from './boss.ts';
 import { WEBHOOKS_QUEUE } from './queues.ts';
+import { CodedError } from '../errors.ts';
 
 /**
  * pg-boss's job insert for the webhooks queue, as a step of a larger statement: the receiver stores
@@ -31,18 +32,17 @@ export interface EmbeddedJobInsert {
  */
 export const JOBS_PARAMETER = '$1::text::json';
 
-export class EmbeddedJobInsertError extends Error {
+export class EmbeddedJobInsertError extends CodedError {
   readonly code = 'embedded_job_insert';
   constructor(message: string) {
     super(`${message} The receiver cannot queue jobs in its own statement with this pg-boss version; check src/queue/embedded-job-insert.ts against pg-boss's plans.insertJobs.`);
-    this.name = 'EmbeddedJobInsertError';
   }
 }
 
 /**
  * Built once at start, after the queues exist (ensureQueues): the queue's table and its notify
  * setting are read from pg-boss, as its insert() reads them. Fails loudly at start, never at the
- * first delivery, if pg-boss's statement no longer has the shape this relies on.
+ * first webhook request, if pg-boss's statement no longer has the shape this relies on.
  */
 export async function webhookJobInsert(boss: PgBoss): Promise<EmbeddedJobInsert> {
   const queue = await boss.getQueue(WEBHOOKS_QUEUE);

@@ -1,14 +1,14 @@
 import type { PgBoss } from 'pg-boss';
 import type { SqlExecutor } from '../db/client.ts';
 import { type EnqueueableEvent, WEBHOOKS_QUEUE, webhookJob } from './queues.ts';
+import { CodedError } from '../errors.ts';
 
-export class JobNotCreatedError extends Error {
+export class JobNotCreatedError extends CodedError {
   readonly code = 'job_not_created';
   /** `created` undefined: the statement that stored the events counted short and aborted itself. */
   constructor(expected: number, created: number | undefined, options?: ErrorOptions) {
     const count = created === undefined ? `fewer than the ${expected}` : `${created} of ${expected}`;
     super(`pg-boss created ${count} jobs; rolling back so no inbox row exists without its job.`, options);
-    this.name = 'JobNotCreatedError';
   }
 }
 

@@ -9,7 +9,7 @@ import { describeError } from '../errors.ts';
  * per fetch of 100 against 2.9 ms once analyzed on a 50,000-job backlog after an outage, and
  * 98 ms on average (432 ms at worst, 15,889 queued jobs each compared with 100 active ones) for
  * the webhooks fetch while the forwarding bench's backlog built up within seconds (auto_explain,
- * README "Benchmarks"). Autovacuum alone comes too late for a backlog that appears at once: it
+ * bench/README.md). Autovacuum alone comes too late for a backlog that appears at once: it
  * looks once per `autovacuum_naptime` (1 min by default).
  */
 const ANALYZE_AFTER_CHANGED_ROWS = 5_000;
@@ -18,8 +18,8 @@ const ANALYZE_AFTER_CHANGED_ROWS = 5_000;
  * At most one ANALYZE per this long, whoever ran the last (any instance, autovacuum: pg_stat's
  * last_analyze and last_autoanalyze). One look at a growing backlog is what moves the fetch off the
  * bad plan; analyzing every 2 s under steady ingest cost the single container 5–17% more
- * PostgreSQL CPU per delivery and, with INGEST_FIRST=off, its p99 ack at 1,000 req/s (100 ms against
- * 57 ms: README, Where the time goes).
+ * PostgreSQL CPU per webhook request and, with INGEST_FIRST=off, its p99 ack at 1,000 req/s (100 ms against
+ * 57 ms: bench/README.md#where-the-time-goes).
  */
 const MIN_SECONDS_BETWEEN_ANALYZES = 30;
 

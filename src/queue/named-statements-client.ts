@@ -12,7 +12,7 @@ const SINGLE_QUERY = /^\s*(?:with|select|insert|update|delete)\b[^;]*$/i;
  * its fetch (no parameters at all: the queue is inlined) cost ~0.7 ms of planning per call, its
  * completion ~0.4 ms, about a sixth of PostgreSQL's time per forwarded event. Named, a statement
  * without parameters is planned once per connection, and one with parameters settles on a generic
- * plan where PostgreSQL finds it no worse (README, Benchmarks: "Where the time goes").
+ * plan where PostgreSQL finds it no worse (bench/README.md#where-the-time-goes).
  * pg-boss hands its constructor options to node-postgres's Pool, which takes `Client` from them.
  */
 export class NamedStatementsClient extends pg.Client {

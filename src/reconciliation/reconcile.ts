@@ -1,4 +1,4 @@
-import { describeError } from '../errors.ts';
+import { CodedError, describeError } from '../errors.ts';
 import { withoutQueryText } from '../error-redaction.ts';
 import { drizzleExecutor } from '../db/client.ts';
 import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
@@ -35,7 +35,7 @@ export interface RunResult {
 }
 
 /** A run stopped part-way: recorded as partial with its cursor; the runs finished before it are in `done`. */
-export class ReconciliationIncompleteError extends Error {
+export class ReconciliationIncompleteError extends CodedError {
   readonly code = 'reconciliation_incomplete';
   readonly done: RunResult[];
   readonly stopped: RunRow;
@@ -44,7 +44,6 @@ export class ReconciliationIncompleteError extends Error {
       `The ${stopped.provider} reconciliation stopped part-way (${stopped.pages} page(s) read, ${stopped.entriesRead} entries): ${describeError(withoutQueryText(cause)).replace(/\.$/, '')}. Run ${stopped.id} is kept as partial; the next run of the same scope resumes it where it stopped.`,
       { cause },
     );
-    this.name = 'ReconciliationIncompleteError';
     this.done = done;
     this.stopped = stopped;
   }

@@ -1,17 +1,17 @@
+import { CodedError } from '../errors.ts';
+
 /**
  * What can go wrong re-reading a charge from a gateway's API, split by what should happen next:
  * retry later (unavailable), wait for the time the gateway named (Retry-After) or for the breaker
  * (open), or ask a human (rejected). Each carries
  * a stable snake_case `code` for logs, metrics and the inbox row's last_error.
  */
-export abstract class RefetchError extends Error {
-  abstract readonly code: string;
+export abstract class RefetchError extends CodedError {
   /** True when the same call can succeed later without anyone changing anything. */
   abstract readonly retryable: boolean;
   readonly provider: string;
   constructor(provider: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
     this.provider = provider;
   }
 }

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Database, Transaction } from '../../src/db/client.ts';
-import { type PaymentChange, insertPaymentEvents } from '../../src/domain/payments/payment-events-sql.ts';
+import { type PaymentChange, insertPaymentEvents } from '../../src/domain/payments/sql/payment-events.ts';
 import type { PaymentStatus } from '../../src/domain/payments/payment-fact.ts';
 import { sql } from 'drizzle-orm';
 

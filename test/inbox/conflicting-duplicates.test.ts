@@ -123,7 +123,7 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
   test('/metrics counts conflicting duplicates per provider (as duplicates too), starting from 0', async () => {
     const before = await scrape(service.baseUrl);
     const counted = (text: string) => sampleValue(text, 'webhook_conflicting_duplicates_total', { provider: 'stripe' });
-    const duplicates = (text: string) => sampleValue(text, 'webhook_deliveries_total', { provider: 'stripe', outcome: 'duplicate' });
+    const duplicates = (text: string) => sampleValue(text, 'webhook_requests_total', { provider: 'stripe', outcome: 'duplicate' });
     const { eventId, chargeId } = nextIds();
     const stored = stripeBody(eventId, chargeId, 'charge.succeeded');
     for (const body of [stored, stripeBody(eventId, chargeId, 'charge.failed'), stored]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);

@@ -17,6 +17,13 @@ describe('ops/prometheus-rules.yml', () => {
     for (const name of used) assert.ok(exported.has(name), `${name} is not exported`);
   });
 
+  test('the rules read no metric by a deprecated name (docs/observability.md, Renamed metrics)', async () => {
+    const rules = readFileSync(RULES, 'utf8');
+    const deprecated = (await createMetrics().registry.getMetricsAsJSON()).filter((m) => m.help.startsWith('Deprecated alias')).map((m) => m.name);
+    assert.ok(deprecated.length > 0, 'the aliases are there to be checked');
+    for (const name of deprecated) assert.ok(!new RegExp(`\\b${name}\\b`).test(rules), `${name} is a deprecated alias: read its new name`);
+  });
+
   test('the alerts exist', () => {
     const rules = readFileSync(RULES, 'utf8');
     for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxDestinationNotRetired', 'WebhookInboxMoneyEventRejected', 'WebhookInboxProviderSilent', 'WebhookInboxReconciliationFindings', 'WebhookInboxReconciliationStale']) {

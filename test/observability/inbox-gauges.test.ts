@@ -95,10 +95,12 @@ describe('database-derived gauges', () => {
     assert.ok(asaasAge >= 90 && asaasAge < 150, `asaas's oldest pending is 90 s old, got ${asaasAge}`);
     assert.equal(value('inbox_oldest_pending_age_seconds', { provider: 'pagarme' }), 0);
 
-    const secondsSince = (provider: string) => Date.now() / 1000 - value('inbox_last_delivery_timestamp_seconds', { provider })!;
-    assert.ok(secondsSince('stripe') >= 60 && secondsSince('stripe') < 120, `stripe's newest delivery is 1 minute old, got ${secondsSince('stripe')}`);
-    assert.ok(secondsSince('asaas') >= 90 && secondsSince('asaas') < 150, `asaas's newest delivery is 90 s old (the backfilled row does not count), got ${secondsSince('asaas')}`);
-    assert.equal(value('inbox_last_delivery_timestamp_seconds', { provider: 'pagarme' }), undefined, 'no delivery ever: no series');
+    const secondsSince = (provider: string) => Date.now() / 1000 - value('inbox_last_webhook_request_timestamp_seconds', { provider })!;
+    assert.ok(secondsSince('stripe') >= 60 && secondsSince('stripe') < 120, `stripe's newest webhook request is 1 minute old, got ${secondsSince('stripe')}`);
+    assert.ok(secondsSince('asaas') >= 90 && secondsSince('asaas') < 150, `asaas's newest webhook request is 90 s old (the backfilled row does not count), got ${secondsSince('asaas')}`);
+    assert.equal(value('inbox_last_webhook_request_timestamp_seconds', { provider: 'pagarme' }), undefined, 'no webhook request ever: no series');
+    // Its name before the rename, emitted too for one release: the same series.
+    for (const provider of ['stripe', 'asaas', 'pagarme']) assert.equal(value('inbox_last_delivery_timestamp_seconds', { provider }), value('inbox_last_webhook_request_timestamp_seconds', { provider }), provider);
 
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'queued' }), 7);
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'active' }), 1);

@@ -4,7 +4,7 @@ import type { AppConfig } from '../../src/config/load-config.ts';
 import type { DatabaseHandle } from '../../src/db/client.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startOperationsCron } from '../../src/operations/cron.ts';
-import type { OperationsMetrics } from '../../src/observability/metrics.ts';
+import type { OperationsMetrics } from '../../src/operations/metrics.ts';
 import { type TestDatabase, useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 

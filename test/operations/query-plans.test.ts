@@ -14,7 +14,7 @@ import { countFailedByErrorShape } from '../../src/inbox/sql/failed-events.ts';
 import { type EventListFilter, findEventsPage } from '../../src/inbox/sql/event-list.ts';
 import { findEventById, findEventByKey } from '../../src/inbox/sql/find-events.ts';
 import { sampleSettledLag, settledLagByProvider } from '../../src/inbox/sql/lag.ts';
-import { findLastDeliveries } from '../../src/inbox/sql/last-delivery.ts';
+import { findLastWebhookRequests } from '../../src/inbox/sql/last-webhook-request.ts';
 import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events.ts';
@@ -209,13 +209,13 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const since = hoursAgo(24);
     const monthBefore = monthEndedBy(since);
     const providers = await listStoredProviders(db);
-    const ran = await executedInboxNodesOf(() => findLastDeliveries(db, providers, { lookFirstSince: since }));
+    const ran = await executedInboxNodesOf(() => findLastWebhookRequests(db, providers, { lookFirstSince: since }));
     const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
     assert.deepEqual(before, [], 'every provider delivered in the last 24 hours: no month before them is read');
     // What it answers is the all-time answer, whether the window holds the delivery or not.
-    const allTime = await findLastDeliveries(db, providers);
-    assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: since }), allTime);
-    assert.deepEqual(await findLastDeliveries(db, providers, { lookFirstSince: new Date(Date.now() + 3_600_000) }), allTime);
+    const allTime = await findLastWebhookRequests(db, providers);
+    assert.deepEqual(await findLastWebhookRequests(db, providers, { lookFirstSince: since }), allTime);
+    assert.deepEqual(await findLastWebhookRequests(db, providers, { lookFirstSince: new Date(Date.now() + 3_600_000) }), allTime);
   });
 
   test("the gauge refresher: a provider's last delivery in the last hour is found in that hour's partitions; earlier months are read only for a provider silent in it", async () => {
@@ -227,21 +227,21 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       const metrics = createMetrics({ defaultMetrics: false });
       const deps = { db: refresherDb, boss: { getQueue: async () => null }, queues: [], gauges: metrics.gauges, providers: () => providers, intervalMs: 60_000, logger: createLogger('silent') };
       await new GaugeRefresher(deps).refresh();
-      return new Map((await metrics.gauges.lastDelivery.get()).values.map(({ labels, value }) => [String(labels.provider), value]));
+      return new Map((await metrics.gauges.lastWebhookRequest.get()).values.map(({ labels, value }) => [String(labels.provider), value]));
     };
     // Its one statement on the partial (provider, received_at) where source = 'webhook' index; the
     // counts beside it rightly read older months (a backlog row can be any age).
-    const lastDeliveryStatement = (sql: string) => /webhook_inbox/.test(sql) && /source = 'webhook'/.test(sql);
+    const lastWebhookRequestStatement = (sql: string) => /webhook_inbox/.test(sql) && /source = 'webhook'/.test(sql);
     const monthBefore = monthEndedBy(hoursAgo(1));
 
     // Every stored provider delivered within the last few minutes (a row every 86 s, the three in turn).
     const providers = await listStoredProviders(db);
     let gauges = new Map<string, number>();
-    const ran = await executedInboxNodesOf(async () => (gauges = await refreshed(providers)), lastDeliveryStatement);
-    assert.equal(recorded.filter(({ sql }) => lastDeliveryStatement(sql)).length, 1, 'one last-delivery statement per refresh');
+    const ran = await executedInboxNodesOf(async () => (gauges = await refreshed(providers)), lastWebhookRequestStatement);
+    assert.equal(recorded.filter(({ sql }) => lastWebhookRequestStatement(sql)).length, 1, 'one last-delivery statement per refresh');
     const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
     assert.deepEqual(before, [], 'every provider delivered in the last hour: the last-delivery lookup reads no month before it (without a recent window it steps into every month)');
-    const allTime = await findLastDeliveries(db, providers);
+    const allTime = await findLastWebhookRequests(db, providers);
     assert.deepEqual(gauges, new Map(allTime.map(({ provider, receivedAt }) => [provider, receivedAt.getTime() / 1000])));
 
     // A provider silent for the last hour (and for 40 days) is still found, in its older month.
@@ -251,7 +251,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
       values ('quiet', 'evt_quiet_1', 'charge.succeeded', '{}', '\\x7b7d', ${hoursAgo(50 * 24)}, ${hoursAgo(50 * 24)}, 'processed', ${hoursAgo(50 * 24)}),
              ('quiet', 'evt_quiet_2', 'charge.succeeded', '{}', '\\x7b7d', ${quietAt}, ${quietAt}, 'processed', ${quietAt})`;
     try {
-      const quietRan = await executedInboxNodesOf(async () => (gauges = await refreshed([...providers, 'quiet'])), lastDeliveryStatement);
+      const quietRan = await executedInboxNodesOf(async () => (gauges = await refreshed([...providers, 'quiet'])), lastWebhookRequestStatement);
       assert.equal(gauges.get('quiet'), quietAt.getTime() / 1000, "the silent provider's newest delivery, 40 days ago");
       assert.ok(quietRan.some((n) => monthBefore(n['Relation Name']) || monthBefore(n['Index Name'])), 'for it, the earlier months are read');
     } finally {

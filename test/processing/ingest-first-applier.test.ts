@@ -140,13 +140,13 @@ describe('ingest pressure, as the group commit reports it', () => {
     meter.batchCommitted(11, 1);
     assert.equal(meter.level(), 'slow');
     // A stall: 60 deliveries queue up one behind the other, then the queue empties again.
-    for (let depth = 1; depth <= 60; depth += 1) meter.deliveryQueued(depth);
-    for (let i = 0; i < 500; i += 1) meter.deliveryQueued(1);
+    for (let depth = 1; depth <= 60; depth += 1) meter.requestQueued(depth);
+    for (let i = 0; i < 500; i += 1) meter.requestQueued(1);
     assert.equal(meter.level(), 'slow', 'a spike is no saturation: the mean barely moved');
     // 64 senders at full speed: about half of them wait at any time, for as long as it lasts.
     let deliveries = 0;
     while (meter.level() !== 'saturated') {
-      meter.deliveryQueued(32);
+      meter.requestQueued(32);
       deliveries += 1;
     }
     assert.ok(deliveries < 1000, `saturated within a second's deliveries: ${deliveries}`);
@@ -163,7 +163,7 @@ describe('ingest pressure, as the group commit reports it', () => {
   test('INGEST_PRESSURE_QUEUE_DEPTH=0: any delivery waiting is saturation', () => {
     const time = fakeTime();
     const meter = createIngestPressureMeter({ ackLatencyMs: 10, queueDepth: 0, quietMs: 1000, now: time.now });
-    meter.deliveryQueued(1);
+    meter.requestQueued(1);
     assert.equal(meter.level(), 'saturated');
   });
 

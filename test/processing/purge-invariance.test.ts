@@ -150,14 +150,14 @@ function stored(run: Run, telling: Telling, delivery: Delivery) {
   return { provider, normalized, rawBody, receivedAt: telling.month?.from ?? new Date() };
 }
 
-type StoredDelivery = ReturnType<typeof stored>;
+type StoredWebhookRequest = ReturnType<typeof stored>;
 
 /**
  * Stores deliveries as the receiver does (the key claimed first: a delivery whose key exists, its
  * row purged or not, stores nothing), each event once, ids handed out in arrival order, and
  * answers the inbox ids to process: a redelivered event's job runs again, as a resend's would.
  */
-async function storeDeliveries(rows: readonly StoredDelivery[]): Promise<number[]> {
+async function storeDeliveries(rows: readonly StoredWebhookRequest[]): Promise<number[]> {
   const firsts = rows.filter((row, i) => rows.findIndex((other) => other.provider === row.provider && other.normalized.eventId === row.normalized.eventId) === i);
   const json = JSON.stringify(
     firsts.map(({ provider, normalized, rawBody, receivedAt }) => ({

@@ -61,7 +61,7 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
   const api: GatewayApiTarget | undefined = configured.refetch.api;
   if (!api) throw usageError(`provider "${provider}" has no gateway API key: set ${apiKeyEnvName(provider)} (or api.key in INBOX_CONFIG).`);
   const list = lists[api.gateway.name];
-  if (!list) throw usageError(`the ${api.gateway.name} API lists no past events this inbox can store (README, Operations → Backfill); only ${Object.keys(lists).join(', ')} can be backfilled.`);
+  if (!list) throw usageError(`the ${api.gateway.name} API lists no past events this inbox can store (docs/operations.md, Backfill); only ${Object.keys(lists).join(', ')} can be backfilled.`);
   return { configured, api, list };
 }
 

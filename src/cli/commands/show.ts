@@ -38,7 +38,7 @@ function render(event: EventDetails, now: Date): string[] {
   ];
 }
 
-/** Later deliveries with this id that said something else: when, what differed, how many bytes (exact in --json). */
+/** Later webhook requests with this id that said something else: when, what differed, how many bytes (exact in --json). */
 function conflictLines(conflicts: ConflictDetails[], at: (d: Date) => string): string[] {
   if (conflicts.length === 0) return ['  conflicting duplicates  none'];
   const value = (v: string | number | null) => (v === null ? '-' : JSON.stringify(v));

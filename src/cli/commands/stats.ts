@@ -49,8 +49,8 @@ function decisionLines(stats: InboxStats): string[] {
   ];
 }
 
-/** A silent gateway (a disabled endpoint) shows as an old last delivery; backfilled rows never count as one. */
-function lastDeliveryLines(stats: InboxStats): string[] {
+/** A silent gateway (a disabled endpoint) shows as an old last webhook request; backfilled rows never count as one. */
+function lastWebhookRequestLines(stats: InboxStats): string[] {
   if (stats.lastDeliveries.length === 0) return [];
   const width = Math.max(...stats.lastDeliveries.map((d) => d.provider.length));
   return [
@@ -96,7 +96,7 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
   }
   lines.push(...conflictLines(stats));
   lines.push(...decisionLines(stats));
-  lines.push(...lastDeliveryLines(stats));
+  lines.push(...lastWebhookRequestLines(stats));
   lines.push(...deauthorizedLines(stats));
   lines.push(`Lag over the latest ${stats.lag.sampleSize} settled (processed or ignored) events in the window (seconds):`);
   lines.push(lagLine('ingest (received − occurred)', stats.lag.ingest));

@@ -1,11 +1,11 @@
 import { backoffSeconds } from '../backoff.ts';
+import { CodedError } from '../../errors.ts';
 
 /** The broker is not reachable now: the last connection attempt's error, and when the next may be made. */
-export class BrokerUnreachableError extends Error {
+export class BrokerUnreachableError extends CodedError {
   readonly code = 'broker_unreachable';
   constructor(message: string) {
     super(message);
-    this.name = 'BrokerUnreachableError';
   }
 }
 

@@ -1,5 +1,5 @@
 import type { PaymentFact } from './payment-fact.ts';
-import { type ChargeKey, chargeKeyOf } from './payment-sql.ts';
+import { type ChargeKey, chargeKeyOf } from './sql/payments.ts';
 
 export type UnknownPaymentMode = 'create' | 'require';
 

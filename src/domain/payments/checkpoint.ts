@@ -11,7 +11,7 @@ import type { PaymentRow } from './schema.ts';
  * the payment row then, as its checkpoint: the whole PaymentState, whatever fields it has. A later
  * fold starts from the checkpoint and takes only the facts after its time (lastGatewayEventAt):
  * the facts up to that time are what the checkpoint sums up, or history it can no longer place,
- * so an event from then (a resend once its dedupe key is gone too, a late delivery) changes
+ * so an event from then (a resend once its dedupe key is gone too, a late webhook request) changes
  * nothing and is recorded `stale`. Without a checkpoint: the application's row in `require` mode,
  * nothing in `create` mode; and for a payment whose history was lost before facts were kept
  * (isHistoryLost), its row, kept as its checkpoint from then on.

@@ -1,8 +1,8 @@
 import type { Transaction } from '../../db/client.ts';
 import { encodeCheckpoint, foldStart, isAfterStart } from './checkpoint.ts';
 import { type KnownFact, foldPaymentFacts } from './fold.ts';
-import { type PrunableFact, deleteFacts, findFactsOfKeys } from './payment-facts-sql.ts';
-import { type PaymentCheckpoint, lockPayments, writeCheckpoints } from './payment-sql.ts';
+import { type PrunableFact, deleteFacts, findFactsOfKeys } from './sql/payment-facts.ts';
+import { type PaymentCheckpoint, lockPayments, writeCheckpoints } from './sql/payments.ts';
 import type { PaymentRow } from './schema.ts';
 
 export interface PruneRequest {

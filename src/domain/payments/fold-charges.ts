@@ -5,8 +5,8 @@ import { type EventDecision, decidePaymentEvent, hadEffect } from './event-decis
 import { type KnownFact, type PaymentState, foldPaymentFacts, samePayment, sameState } from './fold.ts';
 import type { LockedPayment, LockedPayments } from './lock-payments.ts';
 import type { PaymentStatus } from './payment-fact.ts';
-import type { PaymentChange } from './payment-events-sql.ts';
-import { type PaymentCheckpoint, type PaymentTransition, type PaymentUpdate, chargeKeyOf } from './payment-sql.ts';
+import type { PaymentChange } from './sql/payment-events.ts';
+import { type PaymentCheckpoint, type PaymentTransition, type PaymentUpdate, chargeKeyOf } from './sql/payments.ts';
 import type { PaymentRow } from './schema.ts';
 
 /** A fact already known for one of the batch's charges, and the provider it came through. */

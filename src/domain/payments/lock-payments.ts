@@ -2,7 +2,7 @@ import type { Transaction } from '../../db/client.ts';
 import { type ChargeGroup, type ChargeGroups, keysOf } from './charge-groups.ts';
 import { PaymentNotYetKnown } from './errors.ts';
 import { applyFact, canApply } from './fold.ts';
-import { type ChargeKey, chargeKeyOf, insertPaymentsIfAbsent, lockPayments } from './payment-sql.ts';
+import { type ChargeKey, chargeKeyOf, insertPaymentsIfAbsent, lockPayments } from './sql/payments.ts';
 import type { PaymentRow } from './schema.ts';
 
 /** A charge's payment row, locked by this transaction until it ends. */

@@ -97,7 +97,7 @@ const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 
  * It is what the application is told (pushed to destinations, or read from the feed), so it keeps
  * the state as it was at that change instead of pointing at rows that move on or are purged.
  * `sequence` counts per payment from 1 without gaps (payments.event_sequence); `txid` is the writing
- * transaction's id (raised to the payment's previous event's, payment-events-sql.ts says why), the
+ * transaction's id (raised to the payment's previous event's, sql/payment-events.ts says why), the
  * feed's gap-free cursor together with `position`.
  */
 export const paymentEvents = pgTable(

@@ -67,7 +67,7 @@ function parseAsaas(request: WebhookRequest, now: Date): NormalizedEvent {
       status: entityKey ? (readIdentifier(body, `${entityKey}.status`) ?? null) : null,
       occurredAt: sentAt ?? null,
     });
-  return { eventId, eventType: event.event, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: json };
+  return { eventId, eventType: event.event, resourceId, occurredAt: sentAt ?? now, occurredAtIsRequestTime: sentAt === undefined, payload: json };
 }
 
 // Asaas's payment events (docs.asaas.com "Payment events"), in canonical terms. Not mapped (null):

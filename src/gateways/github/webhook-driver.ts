@@ -51,7 +51,7 @@ export function createGithubDriver(settings: ProviderSettings): ProviderDriver {
         eventType: action ? `${event}.${action}` : event,
         resourceId: stringAt(json, 'repository.full_name') ?? stringAt(json, 'organization.login') ?? null,
         occurredAt: now,
-        occurredAtIsDeliveryTime: true,
+        occurredAtIsRequestTime: true,
         payload: json,
       };
     },

@@ -103,7 +103,7 @@ function parseMercadoPago(request: WebhookRequest, now: Date): NormalizedEvent {
   const sentAt = rawTime === undefined ? undefined : timestampFromJson(rawTime);
   if (rawTime !== undefined && sentAt === undefined) throw new MalformedPayloadError('date_created is not a timestamp.');
   const eventId = readIdentifier(json, 'id') ?? derivedEventKey({ resourceId, eventType, status: null, occurredAt: sentAt ?? null });
-  return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: json };
+  return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsRequestTime: sentAt === undefined, payload: json };
 }
 
 export function createMercadoPagoDriver(settings: ProviderSettings): ProviderDriver {

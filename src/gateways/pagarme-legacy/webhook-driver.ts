@@ -41,7 +41,7 @@ function parsePostback(request: WebhookRequest, now: Date): NormalizedEvent {
   const sentAt = updatedAt === undefined ? undefined : parseLenientTimestamp(updatedAt);
   if (updatedAt !== undefined && sentAt === undefined) throw new MalformedPayloadError("The postback's date_updated is not a timestamp.");
   const eventId = derivedEventKey({ resourceId, eventType, status: text(body.current_status) ?? null, occurredAt: sentAt ?? null });
-  return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: body };
+  return { eventId, eventType, resourceId, occurredAt: sentAt ?? now, occurredAtIsRequestTime: sentAt === undefined, payload: body };
 }
 
 // v4 transaction statuses in canonical terms. pending_refund is a refund not done yet: no fact.

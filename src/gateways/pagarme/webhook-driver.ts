@@ -8,7 +8,7 @@ import { parseDriverOptions } from '../shared/driver-options.ts';
 import { parseJsonBody } from '../shared/json-body.ts';
 import { type VerificationKeyFor, remoteVerificationKeys } from '../shared/jwks-keys.ts';
 import { chargeFact, upperCurrency } from '../shared/payment-facts.ts';
-import { type PagarmeProof, type Reverification, type StoredDelivery, secretMatch } from '../shared/proof.ts';
+import { type PagarmeProof, type Reverification, type StoredWebhookRequest, secretMatch } from '../shared/proof.ts';
 import { reverifyByFingerprint, reverifySignature } from '../shared/reverify.ts';
 import { secretFingerprints } from '../shared/secret-fingerprint.ts';
 import { matchingTokenIndex, requireHeader } from '../shared/signature.ts';
@@ -114,7 +114,7 @@ async function verifyPagarme(request: WebhookRequest, keyFor: VerificationKeyFor
  * (a key Pagar.me has withdrawn no longer verifies), and the Basic Auth credential, which was
  * never stored, by its fingerprint.
  */
-async function reverifyPagarme(stored: StoredDelivery, keyFor: VerificationKeyFor, basicAuth: BasicAuth): Promise<Reverification> {
+async function reverifyPagarme(stored: StoredWebhookRequest, keyFor: VerificationKeyFor, basicAuth: BasicAuth): Promise<Reverification> {
   const signature = await reverifySignature((request, now) => verifyPagarme(request, keyFor, { credentials: [], fingerprints: [] }, now), stored);
   if (signature.outcome === 'no_match' || basicAuth.credentials.length === 0) return signature;
   return reverifyByFingerprint(basicAuth.fingerprints, stored.proof);

@@ -1,5 +1,6 @@
 import type { PaymentStatus, SplitShare } from '../../domain/payments/payment-fact.ts';
 import { decimalToMinorUnits } from './amounts.ts';
+import { CodedError } from '../../errors.ts';
 
 /**
  * A charge as the gateway's API says it is right now, in canonical terms. It is the gateway's
@@ -70,10 +71,10 @@ export interface GatewayApi {
 }
 
 /** The gateway answered 2xx with JSON that is not the resource this mapping knows. */
-export class GatewayResponseShapeError extends Error {
+export class GatewayResponseShapeError extends CodedError {
+  readonly code = 'gateway_response_unexpected';
   constructor(gateway: string, detail: string) {
     super(`The ${gateway} API answered with JSON this mapping does not understand (${detail}). Has the API version changed?`);
-    this.name = 'GatewayResponseShapeError';
   }
 }
 

@@ -1,3 +1,4 @@
+import { CodedError } from '../../errors.ts';
 /**
  * A gateway's settlement ledger — what the money did, as opposed to what the webhooks said — read
  * page by page for `inboxctl reconcile`. Pure, like GatewayEventList: the caller sends the GETs
@@ -127,10 +128,10 @@ export interface LedgerPayout {
 }
 
 /** Thrown by a reader for an entry it cannot read: caught per entry and turned into an UnreadableEntry. */
-export class LedgerEntryError extends Error {
+export class LedgerEntryError extends CodedError {
+  readonly code = 'ledger_entry_unreadable';
   constructor(reason: string) {
     super(reason);
-    this.name = 'LedgerEntryError';
   }
 }
 

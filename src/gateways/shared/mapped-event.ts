@@ -78,5 +78,5 @@ export function parseMappedEvent(request: WebhookRequest, now: Date, mapping: Fi
       status: mapping.statusPath ? (readIdentifier(json, mapping.statusPath) ?? null) : null,
       occurredAt: sentTime ?? null,
     });
-  return { eventId, eventType, resourceId, occurredAt: sentTime ?? now, occurredAtIsDeliveryTime: sentTime === undefined, payload: json };
+  return { eventId, eventType, resourceId, occurredAt: sentTime ?? now, occurredAtIsRequestTime: sentTime === undefined, payload: json };
 }

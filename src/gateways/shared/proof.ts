@@ -62,8 +62,8 @@ export interface UnauthenticatedProof {
   verifiedAt: string;
 }
 
-/** What a driver's verify returns for a delivery. */
-export type DeliveryProof = SecretSignatureProof | PagarmeProof | TokenProof | UnauthenticatedProof;
+/** What a driver's verify returns for a request. */
+export type WebhookRequestProof = SecretSignatureProof | PagarmeProof | TokenProof | UnauthenticatedProof;
 
 /**
  * An event not received by webhook but read from the gateway's API (a backfill): authentic
@@ -75,15 +75,15 @@ export interface GatewayApiProof {
   fetchedAt: string;
 }
 
-export type VerificationProof = DeliveryProof | GatewayApiProof;
+export type VerificationProof = WebhookRequestProof | GatewayApiProof;
 
-/** A stored delivery, as `inboxctl verify` hands it to its provider's driver. */
-export interface StoredDelivery {
+/** A stored request, as `inboxctl verify` hands it to its provider's driver. */
+export interface StoredWebhookRequest {
   rawBody: Buffer;
-  proof: DeliveryProof;
+  proof: WebhookRequestProof;
 }
 
-/** Whether a stored delivery still verifies against the secrets configured now, and with which. */
+/** Whether a stored request still verifies against the secrets configured now, and with which. */
 export type Reverification =
   | {
       outcome: 'matches';

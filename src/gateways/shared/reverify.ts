@@ -1,9 +1,9 @@
 import { SignatureError } from '../../errors.ts';
-import { type DeliveryProof, type Reverification, type StoredDelivery, secretMatch } from './proof.ts';
+import { type WebhookRequestProof, type Reverification, type StoredWebhookRequest, secretMatch } from './proof.ts';
 import { storedRequest } from './signed-material.ts';
 import type { WebhookRequest } from './webhook-driver.ts';
 
-type Verify = (request: WebhookRequest, now: Date) => DeliveryProof | Promise<DeliveryProof>;
+type Verify = (request: WebhookRequest, now: Date) => WebhookRequestProof | Promise<WebhookRequestProof>;
 
 /**
  * A signed scheme's check run again, unchanged, on the stored bytes and signature headers, with
@@ -12,7 +12,7 @@ type Verify = (request: WebhookRequest, now: Date) => DeliveryProof | Promise<De
  * month is not refused as a replay, while the timestamp is still covered by the signature (a
  * stored timestamp that was changed fails the HMAC).
  */
-export async function reverifySignature(verify: Verify, stored: StoredDelivery): Promise<Reverification> {
+export async function reverifySignature(verify: Verify, stored: StoredWebhookRequest): Promise<Reverification> {
   const { proof } = stored;
   if (!('signed' in proof)) return { outcome: 'no_match', reason: `the stored proof (${proof.scheme}) holds no signature to check again` };
   const at = new Date(('signedAt' in proof ? proof.signedAt : null) ?? proof.verifiedAt);
@@ -29,7 +29,7 @@ export async function reverifySignature(verify: Verify, stored: StoredDelivery):
  * A static token cannot be checked again: it IS the secret, so it was never stored. What was
  * stored is its fingerprint, compared with the fingerprints of the tokens configured now.
  */
-export function reverifyByFingerprint(fingerprints: readonly string[], proof: DeliveryProof): Reverification {
+export function reverifyByFingerprint(fingerprints: readonly string[], proof: WebhookRequestProof): Reverification {
   if (!('secret' in proof) || proof.secret === null) return { outcome: 'no_match', reason: `the stored proof (${proof.scheme}) names no configured secret` };
   const index = fingerprints.indexOf(proof.secret.fingerprint);
   if (index < 0) return { outcome: 'no_match', reason: `the token it carried (fingerprint ${proof.secret.fingerprint}) is not among the configured ones` };

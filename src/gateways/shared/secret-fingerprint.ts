@@ -10,7 +10,7 @@ import { scryptSync } from 'node:crypto';
  * compare across instances, restarts and `inboxctl`. Only 48 bits are kept: enough to tell the
  * few secrets of a rotation apart, too few to confirm a guess of a strong secret with certainty.
  *
- * Computed once per secret when a driver is created, never per delivery; the cache keeps a
+ * Computed once per secret when a driver is created, never per request; the cache keeps a
  * process that builds the same drivers again (tests, `inboxctl`) from paying for it twice.
  */
 const SALT = 'webhook-inbox/secret-fingerprint/v1';

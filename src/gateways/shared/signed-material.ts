@@ -15,7 +15,7 @@ export function signedMaterial(request: WebhookRequest, headers: readonly string
   return material;
 }
 
-/** A stored delivery as a driver reads it again: the exact bytes and the signature headers kept. */
+/** A stored request as a driver reads it again: the exact bytes and the signature headers kept. */
 export function storedRequest(rawBody: Buffer, signed: SignedMaterial): WebhookRequest {
   const headers = new Map(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value]));
   return { rawBody, header: (name) => headers.get(name.toLowerCase()), query: new URLSearchParams(signed.query ?? {}) };

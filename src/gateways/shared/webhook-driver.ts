@@ -1,14 +1,14 @@
 import type { PaymentFact } from '../../domain/payments/payment-fact.ts';
-import type { DeliveryProof, Reverification, StoredDelivery } from './proof.ts';
+import type { WebhookRequestProof, Reverification, StoredWebhookRequest } from './proof.ts';
 
-/** What a driver sees of a delivery: the exact bytes, lower-cased headers, and the query string. */
+/** What a driver sees of a request: the exact bytes, lower-cased headers, and the query string. */
 export interface WebhookRequest {
   readonly rawBody: Buffer;
   header(name: string): string | undefined;
   readonly query: URLSearchParams;
 }
 
-/** One delivery reduced to what the inbox needs, the same shape for every gateway. */
+/** One request reduced to what the inbox needs, the same shape for every gateway. */
 export interface NormalizedEvent {
   /** The gateway's id for the event, or a key derived from the business fact (see derived-key.ts). */
   eventId: string;
@@ -18,11 +18,11 @@ export interface NormalizedEvent {
   /** When it happened at the gateway; the receipt time when the gateway sends no timestamp. */
   occurredAt: Date;
   /**
-   * True when occurredAt is the time of this delivery (the receipt time, or a sender's attempt
+   * True when occurredAt is the time of this request (the receipt time, or a sender's attempt
    * timestamp), not of the event: it changes on every resend, so it says nothing about what the
    * event means (the fingerprint leaves it out).
    */
-  occurredAtIsDeliveryTime?: boolean;
+  occurredAtIsRequestTime?: boolean;
   /** The body as JSON for the `payload` column (form-encoded bodies are decoded into an object). */
   payload: unknown;
   /**
@@ -59,16 +59,16 @@ export interface ProviderDriver {
   /** The built-in driver's name (`stripe`, `hmac`, …): a provider `stripe-br` runs the driver `stripe`. */
   readonly name: string;
   /**
-   * Throws (or rejects with) SignatureError when the delivery is not authentic; otherwise answers
+   * Throws (or rejects with) SignatureError when the request is not authentic; otherwise answers
    * how it was authenticated (proof.ts), stored with the event. Runs before any parsing. May be
    * async only to fetch public keys (JWKS); it never touches the database.
    */
-  verify(request: WebhookRequest, now: Date): DeliveryProof | Promise<DeliveryProof>;
+  verify(request: WebhookRequest, now: Date): WebhookRequestProof | Promise<WebhookRequestProof>;
   /**
-   * The same check run again on a stored delivery against the secrets configured now
+   * The same check run again on a stored request against the secrets configured now
    * (`inboxctl verify`, an audit after a rotation): which secret matches, or that none does.
    */
-  reverify(stored: StoredDelivery): Reverification | Promise<Reverification>;
+  reverify(stored: StoredWebhookRequest): Reverification | Promise<Reverification>;
   /** Throws MalformedPayloadError when the body cannot be understood. */
   parse(request: WebhookRequest, now: Date): NormalizedEvent;
   /** Maps an event to the payments domain's canonical fact; null = not a payment event (ignored). */
@@ -85,7 +85,7 @@ export interface ProviderDriver {
 export interface ProviderSettings {
   /** The provider's name in URLs and in the inbox (`stripe`, `stripe-br`, …). */
   name: string;
-  /** Every secret that may have signed a delivery: more than one during a rotation. */
+  /** Every secret that may have signed a request: more than one during a rotation. */
   secrets: string[];
   signatureToleranceSeconds: number;
   /** Driver-specific options from the config file, validated by the driver's own schema. */

@@ -49,7 +49,7 @@ export function createShopifyDriver(settings: ProviderSettings): ProviderDriver 
         eventType: topic,
         resourceId: readIdentifier(json, 'admin_graphql_api_id') ?? readIdentifier(json, 'id') ?? null,
         occurredAt,
-        occurredAtIsDeliveryTime: triggeredAt === undefined,
+        occurredAtIsRequestTime: triggeredAt === undefined,
         payload: json,
       };
     },

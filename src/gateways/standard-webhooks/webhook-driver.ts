@@ -116,7 +116,7 @@ export function createStandardWebhooksDriver(settings: ProviderSettings): Provid
         resourceId: readIdentifier(json, options.resourcePath) ?? null,
         occurredAt,
         // The webhook-timestamp header is the time of this attempt (it must be within 5 minutes).
-        occurredAtIsDeliveryTime: rawTime === undefined,
+        occurredAtIsRequestTime: rawTime === undefined,
         payload: json,
       };
     },

@@ -66,7 +66,7 @@ function parseZoop(request: WebhookRequest, now: Date): NormalizedEvent {
   const eventId = event.id
     ? event.id
     : derivedEventKey({ resourceId, eventType: event.type, status: (object && readIdentifier(object, 'status')) ?? null, occurredAt: sentAt ?? null });
-  return { eventId, eventType: event.type, resourceId, occurredAt: sentAt ?? now, occurredAtIsDeliveryTime: sentAt === undefined, payload: json };
+  return { eventId, eventType: event.type, resourceId, occurredAt: sentAt ?? now, occurredAtIsRequestTime: sentAt === undefined, payload: json };
 }
 
 // Zoop's transaction events (wrapper's Webhook.EVENTS) in canonical terms; the rest are not

@@ -5,15 +5,15 @@ import type { IncomingEvent } from '../incoming-event.ts';
 import { Values, dateOf, epochMs, where } from './statement.ts';
 import { parseJsonText } from '../../format/json-parse.ts';
 
-/** A stored event whose fingerprint is not the one a duplicate delivery of it carries. */
+/** A stored event whose fingerprint is not the one a duplicate request of it carries. */
 export interface StoredEventOfOtherFingerprint extends StoredEvent {
   inboxId: number;
-  /** Index of the duplicate delivery (in the list passed in) that disagrees with it. */
-  delivery: number;
+  /** Index of the duplicate request (in the list passed in) that disagrees with it. */
+  duplicateIndex: number;
 }
 
 interface OtherFingerprintRow {
-  delivery: number;
+  duplicate_index: number;
   inbox_id: string;
   event_type: string;
   resource_id: string | null;
@@ -22,21 +22,21 @@ interface OtherFingerprintRow {
   payload_lossy: boolean;
 }
 
-// Constant text, so each connection prepares it once. One lookup per delivery on the keys' primary
-// key, which holds the first delivery's fingerprint; the stored event (and its payload) is read only
+// Constant text, so each connection prepares it once. One lookup per request on the keys' primary
+// key, which holds the first request's fingerprint; the stored event (and its payload) is read only
 // for the keys that disagree. A key's fingerprint of null (taken over from a row stored before
 // fingerprints) never compares unequal: not judged. Neither is a key whose payload retention has
 // already deleted: there is nothing left to compare the meaning with, or to attach a conflict to.
 const SELECT_OTHER_FINGERPRINTS = `
-  select d.delivery::int - 1 as delivery, s.id::text as inbox_id, s.event_type, s.resource_id,
+  select d.ordinal::int - 1 as duplicate_index, s.id::text as inbox_id, s.event_type, s.resource_id,
          (extract(epoch from s.occurred_at) * 1000)::float8 as occurred_at_ms, s.payload::text as payload, s.payload_lossy
-  from unnest($1::text[], $2::text[], $3::text[]) with ordinality as d(provider, event_id, fingerprint, delivery)
+  from unnest($1::text[], $2::text[], $3::text[]) with ordinality as d(provider, event_id, fingerprint, ordinal)
   join webhook_event_keys k on k.provider = d.provider and k.event_id = d.event_id
   join webhook_inbox s on s.provider = d.provider and s.event_id = d.event_id
   where k.fingerprint <> d.fingerprint`;
 
 /**
- * The stored events that duplicate deliveries disagree with. Runs in the batch's transaction after
+ * The stored events that duplicate requests disagree with. Runs in the batch's transaction after
  * its insert: in READ COMMITTED this statement takes a new snapshot, so it sees both the rows the
  * insert just wrote and the ones a concurrent transaction committed while the insert waited on
  * them (ON CONFLICT waits for that transaction to end before it decides).
@@ -48,10 +48,10 @@ export async function selectStoredEventsOfOtherFingerprint(tx: SqlExecutor, dupl
     duplicates.map((d) => d.fingerprint),
   ]);
   return rows.map((row) => ({
-    delivery: row.delivery,
+    duplicateIndex: row.duplicate_index,
     inboxId: Number(row.inbox_id),
-    provider: duplicates[row.delivery]!.provider,
-    eventId: duplicates[row.delivery]!.event.eventId,
+    provider: duplicates[row.duplicate_index]!.provider,
+    eventId: duplicates[row.duplicate_index]!.event.eventId,
     eventType: row.event_type,
     resourceId: row.resource_id,
     occurredAt: new Date(row.occurred_at_ms),
@@ -85,12 +85,12 @@ export async function insertConflicts(tx: SqlExecutor, conflicts: readonly Confl
   );
 }
 
-/** A duplicate delivery of a stored event that said something else (see webhook_inbox_conflicts). */
+/** A duplicate request of a stored event that said something else (see webhook_inbox_conflicts). */
 export interface ConflictDetails {
   id: number;
   receivedAt: Date;
   differences: MeaningDifference[];
-  /** The bytes that delivery carried, exactly. */
+  /** The bytes that request carried, exactly. */
   rawBody: Buffer;
 }
 

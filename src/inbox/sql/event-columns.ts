@@ -92,7 +92,7 @@ export interface InboxEventDetail extends Omit<InboxEventRow, 'payload'> {
   decisionDetail: unknown;
   /** How it was authenticated (webhook_inbox.verification); null on rows stored before proofs were kept. */
   verification: VerificationProof | null;
-  /** How it reached the inbox: a gateway's delivery, or `inboxctl backfill` from the gateway's API. */
+  /** How it reached the inbox: a gateway's request, or `inboxctl backfill` from the gateway's API. */
   source: EventSource;
 }
 

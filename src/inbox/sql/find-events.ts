@@ -80,8 +80,8 @@ export interface ResourceKey {
  *
  * The batch's own rows are left out here, not in the statement: `id <> all(…)` with a batch's
  * hundred ids made PostgreSQL estimate each id against each partition's statistics, ~30 ms of
- * planning per batch, most of processing's database time (README, Benchmarks: "Where the time
- * goes"). Own rows come back only when a replay set them pending after they were processed.
+ * planning per batch, most of processing's database time (bench/README.md#where-the-time-goes).
+ * Own rows come back only when a replay set them pending after they were processed.
  *
  * `notCarriedOnly`: only rows settled before payment_facts existed that the one-time carry-over
  * has not reached (webhook_inbox.fact is where their facts still are).

@@ -10,7 +10,7 @@ import { Values, where } from './statement.ts';
  * of a provider whose events are mostly ignored, and let the two faces disagree for one hour.
  */
 const PROCESSING_LAG = 'extract(epoch from processed_at - received_at)';
-/** How late the gateway delivered (received − occurred); a gateway clock ahead of ours is 0, not negative. */
+/** How late the gateway sent (received − occurred); a gateway clock ahead of ours is 0, not negative. */
 const INGEST_LAG = 'greatest(0, extract(epoch from received_at - occurred_at))';
 /** processed_at is set with the status; a row restored from an archive without it has no lag to give. */
 const HAS_SETTLED = 'processed_at is not null';

@@ -4,7 +4,7 @@
  * the default one, every month kept); naming the window the rows were received in lets PostgreSQL
  * prune to their partitions — usually one — at plan time, or at executor start for a generic plan.
  * The cost grows with the months kept: a 100-row lock on 17 partitions holding 13 months took
- * 0.65–0.87 ms with the window against 1.17–1.24 ms without (README, Benchmarks).
+ * 0.65–0.87 ms with the window against 1.17–1.24 ms without (bench/README.md).
  */
 
 /** A stored event as its id, and when it arrived if known (a job queued by an older version does not say). */

@@ -54,7 +54,7 @@ function storeStatementFor(rows: number, jobs: EmbeddedJobInsert): string {
         'data', json_build_object('inboxId', stored.id, 'receivedAtMs', ${epochMs('stored.received_at')}),
         'singletonKey', batch.singleton_key)), '[]'::json)
       from stored join batch using (provider, event_id)`;
-  // The key is claimed first (webhook_event_keys outlives the payloads): only deliveries whose key
+  // The key is claimed first (webhook_event_keys outlives the payloads): only requests whose key
   // was new are stored. The inbox itself cannot refuse a duplicate: it is partitioned by month, and
   // a unique index there would have to include received_at.
   return `with batch as (
@@ -102,7 +102,7 @@ interface ReturnedRow {
  * on its own (`pool`: a postgresExecutor on the pool, for the prepared statement; never a
  * transaction's, the atomicity is the statement's). The rows
  * that come back are the new ones; anything absent was already received (its payload may be gone
- * since: the key outlives it). The keys' primary key decides, so concurrent deliveries of one
+ * since: the key outlives it). The keys' primary key decides, so concurrent requests of one
  * event can never both be "new". The rows arrive serialised (toEventRow), so nothing here can
  * throw for what an event contains before the statement is sent. Duplicates within `events` must
  * have been removed by the caller (the job join pairs rows by key).

@@ -46,7 +46,7 @@ describe('github: parsing', () => {
     const event = driver.parse(delivery(body), now);
     assert.deepEqual(
       { ...event, payload: undefined },
-      { eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958', eventType: 'issues.opened', resourceId: 'octocat/Hello-World', occurredAt: now, occurredAtIsDeliveryTime: true, payload: undefined },
+      { eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958', eventType: 'issues.opened', resourceId: 'octocat/Hello-World', occurredAt: now, occurredAtIsRequestTime: true, payload: undefined },
     );
     assert.equal(driver.toPaymentFact({ provider: 'github', ...event, payloadLossy: false }), null);
   });

@@ -117,7 +117,7 @@ describe('hmac: field mapping and derived keys', () => {
     const event = driver.parse(webhookRequest('{"event":{"name":"charge.paid"},"charge":{"id":123,"updated_at":"2026-02-28T09:00:00-03:00"}}', { 'x-delivery': 'd-1' }), now);
     assert.deepEqual(
       { ...event, payload: undefined },
-      { eventId: 'd-1', eventType: 'charge.paid', resourceId: '123', occurredAt: new Date('2026-02-28T12:00:00Z'), occurredAtIsDeliveryTime: false, payload: undefined },
+      { eventId: 'd-1', eventType: 'charge.paid', resourceId: '123', occurredAt: new Date('2026-02-28T12:00:00Z'), occurredAtIsRequestTime: false, payload: undefined },
     );
   });
 

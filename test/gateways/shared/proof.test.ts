@@ -6,7 +6,7 @@ import { asaasDriver } from '../../../src/gateways/asaas/webhook-driver.ts';
 import { hmacDriver } from '../../../src/gateways/hmac/webhook-driver.ts';
 import { mercadoPagoDriver } from '../../../src/gateways/mercadopago/webhook-driver.ts';
 import { pagarmeDriver } from '../../../src/gateways/pagarme/webhook-driver.ts';
-import { type DeliveryProof, verificationProofSchema } from '../../../src/gateways/shared/proof.ts';
+import { type WebhookRequestProof, verificationProofSchema } from '../../../src/gateways/shared/proof.ts';
 import { standardWebhooksDriver } from '../../../src/gateways/standard-webhooks/webhook-driver.ts';
 import { stripeDriver } from '../../../src/gateways/stripe/webhook-driver.ts';
 import type { ProviderDriver, WebhookRequest } from '../../../src/gateways/shared/webhook-driver.ts';
@@ -21,12 +21,12 @@ const B = 'whsec_unit_proof_B_9876543210';
 const DAY_MS = 86_400_000;
 const tenDaysAgo = new Date(Math.floor((Date.now() - 10 * DAY_MS) / 1000) * 1000);
 
-async function proofOf(driver: ProviderDriver, request: WebhookRequest, now: Date): Promise<DeliveryProof> {
-  return verificationProofSchema.parse(JSON.parse(JSON.stringify(await driver.verify(request, now)))) as DeliveryProof;
+async function proofOf(driver: ProviderDriver, request: WebhookRequest, now: Date): Promise<WebhookRequestProof> {
+  return verificationProofSchema.parse(JSON.parse(JSON.stringify(await driver.verify(request, now)))) as WebhookRequestProof;
 }
 
 /** What `inboxctl verify` says of a delivery stored then, with the driver as configured now. */
-async function checkedAgain(driver: ProviderDriver, request: WebhookRequest, proof: DeliveryProof) {
+async function checkedAgain(driver: ProviderDriver, request: WebhookRequest, proof: WebhookRequestProof) {
   const result = await driver.reverify({ rawBody: request.rawBody, proof });
   return result.outcome === 'matches' ? { outcome: result.outcome, position: result.secret?.position ?? null, by: result.by } : { outcome: result.outcome };
 }

@@ -1,9 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { Transaction } from '../../db/client.ts';
-import type { PaymentState } from './fold.ts';
-import type { PaymentStatus } from './payment-fact.ts';
-import { type PaymentRow, paymentTransitions, payments } from './schema.ts';
+import type { Transaction } from '../../../db/client.ts';
+import type { PaymentState } from '../fold.ts';
+import type { PaymentStatus } from '../payment-fact.ts';
+import { type PaymentRow, paymentTransitions, payments } from '../schema.ts';
 
 /** A payment's natural key: the gateway (configured provider name) and its charge id. */
 export interface ChargeKey {

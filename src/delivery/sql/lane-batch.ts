@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Database, SqlExecutor, Transaction } from '../db/client.ts';
-import type { PaymentEventRow } from '../domain/payments/schema.ts';
-import type { PaymentStatus } from '../domain/payments/payment-fact.ts';
-import { type DeliveryJobData, laneKey } from './deliveries-queue.ts';
+import type { Database, SqlExecutor, Transaction } from '../../db/client.ts';
+import type { PaymentEventRow } from '../../domain/payments/schema.ts';
+import type { PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import { type DeliveryJobData, laneKey } from '../deliveries-queue.ts';
 
 // A batch of lanes binds as ONE JSON parameter: one statement per batch, whatever its size, and
 // the same statement text every time. The lane statements run prepared (postgresExecutor): one round

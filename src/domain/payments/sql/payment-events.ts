@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Transaction } from '../../db/client.ts';
-import type { PaymentState } from './fold.ts';
-import type { PaymentStatus } from './payment-fact.ts';
-import { paymentEvents } from './schema.ts';
+import type { Transaction } from '../../../db/client.ts';
+import type { PaymentState } from '../fold.ts';
+import type { PaymentStatus } from '../payment-fact.ts';
+import { paymentEvents } from '../schema.ts';
 
 /** A change of one payment's status, amounts or open inquiry, with what caused it: the outbox row it becomes. */
 export interface PaymentChange {
@@ -34,7 +34,7 @@ export interface PaymentChange {
  * is assigned at a transaction's first write, not when it takes the payment's lock: a batch that
  * locked its inbox rows (and so got xid 99) and then waited for a payment row held by a batch with
  * xid 100 writes that payment's event n + 1 with 99, below event n's 100. The feed reads only
- * below the horizon by this same column (src/api/payment-events-feed-sql.ts), so the raised value
+ * below the horizon by this same column (src/api/sql/payment-events-feed.ts), so the raised value
  * stays gap-free: a transaction still running has an xid at or above the horizon, so every row it
  * writes does too.
  */

@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Database } from '../db/client.ts';
-import { type PaymentEventRow, type PaymentRow, paymentEvents, payments, paymentTransitions } from '../domain/payments/schema.ts';
+import type { Database } from '../../db/client.ts';
+import { type PaymentEventRow, type PaymentRow, paymentEvents, payments, paymentTransitions } from '../../domain/payments/schema.ts';
 
 /** One payment by its key, (provider, gateway charge id): the unique index. */
 export async function selectPaymentByCharge(db: Database, provider: string, chargeId: string): Promise<PaymentRow | undefined> {

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { Database, Transaction } from '../db/client.ts';
-import { deliveryDestinations, deliveryLanes } from './schema.ts';
+import type { Database, Transaction } from '../../db/client.ts';
+import { deliveryDestinations, deliveryLanes } from '../schema.ts';
 
 export interface LaneFailure {
   destination: string;

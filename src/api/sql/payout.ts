@@ -1,9 +1,9 @@
-import { type Database, drizzleExecutor } from '../db/client.ts';
-import { selectEntriesOfPayment, selectEntriesOfPayout } from '../reconciliation/sql/ledger-entries.ts';
-import { selectPaymentsInScope } from '../reconciliation/sql/payments-in-scope.ts';
-import { selectPayout } from '../reconciliation/sql/payouts.ts';
-import { type Settlement, settlementOf } from '../reconciliation/settlement.ts';
-import type { PaymentView, PayoutView } from './api-schemas.ts';
+import { type Database, drizzleExecutor } from '../../db/client.ts';
+import { selectEntriesOfPayment, selectEntriesOfPayout } from '../../reconciliation/sql/ledger-entries.ts';
+import { selectPaymentsInScope } from '../../reconciliation/sql/payments-in-scope.ts';
+import { selectPayout } from '../../reconciliation/sql/payouts.ts';
+import { type Settlement, settlementOf } from '../../reconciliation/settlement.ts';
+import type { PaymentView, PayoutView } from '../api-schemas.ts';
 
 /** One payout with its entries and the payment each belongs to; undefined when no run has read it. */
 export async function selectPayoutView(db: Database, provider: string, payoutId: string): Promise<PayoutView | undefined> {

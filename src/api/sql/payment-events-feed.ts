@@ -1,7 +1,7 @@
 import { asc, sql } from 'drizzle-orm';
-import type { Database } from '../db/client.ts';
-import { type PaymentEventRow, paymentEvents } from '../domain/payments/schema.ts';
-import type { FeedCursor } from './feed-cursor.ts';
+import type { Database } from '../../db/client.ts';
+import { type PaymentEventRow, paymentEvents } from '../../domain/payments/schema.ts';
+import type { FeedCursor } from '../feed-cursor.ts';
 
 /**
  * The next page of payment events after `after`, in (txid, position) order, and only rows whose
@@ -19,7 +19,7 @@ import type { FeedCursor } from './feed-cursor.ts';
  *
  * pg_current_snapshot() is this statement's own snapshot, so every committed row below its xmin is
  * also visible to the statement that filters by it. txid is raised to the payment's previous
- * event's (payment-events-sql.ts), which keeps each payment's events in sequence order here.
+ * event's (src/domain/payments/sql/payment-events.ts), which keeps each payment's events in sequence order here.
  */
 export async function selectPaymentEventsAfter(db: Database, after: FeedCursor, limit: number, account?: string): Promise<PaymentEventRow[]> {
   // With an account, the (account, txid, position) index: the same order and horizon, one account's rows.

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../db/client.ts';
+import type { Database } from '../../db/client.ts';
 
 /**
  * The PostgreSQL cluster's system identifier, as decimal text: chosen by initdb, the same on every

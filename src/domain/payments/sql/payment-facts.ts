@@ -1,10 +1,10 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
-import type { Database, Transaction } from '../../db/client.ts';
-import type { ProviderFact } from './fold-charges.ts';
-import type { PaymentFact } from './payment-fact.ts';
-import { type ChargeKey, chargeKeysMatch } from './payment-sql.ts';
-import { paymentFacts, paymentFactsCarryOver } from './schema.ts';
-import { fromStoredFact } from './stored-fact.ts';
+import type { Database, Transaction } from '../../../db/client.ts';
+import type { ProviderFact } from '../fold-charges.ts';
+import type { PaymentFact } from '../payment-fact.ts';
+import { type ChargeKey, chargeKeysMatch } from './payments.ts';
+import { paymentFacts, paymentFactsCarryOver } from '../schema.ts';
+import { fromStoredFact } from '../stored-fact.ts';
 
 /**
  * Every kept fact of these payment keys (payment_facts), on the (provider, payment_key) index. A
