@@ -26,6 +26,7 @@ import { startBoss } from './queue/boss.ts';
 import { webhookJobInsert } from './queue/embedded-job-insert.ts';
 import { type JobTableAnalyzer, startJobTableAnalyzer } from './queue/job-table-statistics.ts';
 import type { AppConfig } from './config/load-config.ts';
+import { createUnknownAccountWatch } from './inbox/unknown-accounts.ts';
 import { isAccountDeauthorized } from './refetch/account-access-sql.ts';
 import { createRefetcher } from './refetch/refetcher.ts';
 import { gatewayApiTargets } from './refetch/settings.ts';
@@ -247,6 +248,7 @@ interface AppParts {
 function createServiceApp({ config, logger }: ServiceOptions, { pools, boss, metrics, ingestor, clock, isAcceptingTraffic }: AppParts) {
   return createApp({
     driverFor: (provider) => config.providers.get(provider)?.driver,
+    accounts: createUnknownAccountWatch({ accountsOf: (provider) => config.providers.get(provider)?.accounts, logger, count: metrics.webhookRequests.unknownAccount }),
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
     clock,

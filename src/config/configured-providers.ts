@@ -5,6 +5,20 @@ import type { ProviderDriver } from '../gateways/shared/webhook-driver.ts';
 import { type ProviderRefetchConfig, resolveRefetchConfig } from '../refetch/settings.ts';
 import { providerAccountsProblems } from './provider-accounts.ts';
 
+/** What configuration says of a provider's accounts (INBOX_CONFIG `connect`, `knownAccounts`, and the accounts configured with a key or token). */
+export interface ProviderAccounts {
+  /** A platform's endpoint for many accounts: every account is expected unless `known` lists them. */
+  connect: boolean;
+  /** The accounts expected; undefined: none listed. */
+  known: ReadonlySet<string> | undefined;
+}
+
+/** The accounts configured (`knownAccounts`, and those given a key or token) are the ones expected; none listed: any, on a connect provider. */
+function expectedAccounts(config: ProviderConfig): ProviderAccounts {
+  const listed = [...(config.refetch.knownAccounts ?? []), ...config.accounts.map(({ id }) => id)];
+  return { connect: config.refetch.connect === true, known: listed.length > 0 ? new Set(listed) : undefined };
+}
+
 /** One configured provider: its driver plus the inbox's own per-provider settings. */
 export interface ConfiguredProvider {
   name: string;
@@ -21,6 +35,8 @@ export interface ConfiguredProvider {
   refetch: ProviderRefetchConfig;
   /** INBOX_CONFIG's `reconcile.settlementDays`, when set: else the gateway ledger's default. */
   settlementDays: number | undefined;
+  /** The accounts it receives for (`connect`, `knownAccounts`): an event naming another is reported (docs/accounts.md). */
+  accounts: ProviderAccounts;
 }
 
 function configuredProvider(config: ProviderConfig, problems: string[]): ConfiguredProvider | undefined {
@@ -67,7 +83,7 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
     const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options, accounts });
     const accountKeys = config.accounts.map(({ id, apiKey }) => ({ account: id, key: apiKey }));
     const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey, accountKeys }, problems);
-    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays };
+    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays, accounts: expectedAccounts(config) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

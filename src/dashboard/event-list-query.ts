@@ -3,7 +3,7 @@ import { eventDecisions, inboxStatuses } from '../db/schema.ts';
 import type { EventListFilter } from '../inbox/sql/event-list.ts';
 
 /** The event list's query string, as the filter form and the paging links write it. */
-export const EVENT_LIST_FIELDS = ['provider', 'status', 'decision', 'type', 'event', 'charge', 'from', 'to', 'before'] as const;
+export const EVENT_LIST_FIELDS = ['provider', 'status', 'decision', 'type', 'event', 'charge', 'account', 'from', 'to', 'before'] as const;
 export type EventListFields = Partial<Record<(typeof EVENT_LIST_FIELDS)[number], string>>;
 
 export interface EventListRequest {
@@ -31,6 +31,7 @@ const fieldsSchema = z.object({
   type: z.string().max(80, 'is longer than an event type can be (80)').optional(),
   event: z.string().max(150, 'is longer than an event id can be (150)').optional(),
   charge: z.string().max(150, 'is longer than a charge id can be (150)').optional(),
+  account: z.string().max(150, 'is longer than an account id can be (150)').optional(),
   from: utcTime.optional(),
   to: utcTime.optional(),
   before: z.string().regex(/^\d{1,15}$/, 'is not a position in the list (use the page links)').transform(Number).optional(),
@@ -58,6 +59,7 @@ export function parseEventListQuery(query: (name: string) => string | undefined)
     eventType: f.type,
     eventId: f.event,
     chargeId: f.charge,
+    account: f.account,
     receivedFrom: f.from,
     receivedBefore: f.to,
   };

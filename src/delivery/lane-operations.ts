@@ -10,6 +10,8 @@ export interface LaneView {
   destination: string;
   provider: string;
   chargeId: string;
+  /** The payment's gateway account (payments.account); null for a direct integration. */
+  account: string | null;
   paymentId: number;
   deliveredSequence: number;
   /** The payment's last event: the lane is caught up when deliveredSequence reaches it. */
@@ -37,12 +39,13 @@ export interface DestinationView {
 }
 
 /** The lanes that need a look: parked, failing, or behind. Caught-up lanes are not listed. */
-export async function listLanes(db: Database | Transaction, options: { parkedOnly: boolean; limit: number }): Promise<LaneView[]> {
+export async function listLanes(db: Database | Transaction, options: { parkedOnly: boolean; limit: number; account?: string }): Promise<LaneView[]> {
+  const ofAccount = options.account === undefined ? sql`` : sql`and p.account = ${options.account}`;
   const rows = await db.execute<Record<string, unknown>>(sql`
-    select l.destination, p.provider, p.gateway_charge_id, l.payment_id, l.delivered_sequence, p.event_sequence, l.attempts,
+    select l.destination, p.provider, p.gateway_charge_id, p.account, l.payment_id, l.delivered_sequence, p.event_sequence, l.attempts,
            l.parked_at, l.parked_reason, l.next_attempt_at, l.last_status, l.last_error, l.skipped_events, l.last_skip_reason
     from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
-    where l.parked_at is not null ${options.parkedOnly ? sql`` : sql`or l.attempts > 0 or l.delivered_sequence < p.event_sequence`}
+    where (l.parked_at is not null ${options.parkedOnly ? sql`` : sql`or l.attempts > 0 or l.delivered_sequence < p.event_sequence`}) ${ofAccount}
     order by l.parked_at nulls last, l.destination, l.payment_id
     limit ${options.limit}`);
   const date = (value: unknown) => (value === null ? null : new Date(value as string));
@@ -50,6 +53,7 @@ export async function listLanes(db: Database | Transaction, options: { parkedOnl
     destination: r.destination as string,
     provider: r.provider as string,
     chargeId: r.gateway_charge_id as string,
+    account: r.account as string | null,
     paymentId: Number(r.payment_id),
     deliveredSequence: r.delivered_sequence as number,
     lastSequence: r.event_sequence as number,

@@ -4,6 +4,7 @@ import { ContentEncodingUnsupportedError, UnknownProviderError } from '../errors
 import type { Ingestor } from '../inbox/group-commit.ts';
 import { eventFingerprint } from '../inbox/event-fingerprint.ts';
 import { validateNormalizedEvent } from '../inbox/normalized-event.ts';
+import type { UnknownAccountWatch } from '../inbox/unknown-accounts.ts';
 import type { ProviderDriver, WebhookRequest } from '../gateways/shared/webhook-driver.ts';
 import type { AppEnv } from './env.ts';
 import { readBodyWithin } from './read-body.ts';
@@ -15,6 +16,8 @@ export interface WebhookRouteDeps {
   maxBodyBytes: number;
   clock: () => Date;
   logger: Logger;
+  /** Told the account of every stored event that names one (an unknown one is reported once). */
+  accounts?: UnknownAccountWatch;
 }
 
 /** A Content-Encoding other than none or `identity`. */
@@ -56,6 +59,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const fingerprint = eventFingerprint({ provider, ...event }, driver);
     const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint, proof });
     c.set('webhookRequestOutcome', outcome.kind);
+    if (event.account) deps.accounts?.observe(provider, event.account);
     const logged = { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId };
     // Still 200: the gateway must stop resending, and the stored event stays the one processed.
     // The body is kept in webhook_inbox_conflicts, never in the log.

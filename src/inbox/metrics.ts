@@ -16,6 +16,8 @@ export interface WebhookRequestMetrics {
   answered(provider: string, outcome: WebhookRequestOutcome, ackSeconds: number): void;
   /** A duplicate (also counted as one) whose meaning differs from the stored event: its body went to webhook_inbox_conflicts. */
   conflictingDuplicate(provider: string): void;
+  /** A stored event named a gateway account the configuration does not know: counted once per (provider, account) per process. */
+  unknownAccount(provider: string): void;
 }
 
 /** The inbox's gauges, set from the database by the gauge refresher. */
@@ -59,6 +61,13 @@ export function declareWebhookRequestMetrics(registers: Registry[], providers: r
     registers,
   });
   for (const provider of providers) conflictingDuplicates.inc({ provider }, 0);
+  const unknownAccounts = new Counter({
+    name: 'inbox_unknown_accounts_total',
+    help: 'Gateway accounts named by stored events that the configuration does not know (knownAccounts, accounts, connect), each counted once per process, by provider; the events are stored and folded as usual.',
+    labelNames: ['provider'],
+    registers,
+  });
+  for (const provider of providers) unknownAccounts.inc({ provider }, 0);
   return {
     answered(provider, outcome, ackSeconds) {
       webhookRequests.inc({ provider, outcome });
@@ -66,6 +75,7 @@ export function declareWebhookRequestMetrics(registers: Registry[], providers: r
       ackDuration.observe({ provider, outcome }, ackSeconds);
     },
     conflictingDuplicate: (provider) => conflictingDuplicates.inc({ provider }),
+    unknownAccount: (provider) => unknownAccounts.inc({ provider }),
   };
 }
 

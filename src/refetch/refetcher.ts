@@ -19,6 +19,12 @@ export interface RefetcherDeps {
    * made on an account's behalf. Absent: every account may be read.
    */
   accountAccess?: AccountAccess;
+  /**
+   * How many accounts' clients are kept (default 10,000): a platform may have far more accounts
+   * than are active at once. Past it, the least recently used client whose breaker is closed is
+   * dropped (its rate-limit window with it); one whose breaker is open or half-open is kept.
+   */
+  maxAccountClients?: number;
 }
 
 export interface AccountAccess {
@@ -214,8 +220,22 @@ export function createRefetcher(deps: RefetcherDeps): Refetcher {
     if (target.accountKeys && !target.connect && !target.accountKeys.has(account)) throw new UnknownAccountError(provider, account);
     const key = `${provider}\u0000${account}`;
     let accountClient = accountClients.get(key);
-    if (!accountClient) accountClients.set(key, (accountClient = createProviderClient(target, deps, metrics, account)));
+    // Map order is the recency order: a client read again moves to the end.
+    if (accountClient) accountClients.delete(key);
+    else {
+      dropLeastRecentlyUsed();
+      accountClient = createProviderClient(target, deps, metrics, account);
+    }
+    accountClients.set(key, accountClient);
     return accountClient;
+  }
+  function dropLeastRecentlyUsed(): void {
+    if (accountClients.size < (deps.maxAccountClients ?? 10_000)) return;
+    for (const [key, client] of accountClients) {
+      if (client.breakerState() !== 'closed') continue;
+      accountClients.delete(key);
+      return;
+    }
   }
   /** No call is made on behalf of an account that deauthorized the platform. */
   async function assertReadable(provider: string, account: string | null | undefined): Promise<void> {

@@ -81,7 +81,7 @@ function backfillAccount(api: GatewayApiTarget, provider: string, value: unknown
 }
 
 async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean; account: string | undefined }, commitDeadlineMs: number) {
-  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }] = await Promise.all([
+  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }, { isAccountDeauthorized }] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
     import('../../inbox/group-commit.ts'),
@@ -89,9 +89,15 @@ async function runBackfill(context: CommandContext, connection: CliConnection, t
     import('../../inbox/conflicting-duplicates.ts'),
     import('../../inbox/sql/present-event-ids.ts'),
     import('../../db/client.ts'),
+    import('../../refetch/account-access-sql.ts'),
   ]);
   const { configured, api, list } = target;
-  const refetcher = createRefetcher({ targets: [api], clock: context.runtime.now });
+  // No listing on behalf of an account that deauthorized the platform (gateway_account_access).
+  const refetcher = createRefetcher({
+    targets: [api],
+    clock: context.runtime.now,
+    accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(connection.handle.db, provider, account) },
+  });
   // Only a real run stores (and has pg-boss started); a dry run never gets here.
   const ingestor = async (boss: PgBoss) =>
     createGroupCommitIngestor({

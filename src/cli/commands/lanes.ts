@@ -4,12 +4,13 @@ import type { CommandContext } from '../context.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { formatDuration } from '../../format/duration.ts';
 import { plural, table, toJson } from '../output.ts';
-import { MAX_BATCH_SIZE, parseCount, singleValue } from '../parse.ts';
+import { MAX_BATCH_SIZE, parseCount, requiredText, singleValue } from '../parse.ts';
 import type { Register } from './types.ts';
 import { type LaneActionFlags, laneActions, runLaneAction } from './lanes-actions.ts';
 
 interface LanesFlags extends LaneActionFlags {
   parked?: boolean;
+  account?: unknown;
   limit?: unknown;
   json?: boolean;
 }
@@ -47,7 +48,7 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   // One lane past the limit tells whether there are more than are listed (exactly `limit` lanes are not "more").
   const { destinations, listed } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
     destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
-    listed: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit: limit + 1 }),
+    listed: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit: limit + 1, account: flags.account === undefined ? undefined : requiredText(flags.account, '--account') }),
   }));
   const lanes = listed.slice(0, limit);
   const moreLanes = listed.length > limit;
@@ -88,6 +89,7 @@ export const registerLanes: Register = (cli: CAC, run) => {
   cli
     .command('lanes [action] [destination] [lane]', 'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination; retire one no longer configured')
     .option('--parked', 'Only parked lanes')
+    .option('--account <id>', "Only the lanes of this gateway account's payments (a Stripe Connect acct_…)")
     .option('--limit <n>', 'At most this many lanes listed (default 100)')
     .option('--reason <text>', 'skip: why the event is given up (recorded on the lane); retire: why the destination is retired (recorded)')
     .option('--by <who>', 'retire: who retires it (recorded; default: the OS user)')

@@ -13,6 +13,7 @@ interface ReplayFlags {
   since?: unknown;
   until?: unknown;
   eventId?: unknown;
+  account?: unknown;
   dryRun?: boolean;
   batchSize?: unknown;
   json?: boolean;
@@ -52,6 +53,7 @@ async function replay(context: CommandContext, providerArg: unknown, flags: Repl
     since: flags.since === undefined ? undefined : parseInstant(flags.since, '--since', context.now),
     until: flags.until === undefined ? undefined : parseInstant(flags.until, '--until', context.now),
     eventIds: eventIds.length > 0 ? eventIds : undefined,
+    account: flags.account === undefined ? undefined : requiredText(flags.account, '--account'),
   };
   if (filter.since && filter.until && filter.since >= filter.until) throw usageError('--since must be before --until.');
   const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
@@ -81,6 +83,7 @@ export const registerReplay: Register = (cli: CAC, run) => {
     .option('--since <time>', 'Received at or after: ISO-8601 time, or a duration ago (2h, 7d)')
     .option('--until <time>', 'Received before: ISO-8601 time, or a duration ago')
     .option('--event-id <id>', 'Only this event (the gateway id); repeatable', { type: [String] })
+    .option('--account <id>', 'Only the events of this gateway account (a Stripe Connect acct_…)')
     .option('--batch-size <n>', 'Rows per transaction (default 500)')
     .option('--dry-run', 'Run the handlers on them in a rolled-back transaction: per event the outcome, per payment the status now and after; change nothing')
     .option('--json', 'Machine-readable output')

@@ -22,6 +22,7 @@ function render(event: EventDetails, now: Date): string[] {
     `${event.provider} ${event.eventId}   inbox id ${event.id}`,
     `  type         ${event.eventType}`,
     `  resource     ${event.resourceId ?? '-'}`,
+    `  account      ${event.account ?? '-'}`,
     `  status       ${event.status}${event.hasLiveJob ? ' (a job is queued or running)' : ''}`,
     `  decision     ${describeDecision(event.decision, event.decisionDetail)}`,
     `  attempts     ${event.attempts}`,

@@ -33,7 +33,7 @@ function filterForm(page: EventListPage) {
   const providers = fields.provider && !page.providers.includes(fields.provider) ? [...page.providers, fields.provider] : page.providers;
   return html`<form class="filters" method="get" action="/dashboard/events" id="event-filters">
 ${selectOf('provider', 'provider', providers, fields.provider)}${selectOf('status', 'status', inboxStatuses, fields.status)}${selectOf('decision', 'decision', eventDecisions, fields.decision)}
-${inputOf('type', 'type', fields, { placeholder: 'charge.refunded' })}${inputOf('event', 'event id', fields)}${inputOf('charge', 'charge id', fields)}
+${inputOf('type', 'type', fields, { placeholder: 'charge.refunded' })}${inputOf('event', 'event id', fields)}${inputOf('charge', 'charge id', fields)}${inputOf('account', 'account', fields, { placeholder: 'acct_…' })}
 ${inputOf('from', 'received from (UTC)', fields, { placeholder: 'YYYY-MM-DD HH:MM' })}${inputOf('to', 'received before (UTC)', fields, { placeholder: 'YYYY-MM-DD HH:MM' })}
 <button type="submit">Search</button> <a href="/dashboard/events">clear</a></form>`;
 }

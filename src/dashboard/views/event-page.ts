@@ -37,6 +37,7 @@ function facts(event: EventPage['event']) {
 <dt>event id</dt><dd><code>${event.eventId}</code></dd>
 <dt>type</dt><dd><code>${event.eventType}</code></dd>
 <dt>charge</dt><dd>${event.resourceId ? html`<a href="${paymentHref(event.provider, event.resourceId)}"><code>${event.resourceId}</code></a>` : '—'}</dd>
+<dt>account</dt><dd>${event.account ? html`<a href="/dashboard/events?account=${encodeURIComponent(event.account)}"><code>${event.account}</code></a>` : '—'}</dd>
 <dt>occurred</dt><dd>${formatTime(event.occurredAt)}</dd>
 <dt>received</dt><dd>${formatTime(event.receivedAt)}</dd>
 <dt>verified</dt><dd id="verification">${event.verification ? describeProof(event.verification, formatIsoTime) : html`<span class="muted">— (stored before proofs were kept)</span>`}</dd>

@@ -12,6 +12,8 @@ export interface EventListFilter {
   eventId?: string;
   /** The gateway's charge (or payment) id: the event's resource_id. */
   chargeId?: string;
+  /** The gateway account the event belongs to (webhook_inbox.account): the (account, id) partial index. */
+  account?: string;
   /** received_at in [receivedFrom, receivedBefore). */
   receivedFrom?: Date;
   receivedBefore?: Date;
@@ -48,6 +50,7 @@ export async function findEventsPage(db: SqlExecutor, filter: EventListFilter, p
        byKey ? `provider = any(${values.add(page.providers)}::text[])` : undefined,
        filter.eventId !== undefined ? `event_id = ${values.add(filter.eventId)}` : undefined,
        filter.chargeId !== undefined ? `resource_id = ${values.add(filter.chargeId)}` : undefined,
+       filter.account !== undefined ? `account = ${values.add(filter.account)}` : undefined,
        filter.status !== undefined ? `status = ${values.add(filter.status)}` : undefined,
        filter.decision !== undefined ? decisionCondition(filter.decision) : undefined,
        filter.eventType !== undefined ? `event_type = ${values.add(filter.eventType)}` : undefined,

@@ -25,6 +25,8 @@ export interface ReplayFilter {
   until?: Date;
   /** Only these events (the gateway's ids). */
   eventIds?: readonly string[];
+  /** Only the events of this gateway account (webhook_inbox.account). */
+  account?: string;
 }
 
 export interface ReplayCandidate {
@@ -45,6 +47,7 @@ export async function findReplayCandidates(db: SqlExecutor, filter: ReplayFilter
        filter.since ? `received_at >= ${values.add(filter.since.toISOString())}::timestamptz` : undefined,
        filter.until ? `received_at < ${values.add(filter.until.toISOString())}::timestamptz` : undefined,
        filter.eventIds ? `event_id = any(${values.add([...filter.eventIds])}::text[])` : undefined,
+       filter.account ? `account = ${values.add(filter.account)}` : undefined,
      ])}
      order by webhook_inbox.received_at, webhook_inbox.id`,
     values.list,

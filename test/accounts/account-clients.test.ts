@@ -1,0 +1,57 @@
+/**
+ * The refetcher's clients per (provider, account) of a connect provider, against a fake Stripe API
+ * over real HTTP: each account's breaker is its own, and the bounded set of clients never drops
+ * one whose breaker is open (that would let a failing account's reads through again).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { stripeApi } from '../../src/gateways/stripe/api.ts';
+import { BreakerOpenError, GatewayUnavailableError } from '../../src/refetch/errors.ts';
+import { createRefetcher } from '../../src/refetch/refetcher.ts';
+import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
+import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
+import { serveConnectedCharges, stripeCharge } from './support.ts';
+
+let gateway: FakeGateway;
+const owners = new Map<string, { account: string; charge: Record<string, unknown> }>();
+
+before(async () => {
+  gateway = await startFakeGateway();
+  gateway.rules.push((request) => (request.headers['stripe-account'] === 'acct_bad' ? { status: 500, json: { error: { message: 'internal' } } } : undefined));
+  serveConnectedCharges(gateway, owners);
+  for (const account of ['acct_1', 'acct_2', 'acct_3', 'acct_bad']) owners.set(`ch_${account}`, { account, charge: stripeCharge(`ch_${account}`) });
+});
+
+after(async () => {
+  await gateway?.close();
+});
+
+function connectTarget(): GatewayApiTarget {
+  return {
+    provider: 'stripe',
+    gateway: stripeApi,
+    baseUrl: gateway.baseUrl,
+    key: 'sk_test_platform',
+    settings: {},
+    ratePerSecond: 1000,
+    timeoutMs: 2000,
+    breaker: { consecutiveFailures: 2, halfOpenAfterMs: 60_000 },
+    connect: true,
+  };
+}
+
+describe('clients per account', () => {
+  test("one account's failures open its own breaker; the provider's and the other accounts' stay closed, and kept while open", async () => {
+    const refetcher = createRefetcher({ targets: [connectTarget()], clock: () => new Date(), maxAccountClients: 2 });
+    for (let i = 0; i < 2; i += 1) await assert.rejects(refetcher.fetchCharge('stripe', 'ch_acct_bad', undefined, 'acct_bad'), GatewayUnavailableError);
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_acct_bad', undefined, 'acct_bad'), BreakerOpenError);
+    assert.equal(refetcher.breakerState('stripe', 'acct_bad'), 'open');
+    // More accounts than the clients kept: the closed ones make room, the open one stays.
+    for (const account of ['acct_1', 'acct_2', 'acct_3']) assert.equal((await refetcher.fetchCharge('stripe', `ch_${account}`, undefined, account)).status, 'paid');
+    assert.equal(refetcher.breakerState('stripe', 'acct_bad'), 'open', 'the open breaker was not dropped');
+    assert.equal(refetcher.breakerState('stripe'), 'closed', "the provider's own reads are not held back");
+    const badCalls = gateway.requests.filter((r) => r.headers['stripe-account'] === 'acct_bad').length;
+    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_acct_bad', undefined, 'acct_bad'), BreakerOpenError);
+    assert.equal(gateway.requests.filter((r) => r.headers['stripe-account'] === 'acct_bad').length, badCalls, 'no call while its breaker is open');
+  });
+});
