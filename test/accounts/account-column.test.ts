@@ -6,12 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { API_TOKEN, type FeedPage, drainFeed } from '../api/feed-client.ts';
+import { API_TOKEN, type FeedPage, feedOnceItHolds } from '../api/feed-client.ts';
 import { SECRET, waitUntilSettled } from '../processing/harness.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { useService } from '../support/service.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
 
 const database = useTestDatabase();
 const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_API_TOKEN: API_TOKEN } });
@@ -40,11 +39,7 @@ describe('the account of an event', () => {
     const payments = await database.sql`select gateway_charge_id, account, status from payments order by gateway_charge_id`;
     assert.deepEqual(payments.map((r) => [r.gateway_charge_id, r.account, r.status]), [['ch_acct_1', 'acct_1Connected', 'refunded'], ['ch_direct_1', null, 'paid']]);
 
-    // The feed reads below the cluster's horizon: a transaction of another test's database may hold it back a moment.
-    const events = await waitFor(async () => {
-      const drained = (await drainFeed(service.baseUrl, '', 100)).events;
-      return drained.length === 3 ? drained : undefined;
-    }, { message: 'the three payment events in the feed' });
+    const events = await feedOnceItHolds(service.baseUrl, 3);
     assert.deepEqual(
       events.map((e) => [e.payment.charge_id, e.sequence, e.payment.account]).sort(),
       [['ch_acct_1', 1, 'acct_1Connected'], ['ch_acct_1', 2, 'acct_1Connected'], ['ch_direct_1', 1, null]],

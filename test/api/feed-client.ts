@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { PaymentEventBody } from '../../src/delivery/payment-event-body.ts';
+import { waitFor } from '../support/wait.ts';
 
 export const API_TOKEN = 'api-test-token-0123456789abcdef0123456789';
 
@@ -27,4 +28,19 @@ export async function drainFeed(baseUrl: string, after: string, limit: number): 
     if (page.events.length === 0) return { events, cursor: page.next_cursor };
     cursor = page.next_cursor;
   }
+}
+
+/**
+ * The whole feed once it holds `count` events. The feed shows only rows below the cluster-wide
+ * transaction horizon, so a transaction in another test's database can hold a committed event back
+ * for a moment: a test that expects N events waits for them rather than reading once.
+ */
+export async function feedOnceItHolds(baseUrl: string, count: number, query = ''): Promise<PaymentEventBody[]> {
+  return waitFor(
+    async () => {
+      const { events } = await drainFeed(baseUrl, query, 100);
+      return events.length >= count ? events : undefined;
+    },
+    { message: `${count} payment events in the feed` },
+  );
 }
