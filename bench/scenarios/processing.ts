@@ -1,6 +1,5 @@
 import type postgres from 'postgres';
 import { loadBacklog } from '../support/backlog.ts';
-import { EVENTS_PER_CHARGE } from '../support/charge-histories.ts';
 import { type CpuSplit, measureCpu } from '../support/cpu.ts';
 import { startInbox } from '../support/services.ts';
 import { type StatementProfile, readStatements, resetStatements } from '../support/statements.ts';

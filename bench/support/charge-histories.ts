@@ -20,7 +20,6 @@ const STEPS: Array<{ type: string; refunded?: number; dispute?: 'needs_response'
   { type: 'charge.refunded', refunded: 2000 },
   { type: 'charge.updated' },
 ];
-export const EVENTS_PER_CHARGE = STEPS.length;
 
 function stripeEventBody(eventId: string, chargeId: string, step: (typeof STEPS)[number], created: number): string {
   const object = step.dispute

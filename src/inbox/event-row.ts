@@ -43,8 +43,8 @@ const ESCAPE_OR_ESCAPED_BACKSLASH = /\\(?:\\|u0000|ud[89a-f][0-9a-f]{2})/g;
 export function toJsonbText(json: string): { text: string; replaced: boolean } {
   if (!json.includes('\\u')) return { text: json, replaced: false };
   let replaced = false;
-  const text = json.replace(ESCAPE_OR_ESCAPED_BACKSLASH, (escape) => {
-    if (escape === '\\\\') return escape;
+  const text = json.replace(ESCAPE_OR_ESCAPED_BACKSLASH, (sequence) => {
+    if (sequence === '\\\\') return sequence;
     replaced = true;
     return '\\ufffd';
   });

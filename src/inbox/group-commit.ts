@@ -152,7 +152,10 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       endLinger();
     } else if (inFlight === 0 && queue.length > 0) {
       const wait = linger.begin(queue[0]!.queuedAt, queue.length);
-      if (wait > 0) return lingerFor(wait);
+      if (wait > 0) {
+        lingerFor(wait);
+        return;
+      }
     }
     startBatches();
   }

@@ -77,7 +77,7 @@ async function applyHandlers(tx: Transaction, pending: readonly ReadyEvent[]): P
   for (const [handler, items] of byHandler) {
     const applied = handler ? await handler.apply(tx, items) : items.map((item) => notAPaymentEvent(item.event.kind));
     if (applied.length !== items.length) throw new Error(`handler "${handler?.name}" returned ${applied.length} outcomes for ${items.length} events`);
-    items.forEach((item, i) => settled.push({ id: item.event.inboxId, receivedAt: item.row.receivedAt, ...applied[i]! }));
+    for (const [i, item] of items.entries()) settled.push({ id: item.event.inboxId, receivedAt: item.row.receivedAt, ...applied[i]! });
   }
   return settled;
 }

@@ -113,7 +113,10 @@ async function readJobRows(db: Database, jobs: readonly EventJob[]): Promise<Map
 function repeatedJobs(jobs: readonly EventJob[]): Set<number> {
   const seen = new Set<number>();
   const repeats = new Set<number>();
-  jobs.forEach((job, position) => (seen.has(job.inboxId) ? repeats.add(position) : seen.add(job.inboxId)));
+  for (const [position, job] of jobs.entries()) {
+    if (seen.has(job.inboxId)) repeats.add(position);
+    else seen.add(job.inboxId);
+  }
   return repeats;
 }
 
@@ -124,7 +127,7 @@ async function prepareJob(
   position: number,
   row: InboxEventRow | undefined,
 ): Promise<{ ready: ReadyEvent } | { result: EventResult }> {
-  if (!row || row.status !== 'pending') return { result: { outcome: 'skipped' } };
+  if (row?.status !== 'pending') return { result: { outcome: 'skipped' } };
   deps.metrics?.attempt(row.provider);
   try {
     const { event, handler } = routeEvent(deps, row);

@@ -50,7 +50,7 @@ export interface ProcessingOptions {
 function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<ProcessingDeps['deferEvent']> {
   return async (inboxId, startAfter, reason, retriesLeft) => {
     const row = (await findEventsByIds(drizzleExecutor(db), [{ id: inboxId }])).get(inboxId);
-    if (!row || row.status !== 'pending') return;
+    if (row?.status !== 'pending') return;
     await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter, retryLimit: retriesLeft }));
     await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
     logger.info({ inboxId, provider: row.provider, startAfter, reason }, 'gateway API not to be called yet (breaker open or Retry-After): event queued again for then');

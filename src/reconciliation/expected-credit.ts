@@ -1,4 +1,5 @@
 import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
+import type { ExpectedSettlement } from '../gateways/shared/ledger.ts';
 import type { Finding } from './finding.ts';
 import { type LedgerReaderDeps, type ReadProgress, countedGatewayReads } from './read-ledger.ts';
 
@@ -24,7 +25,7 @@ export async function checkExpectedCredits(deps: LedgerReaderDeps, findings: Fin
       continue;
     }
     lookups += 1;
-    let expected;
+    let expected: ExpectedSettlement;
     try {
       expected = settlement.readPayment(await getWaitingOutRateLimits(patient, settlement.paymentPath(finding.subject), progress));
     } catch {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CliOutput } from '../../src/cli/context.ts';
+import type { CliOutput } from '../../src/cli/context.ts';
 import { runInboxctl as runInboxctlInProcess } from '../../src/cli/inboxctl.ts';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));

@@ -7,7 +7,7 @@ import { signWebhook, signingKey } from '../../src/delivery/sign.ts';
 import { newDestinationSecret } from './support/lanes.ts';
 
 /** What the destination writes back once it has read the whole request: raw bytes, then how it leaves the connection. */
-type Answer = { bytes: string; then: 'stall' | 'reset' | 'close' | 'trickle' };
+type Answer = { bytes: string; afterwards: 'stall' | 'reset' | 'close' | 'trickle' };
 
 const secret = newDestinationSecret();
 const id = '0193a0c4-6a8e-7d2b-9f7e-1c2d3e4f5a6b';
@@ -33,9 +33,9 @@ const server = createServer((socket) => {
     new Webhook(secret).verify(received.subarray(end + 4).toString('utf8'), headers);
     verified += 1;
     socket.write(answer.bytes);
-    if (answer.then === 'reset') setTimeout(() => socket.resetAndDestroy(), 20);
-    if (answer.then === 'close') setTimeout(() => socket.end(), 20);
-    if (answer.then === 'trickle') {
+    if (answer.afterwards === 'reset') setTimeout(() => socket.resetAndDestroy(), 20);
+    if (answer.afterwards === 'close') setTimeout(() => socket.end(), 20);
+    if (answer.afterwards === 'trickle') {
       const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write('x')), 100);
     }
   });
@@ -57,29 +57,29 @@ async function post(answered: Answer) {
 
 describe('an answer whose status arrived but whose body did not finish: the status decides', () => {
   test('a 200 whose body is cut short by a reset is delivered (it was not "connection failed")', async () => {
-    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial', then: 'reset' }), { kind: 'delivered', status: 200 });
+    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial', afterwards: 'reset' }), { kind: 'delivered', status: 200 });
   });
 
   test('a 200 whose body trickles past the timeout is delivered (it was not "no answer")', async () => {
-    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n', then: 'trickle' }), { kind: 'delivered', status: 200 });
+    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n', afterwards: 'trickle' }), { kind: 'delivered', status: 200 });
   });
 
   test('a 200 whose body ends early with a clean close is delivered, as before', async () => {
-    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial', then: 'close' }), { kind: 'delivered', status: 200 });
+    assert.deepEqual(await post({ bytes: 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial', afterwards: 'close' }), { kind: 'delivered', status: 200 });
   });
 
   test('a 410 whose body stalls still disables: it is gone', async () => {
-    assert.deepEqual(await post({ bytes: 'HTTP/1.1 410 Gone\r\ncontent-length: 100\r\n\r\n', then: 'stall' }), { kind: 'gone', status: 410 });
+    assert.deepEqual(await post({ bytes: 'HTTP/1.1 410 Gone\r\ncontent-length: 100\r\n\r\n', afterwards: 'stall' }), { kind: 'gone', status: 410 });
   });
 
   test('a 503 whose body stalls fails with its status, what it said and its Retry-After, and says the body did not finish', async () => {
-    const result = await post({ bytes: 'HTTP/1.1 503 Service Unavailable\r\nretry-after: 30\r\ncontent-length: 100\r\n\r\nbusy', then: 'stall' });
+    const result = await post({ bytes: 'HTTP/1.1 503 Service Unavailable\r\nretry-after: 30\r\ncontent-length: 100\r\n\r\nbusy', afterwards: 'stall' });
     assert.deepEqual(result, { kind: 'failed', status: 503, error: 'HTTP 503: busy (the answer stopped: no end within 1000 ms)', retryAfter: '30' });
   });
 
   test('no status at all is still no answer', async () => {
-    assert.deepEqual(await post({ bytes: '', then: 'stall' }), { kind: 'failed', status: null, error: 'no answer within 1000 ms', retryAfter: null });
-    assert.deepEqual(await post({ bytes: '', then: 'reset' }), { kind: 'failed', status: null, error: 'connection failed (ECONNRESET)', retryAfter: null });
+    assert.deepEqual(await post({ bytes: '', afterwards: 'stall' }), { kind: 'failed', status: null, error: 'no answer within 1000 ms', retryAfter: null });
+    assert.deepEqual(await post({ bytes: '', afterwards: 'reset' }), { kind: 'failed', status: null, error: 'connection failed (ECONNRESET)', retryAfter: null });
     assert.equal(verified, 7, 'every request reached the destination and verified');
   });
 });

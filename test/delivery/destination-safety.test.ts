@@ -5,7 +5,6 @@ import { createLogger } from '../../src/logger.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 import { testConfig } from '../support/config.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
 import { logLineCapture } from '../support/log-lines.ts';
 import { chargeEvent, postStripe } from '../support/stripe.ts';

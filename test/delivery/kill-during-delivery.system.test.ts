@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
 import { scenarioWithArrivalArb, stripeEvents } from '../domain/charge-scenarios.ts';
 import { freePort } from '../fault/support/private-cluster.ts';
 import { type ServiceProcess, spawnService } from '../fault/support/service-process.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { startTestService, type TestService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
 import { postStripe } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';

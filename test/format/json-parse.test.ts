@@ -7,9 +7,9 @@ import { hasEscapedKey, parseJsonText } from '../../src/format/json-parse.ts';
 // JSON.parse before anything below: on Node 24 each later key of these shapes would read back as
 // one parsed here (nodejs/node#63785), so parseJsonText must not lean on JSON.parse for them.
 const ONE_CHARACTER_ESCAPES = ['\\\\', '\\"', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u0041', '\\u0000', '\\ud800'];
-for (const escape of ONE_CHARACTER_ESCAPES) {
-  JSON.parse(`{"x":1,"${escape}":0}`);
-  JSON.parse(`{"${escape}":0}`);
+for (const oneEscape of ONE_CHARACTER_ESCAPES) {
+  JSON.parse(`{"x":1,"${oneEscape}":0}`);
+  JSON.parse(`{"${oneEscape}":0}`);
 }
 
 /**
@@ -80,7 +80,10 @@ describe('parseJsonText: the value the text says, on every Node', () => {
 
   test('numbers go through the reviver with their source text on both paths', () => {
     const sources: string[] = [];
-    const revive = (source: string) => (sources.push(source), source);
+    const revive = (source: string) => {
+      sources.push(source);
+      return source;
+    };
     assert.deepEqual(parseJsonText('{"k":[1e400,-0.5]}', revive), { k: ['1e400', '-0.5'] });
     assert.deepEqual(parseJsonText('{"k\\t":[12345678901234567890,2E-3]}', revive), { 'k\t': ['12345678901234567890', '2E-3'] });
     assert.deepEqual(sources, ['1e400', '-0.5', '12345678901234567890', '2E-3']);

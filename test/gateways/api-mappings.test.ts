@@ -92,7 +92,10 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     assert.equal(state.status, 'charged_back');
     assert.deepEqual(paths, ['/v1/charges/ch_3PqXyZ2eZvKYlo2C1AbCdEfG', '/v1/disputes?charge=ch_3PqXyZ2eZvKYlo2C1AbCdEfG&limit=1']);
     paths.length = 0;
-    await stripeApi.readCharge('ch_x', async (path) => (paths.push(path), stripeCharge({ id: 'ch_x' })), {});
+    await stripeApi.readCharge('ch_x', async (path) => {
+      paths.push(path);
+      return stripeCharge({ id: 'ch_x' });
+    }, {});
     assert.deepEqual(paths, ['/v1/charges/ch_x']);
   });
 
@@ -117,7 +120,10 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
 
   test('ids are encoded into the path: an id is data, not a route', async () => {
     const paths: string[] = [];
-    await stripeApi.readCharge('ch_1/../../v1/balance', async (path) => (paths.push(path), stripeCharge()), {}).catch(() => {});
+    await stripeApi.readCharge('ch_1/../../v1/balance', async (path) => {
+      paths.push(path);
+      return stripeCharge();
+    }, {}).catch(() => {});
     assert.equal(paths[0], '/v1/charges/ch_1%2F..%2F..%2Fv1%2Fbalance');
   });
 });
@@ -129,7 +135,10 @@ function stripeIntent(status: string, latestCharge: unknown, overrides: Record<s
 describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/payment_intents/{id}?expand[]=latest_charge', () => {
   test('one call reads the intent and its latest charge; the state is the charge\'s, keyed by the intent', async () => {
     const paths: string[] = [];
-    const state = await stripeApi.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', async (path) => (paths.push(path), stripeIntent('succeeded', stripeCharge({ amount_refunded: 500 }))), {});
+    const state = await stripeApi.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', async (path) => {
+      paths.push(path);
+      return stripeIntent('succeeded', stripeCharge({ amount_refunded: 500 }));
+    }, {});
     assert.deepEqual(paths, ['/v1/payment_intents/pi_3PqXyZ2eZvKYlo2C1xYzAbCd?expand[]=latest_charge']);
     assert.deepEqual(state, { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'partially_refunded', amount: 2000, amountRefunded: 500, currency: 'BRL' });
   });
@@ -332,7 +341,10 @@ describe('asaas: GET /v3/payments/{id} → canonical state', () => {
     assert.deepEqual([released.status, released.amountRefunded], ['canceled', 0]);
     assert.deepEqual(asaasApi.authHeaders('$aact_key'), { access_token: '$aact_key' });
     const paths: string[] = [];
-    await asaasApi.readCharge('pay_1', async (path) => (paths.push(path), asaasPayment()), {});
+    await asaasApi.readCharge('pay_1', async (path) => {
+      paths.push(path);
+      return asaasPayment();
+    }, {});
     assert.deepEqual(paths, ['/v3/payments/pay_1']);
   });
 });
@@ -388,7 +400,10 @@ describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state
 
   test('the path carries the marketplace id; Basic auth with the key as user name', async () => {
     const paths: string[] = [];
-    await zoopApi.readCharge('e747', async (path) => (paths.push(path), zoopVoided), { marketplaceId: 'd77c2258b51d49269191502695f939f4' });
+    await zoopApi.readCharge('e747', async (path) => {
+      paths.push(path);
+      return zoopVoided;
+    }, { marketplaceId: 'd77c2258b51d49269191502695f939f4' });
     assert.deepEqual(paths, ['/v1/marketplaces/d77c2258b51d49269191502695f939f4/transactions/e747']);
     assert.deepEqual(zoopApi.authHeaders('zpk_test_abc'), { authorization: `Basic ${Buffer.from('zpk_test_abc:').toString('base64')}` });
   });

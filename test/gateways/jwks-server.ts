@@ -29,7 +29,7 @@ export interface JwksServer {
 
 export async function startJwksServer(keys: TestSigningKey[]): Promise<JwksServer> {
   const state = { fetches: 0, keys, failWithStatus: undefined as number | undefined };
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer((_request, response) => {
     state.fetches += 1;
     if (state.failWithStatus !== undefined) {
       response.writeHead(state.failWithStatus).end();

@@ -52,7 +52,7 @@ const mercadoPago = (action: string) => json({ action, api_version: 'v1', data: 
 const github = (action: string, deliveryHeaders: Record<string, string> = {}) =>
   webhookRequest(json({ action, issue: { id: 1, number: 1347 }, repository: { id: 1296269, full_name: 'octocat/Hello-World' } }), { 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958', ...deliveryHeaders });
 const shopify = (topic: string, body: Record<string, unknown> = {}) =>
-  webhookRequest(json({ id: 820982911946154508, email: 'jon@example.com', financial_status: 'paid', ...body }), { 'x-shopify-topic': topic, 'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
+  webhookRequest(json({ id: 450789469, email: 'jon@example.com', financial_status: 'paid', ...body }), { 'x-shopify-topic': topic, 'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
 const standard = (type: string, attemptSeconds: number) =>
   webhookRequest(json({ type, data: { id: '1f81eb52-5198-4599-803e-771906343485' } }), { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': String(attemptSeconds) });
 

@@ -266,7 +266,11 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
   test("ingest: a batch's duplicates are compared with their keys and stored events by index lookups", async () => {
     // The statement as group commit sends it, captured from the runner it is given.
     const sent: Array<{ text: string; params: unknown[] }> = [];
-    const runner: SqlExecutor = { executeSql: async (text, params = []) => (sent.push({ text, params }), { rows: [] as never[] }) };
+    const runner: SqlExecutor = { executeSql: async (text, params = []) => {
+        sent.push({ text, params });
+        return { rows: [] as never[] };
+      },
+    };
     const duplicates = Array.from({ length: 32 }, (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent);
     await selectStoredEventsOfOtherFingerprint(runner, duplicates);
     const [row] = await database.sql.unsafe(`explain (format json) ${sent[0]!.text}`, sent[0]!.params as never[]);

@@ -16,7 +16,7 @@ import { logLineCapture } from '../support/log-lines.ts';
 import { useService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
 import { postStripe } from '../support/stripe.ts';
-import { SECRET, type InboxState, inboxRows, waitUntilSettled } from './harness.ts';
+import { SECRET, type InboxState, waitUntilSettled } from './harness.ts';
 
 // Values only the payloads carry: the email a unique index refuses (PostgreSQL quotes it in
 // `detail`, drizzle in its message's params), an age PostgreSQL cannot read as an integer (it

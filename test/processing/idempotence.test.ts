@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createHandlerRegistry } from '../../src/processing/handlers.ts';
-import { paymentsHandler } from '../support/handlers.ts';
 import { WEBHOOKS_QUEUE } from '../../src/queue/queues.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { createApplyCounter } from '../support/apply-counter.ts';

@@ -26,7 +26,11 @@ function fakeTime() {
 
 function recordingApply() {
   const slices: number[][] = [];
-  return { slices, apply: async (slice: number[]) => (slices.push(slice), slice.map((n) => n * 10)) };
+  return { slices, apply: async (slice: number[]) => {
+      slices.push(slice);
+      return slice.map((n) => n * 10);
+    },
+  };
 }
 
 const items = Array.from({ length: 23 }, (_, i) => i);
@@ -109,7 +113,12 @@ describe('ingest first: applying a fetched batch', () => {
     const controller = new AbortController();
     const applier = createIngestFirstApplier({ pressure: receiver('saturated'), sliceSize: 5, pauseMs: 50, maxHoldMs: 10_000, ...time });
     const { slices, apply } = recordingApply();
-    await applier.apply(items, async (slice) => (controller.abort(), apply(slice)), controller.signal);
+    await applier.apply(items, async (slice) => {
+        controller.abort();
+        return apply(slice);
+      },
+      controller.signal,
+    );
     assert.deepEqual(slices.map((s) => s.length), [5, 18]);
   });
 

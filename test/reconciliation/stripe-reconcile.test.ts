@@ -153,7 +153,7 @@ describe('inboxctl reconcile --provider stripe', () => {
     fixture.gateway.rules.length = 0;
     fixture.gateway.requests.length = 0;
     const transactions = Array.from({ length: 7 }, (_, i) => balanceTransaction({ id: `txn_page_${i}`, amount: 100 + i, created: seconds(daysAgo(3)) - i * 60 }, charge(`ch_page_${i}`, `pi_page_${i}`)));
-    await insertPayments(database.sql, 'stripe', transactions.map((t, i) => ({ key: `pi_page_${i}`, status: 'paid', amount: 100 + i, created: daysAgo(3) })));
+    await insertPayments(database.sql, 'stripe', transactions.map((_t, i) => ({ key: `pi_page_${i}`, status: 'paid', amount: 100 + i, created: daysAgo(3) })));
     let down = true;
     let rateLimited = false;
     serveStripeLedger(fixture.gateway, { transactions, payouts: [] }, {

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { CAC } from 'cac';
 import type { ArchivedEvent } from '../../operations/archive.ts';
 import type { RestoreResult } from '../../operations/restore.ts';
@@ -51,7 +51,7 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 /** Every file is checked before the first is read, so a typo in the third leaves nothing half-restored. */
 async function checkArchiveFile(file: string): Promise<void> {
   const problems: Record<string, string> = { ENOENT: 'no such file', EACCES: 'not readable (permission denied)', EISDIR: 'is a directory, not an archive file' };
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(file, 'r');
     const head = Buffer.alloc(2);

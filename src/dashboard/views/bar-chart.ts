@@ -4,7 +4,6 @@ import { formatClock, formatCount } from './format.ts';
 
 /** The statuses a bar stacks, bottom to top: the healthy mass first, the alarming sliver on top. */
 export const chartStatuses = ['processed', 'ignored', 'pending', 'failed'] as const;
-type ChartStatus = (typeof chartStatuses)[number];
 
 export interface ChartBucket {
   start: Date;

@@ -85,7 +85,7 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
 
   test('padding and spacing in the header are tolerated', async () => {
     const body = hook();
-    const header = current.header(body).replaceAll('; ', ';  ') + '==';
+    const header = `${current.header(body).replaceAll('; ', ';  ')}==`;
     assert.equal(await verifyOutcome(pagarme(), webhookRequest(body, { 'x-webhook-asymmetric-signature': header })), 'ok');
   });
 

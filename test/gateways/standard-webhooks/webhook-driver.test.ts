@@ -68,7 +68,7 @@ describe('standard-webhooks: every way a signature can be wrong', () => {
   });
 
   test('a wrong secret → signature_mismatch', async () => {
-    const request = officialSigned('{"type":"invoice.paid"}', 'whsec_' + Buffer.from('another key of 24 bytes!').toString('base64'));
+    const request = officialSigned('{"type":"invoice.paid"}', `whsec_${Buffer.from('another key of 24 bytes!').toString('base64')}`);
     assert.equal(await verifyOutcome(driver, request), 'signature_mismatch');
   });
 
@@ -121,7 +121,7 @@ describe('standard-webhooks: every way a signature can be wrong', () => {
 
 describe('standard-webhooks: secrets and parsing', () => {
   test('any of several secrets may match (rotation)', async () => {
-    const rotated = createDriver(standardWebhooksDriver, { secrets: ['whsec_' + Buffer.from('the new key, 24 bytes ok').toString('base64'), V1_SECRET] });
+    const rotated = createDriver(standardWebhooksDriver, { secrets: [`whsec_${Buffer.from('the new key, 24 bytes ok').toString('base64')}`, V1_SECRET] });
     assert.equal(await verifyOutcome(rotated, webhookRequest(V1.body, headers(V1.id, V1.timestamp, V1.signature)), at(V1.timestamp)), 'ok');
   });
 

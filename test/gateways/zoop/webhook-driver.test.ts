@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../../src/gateways/shared/webhook-driver.ts
 import { createDriver, verifyOutcome, webhookRequest } from '../request.ts';
 import { publishedFailed, publishedPreAuthorization } from './published-events.ts';
 
-const AUTHORIZATION = 'Basic ' + Buffer.from('zoop:webhook-password').toString('base64');
+const AUTHORIZATION = `Basic ${Buffer.from('zoop:webhook-password').toString('base64')}`;
 const driver = createDriver(zoopDriver, { secrets: [AUTHORIZATION] });
 const now = new Date('2026-01-01T00:00:00Z');
 
