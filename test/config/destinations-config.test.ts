@@ -35,6 +35,7 @@ describe('destinations from the environment and INBOX_CONFIG', () => {
       transport: { kind: 'http' },
       secrets: [SECRET],
       providers: undefined,
+      accounts: undefined,
       kinds: undefined,
       maxAttempts: 8,
       timeoutMs: 15_000,
