@@ -14,7 +14,11 @@ if (!file) {
 const threshold = Number(thresholdArg ?? 25);
 const windowMs = Number(windowArg ?? 100);
 const startedAt = Number(/acks-(\d+)\.csv$/.exec(path.basename(file))?.[1] ?? 0);
-const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1).map((line) => line.split(',').map(Number) as [number, number, number]);
+const rows = readFileSync(file, 'utf8')
+  .trim()
+  .split('\n')
+  .slice(1)
+  .map((line) => line.split(',').map(Number) as [number, number, number]);
 const windows = new Map<number, { slow: number; worst: number; lag: number }>();
 for (const [due, latency, lag] of rows) {
   const key = Math.floor(due / windowMs);
@@ -29,5 +33,7 @@ console.log(`${rows.length} acks, ${slow} slower than ${threshold} ms (${((100 *
 for (const [key, w] of [...windows].sort(([a], [b]) => a - b)) {
   if (w.slow <= 3) continue;
   const at = new Date(startedAt + key * windowMs).toISOString().slice(11, 23);
-  console.log(`  +${((key * windowMs) / 1000).toFixed(1)} s (${at} UTC): ${w.slow} slow, worst ${w.worst.toFixed(1)} ms, sender up to ${w.lag.toFixed(1)} ms late`);
+  console.log(
+    `  +${((key * windowMs) / 1000).toFixed(1)} s (${at} UTC): ${w.slow} slow, worst ${w.worst.toFixed(1)} ms, sender up to ${w.lag.toFixed(1)} ms late`,
+  );
 }

@@ -30,5 +30,7 @@ for (const [name, text] of Object.entries(bodies)) {
   const body = Buffer.from(text);
   nsPerBody(body);
   const rounds = Array.from({ length: ROUNDS }, () => nsPerBody(body)).sort((a, b) => a - b);
-  console.log(`${name.padEnd(26)} ${String(body.length).padStart(5)} bytes  ${rounds[ROUNDS >> 1]!.toFixed(0).padStart(7)} ns/body (min ${rounds[0]!.toFixed(0)})`);
+  console.log(
+    `${name.padEnd(26)} ${String(body.length).padStart(5)} bytes  ${rounds[ROUNDS >> 1]!.toFixed(0).padStart(7)} ns/body (min ${rounds[0]!.toFixed(0)})`,
+  );
 }

@@ -42,13 +42,22 @@ export function summarizeProfile(file: string, top = 25): string {
     functions.set(name, (functions.get(name) ?? 0) + micros);
   }
   const busy = total - (buckets.get('(idle)') ?? 0);
-  const line = ([name, micros]: [string, number]) => `${((micros / busy) * 100).toFixed(1).padStart(5)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`;
+  const line = ([name, micros]: [string, number]) =>
+    `${((micros / busy) * 100).toFixed(1).padStart(5)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`;
   return [
     `${file}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (percentages of busy time)`,
     '-- by package --',
-    ...[...buckets].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, top).map(line),
+    ...[...buckets]
+      .filter(([k]) => k !== '(idle)')
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(line),
     '-- by function (self) --',
-    ...[...functions].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top).map(line),
+    ...[...functions]
+      .filter(([k]) => !k.startsWith('(idle)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(line),
   ].join('\n');
 }
 

@@ -36,7 +36,9 @@ const SECTIONS = ['ingest', 'processing', 'container', 'forwarding', 'forwarding
 /** Run only when named (`npm run bench -- pooler`): pooler needs pgbouncer; each takes a few minutes. */
 const OPT_IN_SECTIONS = ['pooler', 'migration'];
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log(`usage: npm run bench [-- section ...]\nsections: ${SECTIONS.join(', ')} (default: all of these); opt-in: ${OPT_IN_SECTIONS.join(', ')}\nbench/README.md explains each row and the environment variables.`);
+  console.log(
+    `usage: npm run bench [-- section ...]\nsections: ${SECTIONS.join(', ')} (default: all of these); opt-in: ${OPT_IN_SECTIONS.join(', ')}\nbench/README.md explains each row and the environment variables.`,
+  );
   process.exit(0);
 }
 const chosen = process.argv.length > 2 ? process.argv.slice(2).join(',') : process.env.BENCH_ONLY;
@@ -50,9 +52,20 @@ if (unknownSection !== undefined) {
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const charges = Number(process.env.BENCH_CHARGES ?? 5_000);
 const parseEnv = (text: string): Record<string, string> =>
-  Object.fromEntries(text.split(',').filter((pair) => pair.includes('=')).map((pair) => pair.split('=').map((s) => s.trim()) as [string, string]));
+  Object.fromEntries(
+    text
+      .split(',')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => pair.split('=').map((s) => s.trim()) as [string, string]),
+  );
 /** Worker settings to measure besides the defaults, `;`-separated sets of `NAME=value,…` (tuning runs). */
-const workerVariants: Record<string, string>[] = [{}, ...(process.env.BENCH_WORKER_VARIANTS ?? '').split(';').filter((v) => v.trim() !== '').map(parseEnv)];
+const workerVariants: Record<string, string>[] = [
+  {},
+  ...(process.env.BENCH_WORKER_VARIANTS ?? '')
+    .split(';')
+    .filter((v) => v.trim() !== '')
+    .map(parseEnv),
+];
 /** Settings for the ingest runs' service (tuning runs), `NAME=value,…`; default: the product's defaults. */
 const inboxEnv = parseEnv(process.env.BENCH_INBOX_ENV ?? '');
 const log = (line: string) => console.log(line);
@@ -70,7 +83,12 @@ log(`# webhook-inbox benchmark, ${startedAt.toISOString()}`);
 log(`# ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`);
 
 const server = await openDatabaseServer();
-log(`# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings).filter(([k]) => k !== 'server_version').map(([k, v]) => `${k}=${v}`).join(', ')}`);
+log(
+  `# PostgreSQL ${server.version}: ${server.origin}; ${Object.entries(server.settings)
+    .filter(([k]) => k !== 'server_version')
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}`,
+);
 const sectionSeconds: Record<string, number> = {};
 const report: Record<string, unknown> = { startedAt, machine, postgres: { origin: server.origin, settings: server.settings }, sectionSeconds };
 let sectionsRun = 0;
@@ -94,7 +112,16 @@ try {
     const peerDatabase = await server.createDatabase('peer');
     const seedPeerDatabase = await server.createDatabase('seed_peer');
     if (Object.keys(inboxEnv).length > 0) log(`  service settings: ${JSON.stringify(inboxEnv)}`);
-    report.ingest = await runIngest({ inboxDatabase, peerDatabase, seedPeerDatabase, repeats, env: inboxEnv, levels: process.env.BENCH_LEVELS?.split(','), postmasterPid: server.postmasterPid, log });
+    report.ingest = await runIngest({
+      inboxDatabase,
+      peerDatabase,
+      seedPeerDatabase,
+      repeats,
+      env: inboxEnv,
+      levels: process.env.BENCH_LEVELS?.split(','),
+      postmasterPid: server.postmasterPid,
+      log,
+    });
     done();
   }
   if (sections.has('processing')) {
@@ -103,7 +130,9 @@ try {
     for (const env of workerVariants) {
       const { url, sql } = await server.createDatabase('processing');
       const run = await runProcessing({ databaseUrl: url, sql, charges, env, postmasterPid: server.postmasterPid, log });
-      log(`  processing ${JSON.stringify(env)}: ${run.events} events in ${run.wallSeconds.toFixed(1)} s = ${run.eventsPerSecond.toFixed(0)} events/s (db span ${run.databaseSeconds.toFixed(1)} s) ${JSON.stringify(run.statuses)}, refunded payments ${run.paymentsRefunded}/${run.charges}, transitions ${run.transitions}`);
+      log(
+        `  processing ${JSON.stringify(env)}: ${run.events} events in ${run.wallSeconds.toFixed(1)} s = ${run.eventsPerSecond.toFixed(0)} events/s (db span ${run.databaseSeconds.toFixed(1)} s) ${JSON.stringify(run.statuses)}, refunded payments ${run.paymentsRefunded}/${run.charges}, transitions ${run.transitions}`,
+      );
       log(`    CPU µs per event: worker ${run.cpu.serverUs}, PostgreSQL ${run.cpu.postgresUs ?? '?'}, bench polling ${run.cpu.loadGeneratorUs}`);
       if (run.statements) logStatements(log, run.statements, run.events, 'event');
       runs.push(run);
@@ -139,7 +168,10 @@ try {
     const seconds = Number(process.env.BENCH_FORWARDING_SECONDS ?? 20);
     const forwardingEnv = parseEnv(process.env.BENCH_FORWARDING_ENV ?? '');
     const runs: ForwardingRun[] = [];
-    for (const [name, start] of [['rabbitmq', startRabbitmqConsumer], ['nats', startNatsConsumer]] as const) {
+    for (const [name, start] of [
+      ['rabbitmq', startRabbitmqConsumer],
+      ['nats', startNatsConsumer],
+    ] as const) {
       const consumer = await start();
       if (typeof consumer === 'string') {
         log(`  ${name}: skipped: ${consumer}`);
@@ -183,14 +215,21 @@ try {
   if (sections.has('reconcile')) {
     const done = await section('reconcile', 'reconciliation: a month of payments against the gateway ledger');
     const { url } = await server.createDatabase('reconcile');
-    report.reconcile = await runReconcile({ databaseUrl: url, payments: Number(process.env.BENCH_RECONCILE_PAYMENTS ?? 10_000), postmasterPid: server.postmasterPid, log });
+    report.reconcile = await runReconcile({
+      databaseUrl: url,
+      payments: Number(process.env.BENCH_RECONCILE_PAYMENTS ?? 10_000),
+      postmasterPid: server.postmasterPid,
+      log,
+    });
     done();
   }
   if (sections.has('migration')) {
     const done = await section('migration', 'migration 0012 on a populated unpartitioned inbox');
     const { url, sql } = await server.createDatabase('migration');
     const run = await runPartitionMigration({ databaseUrl: url, sql, rows: Number(process.env.BENCH_MIGRATION_ROWS ?? 1_000_000), log });
-    log(`    migration 0012 held webhook_inbox for ${run.migrationSeconds.toFixed(1)} s (an insert sent 1 s in waited ${run.insertWaitSeconds.toFixed(1)} s); ${run.rowsAfter} rows after (${run.rows} + that insert) in ${run.partitions} partitions`);
+    log(
+      `    migration 0012 held webhook_inbox for ${run.migrationSeconds.toFixed(1)} s (an insert sent 1 s in waited ${run.insertWaitSeconds.toFixed(1)} s); ${run.rowsAfter} rows after (${run.rows} + that insert) in ${run.partitions} partitions`,
+    );
     report.migration = run;
     done();
   }
@@ -219,7 +258,12 @@ log('');
 for (const t of summary.targets) log(`${t.met === null ? '·' : t.met ? '✓' : '✗'} ${t.target}: ${t.measured}`);
 const elapsedSeconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
 log(`# took ${Math.floor(elapsedSeconds / 60)} min ${elapsedSeconds % 60} s`);
-log(`# load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure; ratios less so)`);
+log(
+  `# load average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (other work on this machine skews every figure; ratios less so)`,
+);
 report.loadAverageAtEnd = os.loadavg();
 mkdirSync(RESULTS_DIR, { recursive: true });
 const file = path.join(RESULTS_DIR, `bench-${startedAt.toISOString().replaceAll(':', '-')}.json`);

@@ -118,7 +118,8 @@ export function withoutInput(error: unknown, depth = 0): unknown {
   if (errorsChanged) Object.defineProperty(view, 'errors', { value: cleanErrors, enumerable: false });
   if (message !== unwrapped.message) {
     Object.defineProperty(view, 'message', { value: message, enumerable: false });
-    if (typeof unwrapped.stack === 'string') Object.defineProperty(view, 'stack', { value: unwrapped.stack.replace(unwrapped.message, () => message), enumerable: false });
+    if (typeof unwrapped.stack === 'string')
+      Object.defineProperty(view, 'stack', { value: unwrapped.stack.replace(unwrapped.message, () => message), enumerable: false });
   }
   if (statement !== undefined) Object.defineProperty(view, 'statement', { value: statement, enumerable: true });
   return view;

@@ -36,11 +36,7 @@ export class UnknownProviderError extends InboxError {
   }
 }
 
-export type SignatureFailure =
-  | 'signature_missing'
-  | 'signature_malformed'
-  | 'signature_mismatch'
-  | 'timestamp_outside_tolerance';
+export type SignatureFailure = 'signature_missing' | 'signature_malformed' | 'signature_mismatch' | 'timestamp_outside_tolerance';
 
 export class SignatureError extends InboxError {
   constructor(code: SignatureFailure, message: string) {
@@ -68,7 +64,11 @@ export class IncompleteBodyError extends InboxError {
  */
 export class ContentEncodingUnsupportedError extends InboxError {
   constructor() {
-    super('content_encoding_unsupported', 415, 'The body was sent with a Content-Encoding; the inbox verifies and stores bodies exactly as signed, uncompressed. Send it without compression.');
+    super(
+      'content_encoding_unsupported',
+      415,
+      'The body was sent with a Content-Encoding; the inbox verifies and stores bodies exactly as signed, uncompressed. Send it without compression.',
+    );
   }
 }
 
@@ -87,14 +87,22 @@ export type EventIdentifierField = 'eventId' | 'eventType' | 'resourceId' | 'acc
  */
 export class EventIdentifierError extends InboxError {
   constructor(field: EventIdentifierField) {
-    super('event_identifier_invalid', 400, `The event's ${field} contains U+0000 or is not valid UTF-8; the inbox cannot store it as sent. Nothing was stored.`);
+    super(
+      'event_identifier_invalid',
+      400,
+      `The event's ${field} contains U+0000 or is not valid UTF-8; the inbox cannot store it as sent. Nothing was stored.`,
+    );
   }
 }
 
 /** A time the inbox cannot store: outside years 1–9999 UTC (see OCCURRED_AT_RANGE). */
 export class OccurredAtOutOfRangeError extends InboxError {
   constructor() {
-    super('occurred_at_out_of_range', 400, "The event's time is outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999Z, the range the inbox stores. Nothing was stored.");
+    super(
+      'occurred_at_out_of_range',
+      400,
+      "The event's time is outside 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999Z, the range the inbox stores. Nothing was stored.",
+    );
   }
 }
 
@@ -119,7 +127,10 @@ export class EventUnstorableError extends InboxError {
 /** The event could not be committed: the sender must retry; nothing was acknowledged. */
 export class StorageUnavailableError extends InboxError {
   readonly retryAfterSeconds: number;
-  constructor(message = 'The event could not be stored right now; send it again. Nothing was acknowledged.', options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(
+    message = 'The event could not be stored right now; send it again. Nothing was acknowledged.',
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super('storage_unavailable', 503, message, options);
     this.retryAfterSeconds = options?.retryAfterSeconds ?? 5;
   }

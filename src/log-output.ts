@@ -18,5 +18,7 @@ export async function logOutput(format: 'json' | 'pretty' | undefined, stdoutIsT
     return pretty.default({ sync: true, translateTime: 'UTC:HH:MM:ss.l', ignore: 'pid,hostname,service' });
   }
   if (format === undefined) return undefined;
-  throw new ConfigError(['LOG_FORMAT: "pretty" needs pino-pretty, a devDependency this install left out (npm ci --omit=dev): set LOG_FORMAT=json, or install the devDependencies']);
+  throw new ConfigError([
+    'LOG_FORMAT: "pretty" needs pino-pretty, a devDependency this install left out (npm ci --omit=dev): set LOG_FORMAT=json, or install the devDependencies',
+  ]);
 }

@@ -10,7 +10,6 @@ import { withEnvFile } from './config/env-file.ts';
 import { loadConfig } from './config/load-config.ts';
 import { type RunningService, startService } from './service.ts';
 
-
 function readConfig() {
   try {
     const readFile = (path: string) => readFileSync(path, 'utf8');

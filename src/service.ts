@@ -181,22 +181,27 @@ function connectPools({ config, databaseUrl }: ServiceOptions): Pools {
   // batches kept landing on connections that had not settled yet, and planning was a third of
   // PostgreSQL's time per webhook request (bench/README.md#where-the-time-goes). Its own connections
   // also never wait behind the workers' transactions for a free one.
-  const ingestPool = config.role === 'worker' ? undefined : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
+  const ingestPool =
+    config.role === 'worker'
+      ? undefined
+      : connectPool({ ...connection, poolSize: DEFAULT_CONCURRENT_BATCHES, applicationName: `webhook-inbox:${config.role}:ingest` });
   return { database, ingestPool };
 }
 
 /** pg-boss, started (its schema and the webhooks queues), and the deliveries queue. */
 async function startQueues({ config, databaseUrl, logger }: ServiceOptions): Promise<PgBoss> {
-  const boss = await reachingDatabase(databaseUrl, databaseVariableOf(config, databaseUrl), () => startBoss({
-    url: databaseUrl,
-    role: config.role,
-    worker: config.worker,
-    listenNotify: config.database.listenNotify,
-    preparedStatements: config.database.preparedStatements,
-    poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
-    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
-    logger,
-  }));
+  const boss = await reachingDatabase(databaseUrl, databaseVariableOf(config, databaseUrl), () =>
+    startBoss({
+      url: databaseUrl,
+      role: config.role,
+      worker: config.worker,
+      listenNotify: config.database.listenNotify,
+      preparedStatements: config.database.preparedStatements,
+      poolSize: Math.max(4, Math.ceil(config.databasePoolSize / 2)),
+      connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+      logger,
+    }),
+  );
   await ensureDeliveriesQueue(boss, config.worker);
   return boss;
 }
@@ -248,7 +253,11 @@ interface AppParts {
 function createServiceApp({ config, logger }: ServiceOptions, { pools, boss, metrics, ingestor, clock, isAcceptingTraffic }: AppParts) {
   return createApp({
     driverFor: (provider) => config.providers.get(provider)?.driver,
-    accounts: createUnknownAccountWatch({ accountsOf: (provider) => config.providers.get(provider)?.accounts, logger, count: metrics.webhookRequests.unknownAccount }),
+    accounts: createUnknownAccountWatch({
+      accountsOf: (provider) => config.providers.get(provider)?.accounts,
+      logger,
+      count: metrics.webhookRequests.unknownAccount,
+    }),
     ingestor,
     maxBodyBytes: config.maxBodyBytes,
     clock,
@@ -275,7 +284,13 @@ interface Workers {
 /** Everything but the receiver: the push to destinations, processing, the cron jobs and the background upkeep. */
 async function startWorkers(
   { config, logger, handlers, deliveryTimers }: ServiceOptions,
-  { pools, boss, metrics, clock, ingestPressure }: { pools: Pools; boss: PgBoss; metrics: Metrics; clock: () => Date; ingestPressure: IngestPressureMeter | undefined },
+  {
+    pools,
+    boss,
+    metrics,
+    clock,
+    ingestPressure,
+  }: { pools: Pools; boss: PgBoss; metrics: Metrics; clock: () => Date; ingestPressure: IngestPressureMeter | undefined },
 ): Promise<Workers> {
   const { database } = pools;
   for (const provider of config.providers.values()) if (provider.refetch.startupWarning) logger.warn(provider.refetch.startupWarning);
@@ -285,7 +300,17 @@ async function startWorkers(
     metrics: metrics.refetch,
     accountAccess: { isDeauthorized: (provider, account) => isAccountDeauthorized(database.db, provider, account) },
   });
-  const forwarding = await startForwarding({ boss, db: database.db, sql: postgresExecutor(database.sql), destinations: config.destinations, worker: config.worker, logger, metrics: metrics.forwarding, clock, timers: deliveryTimers });
+  const forwarding = await startForwarding({
+    boss,
+    db: database.db,
+    sql: postgresExecutor(database.sql),
+    destinations: config.destinations,
+    worker: config.worker,
+    logger,
+    metrics: metrics.forwarding,
+    clock,
+    timers: deliveryTimers,
+  });
   await startProcessing({
     boss,
     db: database.db,
@@ -302,7 +327,15 @@ async function startWorkers(
   });
   await startOperationsCron({ boss, db: database.db, clock, logger, providers: config.providers, operations: config.operations, metrics: metrics.operations });
   const targets = reconcileTargetsOf(config.providers.values(), gatewayLedgers);
-  await startReconcileCron({ boss, db: database.db, clock, logger, targets, get: (provider, path) => refetcher.get(provider, path), operations: config.operations });
+  await startReconcileCron({
+    boss,
+    db: database.db,
+    clock,
+    logger,
+    targets,
+    get: (provider, path) => refetcher.get(provider, path),
+    operations: config.operations,
+  });
   const jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });
   // Facts settled before payment_facts existed, carried there in the background (once per install).
   const factCarryOver = new FactCarryOver({ db: database.db, providers: config.providers, logger });

@@ -40,7 +40,12 @@ async function testFiles(args: string[]): Promise<string[]> {
 
 /** spec for people, and the slowest files (and coverage total) at the end of the same output. */
 function reporterFlags(coverage: boolean): string[] {
-  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${path.resolve('test/support/slowest-files-reporter.ts')}`, '--test-reporter-destination=stdout'];
+  const reporters = [
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.resolve('test/support/slowest-files-reporter.ts')}`,
+    '--test-reporter-destination=stdout',
+  ];
   if (!coverage) return reporters;
   return [...reporters, '--experimental-test-coverage', '--test-coverage-include=src/**'];
 }
@@ -74,10 +79,19 @@ async function main(): Promise<number> {
     const files = await testFiles(process.argv.slice(2));
     // Tests build their configuration explicitly; a DATABASE_URL in the environment must not leak into it.
     const { DATABASE_URL: _ignored, ...env } = process.env;
-    const child = spawn(process.execPath, ['--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...reporterFlags(process.argv.includes('--coverage') || process.env.TEST_COVERAGE === '1'), ...files], {
-      stdio: 'inherit',
-      env: { ...env, TEST_DATABASE_URL: adminUrl },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--test',
+        `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+        ...reporterFlags(process.argv.includes('--coverage') || process.env.TEST_COVERAGE === '1'),
+        ...files,
+      ],
+      {
+        stdio: 'inherit',
+        env: { ...env, TEST_DATABASE_URL: adminUrl },
+      },
+    );
     return await new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
   } finally {
     await embedded?.stop();

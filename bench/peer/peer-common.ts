@@ -22,7 +22,8 @@ function parseStripeEvent(rawBody: Buffer): StripeEvent | null {
   try {
     const event = JSON.parse(rawBody.toString('utf8')) as Partial<StripeEvent> | null;
     const object = event?.data?.object;
-    if (typeof event?.id !== 'string' || typeof event.type !== 'string' || !Number.isInteger(event.created) || typeof object !== 'object' || object === null) return null;
+    if (typeof event?.id !== 'string' || typeof event.type !== 'string' || !Number.isInteger(event.created) || typeof object !== 'object' || object === null)
+      return null;
     return event as StripeEvent;
   } catch {
     return null;

@@ -38,11 +38,23 @@ const boss = await startPeerBoss(databaseUrl, poolSize);
 async function storeEvent(event: StripeEvent, rawBody: Buffer): Promise<boolean> {
   return db.transaction(async (tx) => {
     // The dedupe key first: the partitioned inbox has no unique index on (provider, event_id).
-    const [key] = await tx.insert(webhookEventKeys).values({ provider: 'stripe', eventId: event.id }).onConflictDoNothing().returning({ eventId: webhookEventKeys.eventId });
+    const [key] = await tx
+      .insert(webhookEventKeys)
+      .values({ provider: 'stripe', eventId: event.id })
+      .onConflictDoNothing()
+      .returning({ eventId: webhookEventKeys.eventId });
     if (!key) return false;
     const [row] = await tx
       .insert(webhookInbox)
-      .values({ provider: 'stripe', eventId: event.id, eventType: event.type, resourceId: chargeIdOf(event), payload: event, rawBody, occurredAt: new Date(event.created * 1000) })
+      .values({
+        provider: 'stripe',
+        eventId: event.id,
+        eventType: event.type,
+        resourceId: chargeIdOf(event),
+        payload: event,
+        rawBody,
+        occurredAt: new Date(event.created * 1000),
+      })
       .returning({ id: webhookInbox.id });
     if (!row) throw new Error(`the inbox stored no row for event ${event.id}`);
     const jobId = await boss.send(QUEUE, { inboxId: row.id }, { singletonKey: chargeIdOf(event), db: fromDrizzle(tx, sql) });

@@ -30,7 +30,14 @@ async function storeEvent(event: StripeEvent): Promise<boolean> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .insert(seedInbox)
-      .values({ provider: 'stripe', eventId: event.id, eventType: event.type, resourceId: chargeIdOf(event), payload: event, occurredAt: new Date(event.created * 1000) })
+      .values({
+        provider: 'stripe',
+        eventId: event.id,
+        eventType: event.type,
+        resourceId: chargeIdOf(event),
+        payload: event,
+        occurredAt: new Date(event.created * 1000),
+      })
       .onConflictDoNothing({ target: [seedInbox.provider, seedInbox.eventId] })
       .returning({ id: seedInbox.id });
     if (!row) return false;

@@ -51,11 +51,22 @@ export async function runForwardingBacklog(options: {
   log: (line: string) => void;
 }): Promise<ForwardingBacklogRun> {
   const { database } = options;
-  const loaded = await loadBacklog({ databaseUrl: database.url, sql: database.sql, charges: 0, prefix: BACKLOG_PREFIX, env: {}, events: chargeSucceededBacklog(BACKLOG_PREFIX, options.backlog, BENCH_SECRET) });
+  const loaded = await loadBacklog({
+    databaseUrl: database.url,
+    sql: database.sql,
+    charges: 0,
+    prefix: BACKLOG_PREFIX,
+    env: {},
+    events: chargeSucceededBacklog(BACKLOG_PREFIX, options.backlog, BENCH_SECRET),
+  });
   options.log(`  backlog: ${loaded.events} charge.succeeded deliveries stored with their jobs in ${loaded.seconds.toFixed(1)} s, no worker running`);
   const consumer = await startConsumer();
   await resetStatements(database.sql);
-  const service = await startInbox(database.url, { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn', ...options.env }, 'forwarding-backlog');
+  const service = await startInbox(
+    database.url,
+    { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret, LOG_LEVEL: 'warn', ...options.env },
+    'forwarding-backlog',
+  );
   try {
     const measured = measureCpu(service.process.pid, options.postmasterPid);
     const ackLatencies: number[] = [];
@@ -73,7 +84,11 @@ export async function runForwardingBacklog(options: {
     const rows = await database.sql<{ id: string; created_ms: number; live: boolean }[]>`
       select id, (extract(epoch from created_at) * 1000)::float8 as created_ms, cause_event_id like ${`${LIVE_PREFIX}%`} as live from payment_events`;
     type Row = (typeof rows)[number];
-    const latency = (subset: readonly Row[]) => subset.filter((r) => consumer.answeredAt.has(r.id)).map((r) => consumer.answeredAt.get(r.id)! - r.created_ms).sort((a, b) => a - b);
+    const latency = (subset: readonly Row[]) =>
+      subset
+        .filter((r) => consumer.answeredAt.has(r.id))
+        .map((r) => consumer.answeredAt.get(r.id)! - r.created_ms)
+        .sort((a, b) => a - b);
     const all = latency(rows);
     const live = latency(rows.filter((r) => r.live));
     const first = Math.min(...rows.map((r) => r.created_ms));
@@ -98,7 +113,9 @@ export async function runForwardingBacklog(options: {
         `change → 2xx p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms, max ${run.latencyMs.max} ms (live events p50 ${run.liveLatencyMs.p50} ms, p99 ${run.liveLatencyMs.p99} ms); ${run.repeats} repeats, ${run.unverified} unverified | ` +
         `ingest ${options.rate} req/s paced: ${ingestOk} ok, worst chunk's p99 ack ${run.ingestP99Ms} ms`,
     );
-    options.log(`    CPU µs per delivered event (processing + forwarding, and the live ingest): service ${cpu.serverUs}, PostgreSQL ${cpu.postgresUs ?? '?'}, bench (sender + consumer) ${cpu.loadGeneratorUs}`);
+    options.log(
+      `    CPU µs per delivered event (processing + forwarding, and the live ingest): service ${cpu.serverUs}, PostgreSQL ${cpu.postgresUs ?? '?'}, bench (sender + consumer) ${cpu.loadGeneratorUs}`,
+    );
     if (statements) logStatements(options.log, statements, run.events, 'delivered event');
     return run;
   } finally {

@@ -41,7 +41,13 @@ export interface ForwardingRun {
 }
 
 /** Ingest alone, same load, no destination: the CPU the row's service and PostgreSQL spend without forwarding. */
-async function runControl(options: { database: BenchDatabase; rate: number; amount: number; env: Record<string, string>; postmasterPid?: number }): Promise<{ events: number; cpu: CpuSplit }> {
+async function runControl(options: {
+  database: BenchDatabase;
+  rate: number;
+  amount: number;
+  env: Record<string, string>;
+  postmasterPid?: number;
+}): Promise<{ events: number; cpu: CpuSplit }> {
   const service = await startInbox(options.database.url, { LOG_LEVEL: 'warn', ...options.env }, 'forwarding-control');
   try {
     const cpu = measureCpu(service.process.pid, options.postmasterPid);
@@ -62,7 +68,13 @@ async function runControl(options: { database: BenchDatabase; rate: number; amou
 /** The HTTP row's consumer: a local server that verifies every request with `standardwebhooks` and answers 204. */
 async function httpConsumer(): Promise<BenchConsumer> {
   const consumer = await startConsumer();
-  return { label: 'HTTP', env: { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret }, answeredAt: consumer.answeredAt, counts: consumer.counts, close: consumer.close };
+  return {
+    label: 'HTTP',
+    env: { DESTINATION_URL_BENCH: consumer.url, DESTINATION_SECRET_BENCH: consumer.secret },
+    answeredAt: consumer.answeredAt,
+    counts: consumer.counts,
+    close: consumer.close,
+  };
 }
 
 /** The destination's INBOX_CONFIG entry (a broker's exchange or stream), in a file the service reads; removed by the returned function. */
@@ -108,11 +120,15 @@ export async function runForwarding(options: {
     const ingest = await runPacedLoad({ baseUrl: service.baseUrl, requests, rate: options.rate, amount: options.amount, connections: 64 });
     await waitUntil(() => consumer.answeredAt.size >= ingest.ok, 300_000);
     const cpu = measured(consumer.answeredAt.size);
-    const brokerCpuUs = brokerBefore === undefined ? undefined : Math.round(((processCpuMs(consumer.brokerPid!) - brokerBefore) * 1000) / Math.max(1, consumer.answeredAt.size));
+    const brokerCpuUs =
+      brokerBefore === undefined ? undefined : Math.round(((processCpuMs(consumer.brokerPid!) - brokerBefore) * 1000) / Math.max(1, consumer.answeredAt.size));
     const statements = await readStatements(options.database.sql);
     const rows = await options.database.sql<{ id: string; created_ms: number }[]>`
       select id, (extract(epoch from created_at) * 1000)::float8 as created_ms from payment_events`;
-    const latencies = rows.filter((r) => consumer.answeredAt.has(r.id)).map((r) => consumer.answeredAt.get(r.id)! - r.created_ms).sort((a, b) => a - b);
+    const latencies = rows
+      .filter((r) => consumer.answeredAt.has(r.id))
+      .map((r) => consumer.answeredAt.get(r.id)! - r.created_ms)
+      .sort((a, b) => a - b);
     const answered = [...consumer.answeredAt.values()];
     const first = Math.min(...rows.map((r) => r.created_ms));
     const last = Math.max(...answered);
@@ -139,9 +155,13 @@ export async function runForwarding(options: {
         `${run.repeats} repeats, ${run.unverified} unverified | ingest ${options.rate} req/s paced: ${ingest.ok} ok, p99 ack ${ingest.latencyMs.p99} ms`,
     );
     const broker = consumer.label === 'HTTP' ? '' : `, ${consumer.label} ${brokerCpuUs ?? '? (no single broker process found)'}`;
-    options.log(`    CPU µs per delivered event (ingest + processing + forwarding): service ${cpu.serverUs}, PostgreSQL ${cpu.postgresUs ?? '?'}${broker}, bench (sender + consumer) ${cpu.loadGeneratorUs}`);
+    options.log(
+      `    CPU µs per delivered event (ingest + processing + forwarding): service ${cpu.serverUs}, PostgreSQL ${cpu.postgresUs ?? '?'}${broker}, bench (sender + consumer) ${cpu.loadGeneratorUs}`,
+    );
     if (control) {
-      options.log(`    control, no destination (${control.events} events): service ${control.cpu.serverUs}, PostgreSQL ${control.cpu.postgresUs ?? '?'} → forwarding adds ${cpu.serverUs - control.cpu.serverUs} + ${(cpu.postgresUs ?? 0) - (control.cpu.postgresUs ?? 0)} µs per event`);
+      options.log(
+        `    control, no destination (${control.events} events): service ${control.cpu.serverUs}, PostgreSQL ${control.cpu.postgresUs ?? '?'} → forwarding adds ${cpu.serverUs - control.cpu.serverUs} + ${(cpu.postgresUs ?? 0) - (control.cpu.postgresUs ?? 0)} µs per event`,
+      );
     }
     if (statements) logStatements(options.log, statements, run.events, 'delivered event');
     return run;

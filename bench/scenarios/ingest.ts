@@ -92,11 +92,22 @@ export async function runIngest(options: {
     await warmUp(seedPeer, 2_000, 'seedpeer');
     await warmUp(inbox, 3_000, 'inbox');
     const durable = (server: Started, database: Database, level: IngestLevel, amount: number, name: string) =>
-      measureDurableRun({ target: { baseUrl: server.baseUrl, pid: server.process.pid, sql: database.sql }, level, amount, deliveries: deliveriesFor(amount, level.connections, name), postmasterPid: options.postmasterPid });
+      measureDurableRun({
+        target: { baseUrl: server.baseUrl, pid: server.process.pid, sql: database.sql },
+        level,
+        amount,
+        deliveries: deliveriesFor(amount, level.connections, name),
+        postmasterPid: options.postmasterPid,
+      });
     for (let repeat = 1; repeat <= options.repeats; repeat += 1) {
       for (const level of INGEST_LEVELS.filter((l) => !options.levels || options.levels.includes(l.name))) {
         const baselineCpu = measureCpu(baseline.process.pid, options.postmasterPid);
-        const baseLoad = await loadAtLevel(baseline.baseUrl, level, level.baselineAmount, deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests);
+        const baseLoad = await loadAtLevel(
+          baseline.baseUrl,
+          level,
+          level.baselineAmount,
+          deliveriesFor(level.baselineAmount, level.connections, 'baseline').requests,
+        );
         const base = { ...baseLoad, cpu: baselineCpu(baseLoad.ok) };
         const peerRun = await durable(peer, options.peerDatabase, level, level.peerAmount, 'peer');
         const seedPeerRun = await durable(seedPeer, options.seedPeerDatabase, level, level.peerAmount, 'seedpeer');

@@ -52,7 +52,14 @@ export async function retainOneMonth(db: Database, sql: postgres.Sql, now: Date)
     const dropped = result.dropped.find((d) => d.partition === month.name);
     if (!dropped || result.dropped.length !== 1) throw new Error(`retention was to drop ${month.name} alone; it answered ${JSON.stringify(result)}`);
     const [after] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox`;
-    return { partition: month.name, rows: dropped.rows, seconds, archiveWriteSeconds: archiveWriteMs / 1000, archiveBytes: await folderBytes(archiveDir), rowsAfter: after!.n };
+    return {
+      partition: month.name,
+      rows: dropped.rows,
+      seconds,
+      archiveWriteSeconds: archiveWriteMs / 1000,
+      archiveBytes: await folderBytes(archiveDir),
+      rowsAfter: after!.n,
+    };
   } finally {
     await rm(archiveDir, { recursive: true, force: true });
   }
@@ -107,7 +114,12 @@ export async function ingestAtSize(options: {
     // Warm-up, not reported: a first run at 64 connections was ~40% slower on either inbox (JIT,
     // pools, prepared statements, the current partition's pages).
     for (const { server, sql } of targets) {
-      await measureDurableRun({ target: { baseUrl: server.baseUrl, pid: server.process.pid, sql }, level, amount: WARM_UP_AMOUNT, deliveries: deliveries(WARM_UP_AMOUNT) });
+      await measureDurableRun({
+        target: { baseUrl: server.baseUrl, pid: server.process.pid, sql },
+        level,
+        amount: WARM_UP_AMOUNT,
+        deliveries: deliveries(WARM_UP_AMOUNT),
+      });
     }
     for (let repeat = 0; repeat < INGEST_REPEATS; repeat += 1) {
       for (const { name, server, sql } of targets) {
@@ -118,7 +130,8 @@ export async function ingestAtSize(options: {
           deliveries: deliveries(INGEST_AMOUNT),
           postmasterPid: options.postmasterPid,
         });
-        if (!run.committed.matches) throw new Error(`ingest on the ${name} inbox: ${run.ok} answered 200, ${run.committed.rows} rows, ${run.committed.jobs} jobs`);
+        if (!run.committed.matches)
+          throw new Error(`ingest on the ${name} inbox: ${run.ok} answered 200, ${run.committed.rows} rows, ${run.committed.jobs} jobs`);
         result[name].push({ requestsPerSecond: run.requestsPerSecond, cpu: run.cpu, ok: run.ok });
       }
     }

@@ -88,7 +88,9 @@ async function explain(sql: postgres.Sql, statements: Array<{ query: string; par
     const scans: string[] = [];
     const walk = (node: PlanNode) => {
       if (node['Relation Name'] || node['Index Name']) {
-        scans.push(`${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
+        scans.push(
+          `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`,
+        );
       }
       for (const child of node.Plans ?? []) walk(child);
     };
@@ -144,7 +146,16 @@ async function time(
   capture.statements = undefined;
   const postgresCpuMsPerRun = postmasterPid ? (clusterCpuMs(postmasterPid) - cpuBefore) / RUNS : null;
   const sorted = [...durations].sort((a, b) => a - b);
-  return { operation, runs: RUNS, medianMs: sorted[Math.floor(RUNS / 2)]!, minMs: sorted[0]!, maxMs: sorted[RUNS - 1]!, detail, plans: await explain(sql, statements), postgresCpuMsPerRun };
+  return {
+    operation,
+    runs: RUNS,
+    medianMs: sorted[Math.floor(RUNS / 2)]!,
+    minMs: sorted[0]!,
+    maxMs: sorted[RUNS - 1]!,
+    detail,
+    plans: await explain(sql, statements),
+    postgresCpuMsPerRun,
+  };
 }
 
 /**
@@ -170,7 +181,14 @@ export async function runOperations(options: {
   const { sql } = options;
   await applyMigrations(options.databaseUrl);
   const config = loadConfig({}, () => '');
-  const boss = await startBoss({ url: options.databaseUrl, role: 'receiver', worker: config.worker, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
+  const boss = await startBoss({
+    url: options.databaseUrl,
+    role: 'receiver',
+    worker: config.worker,
+    poolSize: 2,
+    connectTimeoutSeconds: 5,
+    logger: createLogger('silent'),
+  });
   const capture: { statements: Array<{ query: string; parameters: unknown[] }> | undefined } = { statements: undefined };
   const client = postgres(options.databaseUrl, {
     max: 4,
@@ -194,24 +212,47 @@ export async function runOperations(options: {
       options.log(`  operations: ${rows} inbox rows, ${jobs!.n} jobs (generated in ${buildSeconds.toFixed(1)} s)`);
       const now = () => new Date();
       const timings = [
-        await time('sweep', async () => {
-          const result = await sweepPendingEvents({ db, boss, clock: now }, { olderThanSeconds: 300, limit: 500 });
-          return `considered ${result.considered}, re-queued ${result.requeued}`;
-        }, capture, sql, options.postmasterPid),
-        await time('stats (all time)', async () => {
-          const stats = await collectInboxStats(db, {}, now());
-          return `${stats.providers.length} providers, ${stats.failed} failed, oldest pending ${Math.round(stats.oldestPendingAgeSeconds ?? 0)} s`;
-        }, capture, sql, options.postmasterPid),
-        await time('stats --since 24h', async () => {
-          const stats = await collectInboxStats(db, { since: new Date(Date.now() - 86_400_000) }, now());
-          return `${Object.values(stats.totals).reduce((a, b) => a + b, 0)} rows in the window`;
-        }, capture, sql, options.postmasterPid),
+        await time(
+          'sweep',
+          async () => {
+            const result = await sweepPendingEvents({ db, boss, clock: now }, { olderThanSeconds: 300, limit: 500 });
+            return `considered ${result.considered}, re-queued ${result.requeued}`;
+          },
+          capture,
+          sql,
+          options.postmasterPid,
+        ),
+        await time(
+          'stats (all time)',
+          async () => {
+            const stats = await collectInboxStats(db, {}, now());
+            return `${stats.providers.length} providers, ${stats.failed} failed, oldest pending ${Math.round(stats.oldestPendingAgeSeconds ?? 0)} s`;
+          },
+          capture,
+          sql,
+          options.postmasterPid,
+        ),
+        await time(
+          'stats --since 24h',
+          async () => {
+            const stats = await collectInboxStats(db, { since: new Date(Date.now() - 86_400_000) }, now());
+            return `${Object.values(stats.totals).reduce((a, b) => a + b, 0)} rows in the window`;
+          },
+          capture,
+          sql,
+          options.postmasterPid,
+        ),
       ];
       for (const t of timings) {
         const cpu = t.postgresCpuMsPerRun !== null ? `, PostgreSQL CPU ${t.postgresCpuMsPerRun.toFixed(1)} ms a call` : '';
-        options.log(`    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}${cpu}) — ${t.detail}`);
+        options.log(
+          `    ${t.operation.padEnd(18)} median ${t.medianMs.toFixed(1)} ms (min ${t.minMs.toFixed(1)}, max ${t.maxMs.toFixed(1)}${cpu}) — ${t.detail}`,
+        );
         for (const plan of t.plans) {
-          const measured = [plan.executionMs !== null ? `${plan.executionMs.toFixed(1)} ms` : undefined, plan.sharedBuffers !== null ? `${plan.sharedBuffers} buffers` : undefined].filter(Boolean);
+          const measured = [
+            plan.executionMs !== null ? `${plan.executionMs.toFixed(1)} ms` : undefined,
+            plan.sharedBuffers !== null ? `${plan.sharedBuffers} buffers` : undefined,
+          ].filter(Boolean);
           options.log(`      ${plan.seqScanOfBigTable ? 'SEQ SCAN ' : ''}${plan.scans.join('; ')}${measured.length > 0 ? ` (${measured.join(', ')})` : ''}`);
         }
       }
@@ -223,7 +264,9 @@ export async function runOperations(options: {
       if (size === options.sizes[options.sizes.length - 1] && !options.queriesOnly) {
         run.retention = await retainOneMonth(db, sql, generatedAt);
         const r = run.retention;
-        options.log(`    retention of ${r.partition}: ${r.rows} rows archived (${(r.archiveBytes / 1e6).toFixed(1)} MB gzip) and the partition dropped in ${r.seconds.toFixed(1)} s (${r.archiveWriteSeconds.toFixed(1)} s of it writing the archive); ${r.rowsAfter} rows left`);
+        options.log(
+          `    retention of ${r.partition}: ${r.rows} rows archived (${(r.archiveBytes / 1e6).toFixed(1)} MB gzip) and the partition dropped in ${r.seconds.toFixed(1)} s (${r.archiveWriteSeconds.toFixed(1)} s of it writing the archive); ${r.rowsAfter} rows left`,
+        );
       }
       results.push(run);
     }

@@ -21,7 +21,12 @@ export interface PartitionMigrationRun {
  * last 13 months (with their dedupe keys): how long it holds webhook_inbox's ACCESS EXCLUSIVE lock,
  * which is how long deliveries wait (or get 503 past COMMIT_DEADLINE_MS).
  */
-export async function runPartitionMigration(options: { databaseUrl: string; sql: postgres.Sql; rows: number; log: (line: string) => void }): Promise<PartitionMigrationRun> {
+export async function runPartitionMigration(options: {
+  databaseUrl: string;
+  sql: postgres.Sql;
+  rows: number;
+  log: (line: string) => void;
+}): Promise<PartitionMigrationRun> {
   const { sql } = options;
   const started = Date.now();
   await migrateUpTo(sql, PARTITIONING);

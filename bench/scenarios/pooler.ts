@@ -56,11 +56,22 @@ async function measureLatency(server: BenchDatabaseServer, label: string, env: R
   const service = await startInbox(url, { INBOX_ROLE: 'all', ...env }, `latency-${viaPooler ? 'pooler' : 'direct'}`);
   const prefix = `evt_bench_latency_${database.name}_`;
   try {
-    const ack = await runPacedLoad({ baseUrl: service.baseUrl, requests: signedDeliveries(prefix, PACED_EVENTS, BENCH_SECRET), rate: PACED_RATE, amount: PACED_EVENTS, connections: 8 });
-    await waitFor(async () => {
-        const [row] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox where event_id like ${`${prefix}%`} and status = 'processed'`;
+    const ack = await runPacedLoad({
+      baseUrl: service.baseUrl,
+      requests: signedDeliveries(prefix, PACED_EVENTS, BENCH_SECRET),
+      rate: PACED_RATE,
+      amount: PACED_EVENTS,
+      connections: 8,
+    });
+    await waitFor(
+      async () => {
+        const [row] = await database.sql<
+          { n: number }[]
+        >`select count(*)::int as n from webhook_inbox where event_id like ${`${prefix}%`} and status = 'processed'`;
         return row!.n === PACED_EVENTS;
-      }, { message: 'every paced event to be processed', timeoutMs: 120_000, intervalMs: 200 });
+      },
+      { message: 'every paced event to be processed', timeoutMs: 120_000, intervalMs: 200 },
+    );
     return { label, env, events: PACED_EVENTS, ackToProcessedMs: await ackToProcessed(database.sql, prefix), ack };
   } finally {
     await service.process.stop();
@@ -75,9 +86,27 @@ async function measureReceivers(server: BenchDatabaseServer, count: number): Pro
   try {
     const perReceiver = SCALE_OUT_REQUESTS / count;
     const connections = SCALE_OUT_CONNECTIONS / count;
-    await Promise.all(services.map((s, i) => runLoad({ baseUrl: s.baseUrl, requests: signedDeliveries(`evt_bench_warm_${count}_${i}_`, WARM_UP_REQUESTS + 2 * connections, BENCH_SECRET), connections, amount: WARM_UP_REQUESTS, maxSeconds: 120 })));
+    await Promise.all(
+      services.map((s, i) =>
+        runLoad({
+          baseUrl: s.baseUrl,
+          requests: signedDeliveries(`evt_bench_warm_${count}_${i}_`, WARM_UP_REQUESTS + 2 * connections, BENCH_SECRET),
+          connections,
+          amount: WARM_UP_REQUESTS,
+          maxSeconds: 120,
+        }),
+      ),
+    );
     const runs = await Promise.all(
-      services.map((s, i) => runLoad({ baseUrl: s.baseUrl, requests: signedDeliveries(`evt_bench_scale_${count}_${i}_`, perReceiver + 2 * connections, BENCH_SECRET), connections, amount: perReceiver, maxSeconds: 180 })),
+      services.map((s, i) =>
+        runLoad({
+          baseUrl: s.baseUrl,
+          requests: signedDeliveries(`evt_bench_scale_${count}_${i}_`, perReceiver + 2 * connections, BENCH_SECRET),
+          connections,
+          amount: perReceiver,
+          maxSeconds: 180,
+        }),
+      ),
     );
     const ok = runs.reduce((a, r) => a + r.ok, 0);
     const seconds = Math.max(...runs.map((r) => r.seconds));
@@ -99,7 +128,11 @@ export async function runPooler(options: { server: BenchDatabaseServer; log: (li
   const variants: Array<[string, Record<string, string>, boolean]> = [
     ['direct, LISTEN/NOTIFY', {}, false],
     ['PgBouncer transaction mode, polling every 2 s (default)', { DATABASE_PREPARED_STATEMENTS: 'false', DATABASE_LISTEN_NOTIFY: 'false' }, true],
-    ['PgBouncer transaction mode, polling every 0.5 s', { DATABASE_PREPARED_STATEMENTS: 'false', DATABASE_LISTEN_NOTIFY: 'false', WORKER_POLLING_INTERVAL_SECONDS: '0.5' }, true],
+    [
+      'PgBouncer transaction mode, polling every 0.5 s',
+      { DATABASE_PREPARED_STATEMENTS: 'false', DATABASE_LISTEN_NOTIFY: 'false', WORKER_POLLING_INTERVAL_SECONDS: '0.5' },
+      true,
+    ],
   ];
   for (const [label, env, viaPooler] of variants) {
     if (viaPooler && !binary) {
@@ -107,13 +140,17 @@ export async function runPooler(options: { server: BenchDatabaseServer; log: (li
       continue;
     }
     const row = await measureLatency(server, label, env, viaPooler);
-    log(`  ack → processed at ${PACED_RATE} req/s, ${label}: p50 ${row.ackToProcessedMs.p50} ms, p99 ${row.ackToProcessedMs.p99} ms, max ${row.ackToProcessedMs.max} ms (ack p50 ${row.ack.latencyMs.p50} ms, p99 ${row.ack.latencyMs.p99} ms)`);
+    log(
+      `  ack → processed at ${PACED_RATE} req/s, ${label}: p50 ${row.ackToProcessedMs.p50} ms, p99 ${row.ackToProcessedMs.p99} ms, max ${row.ackToProcessedMs.max} ms (ack p50 ${row.ack.latencyMs.p50} ms, p99 ${row.ack.latencyMs.p99} ms)`,
+    );
     latency.push(row);
   }
   const scaleOut: ScaleOutRow[] = [];
   for (const count of [1, 2]) {
     const row = await measureReceivers(server, count);
-    log(`  ${count} receiver${count > 1 ? 's' : ''}, ${SCALE_OUT_CONNECTIONS} connections in all, one PostgreSQL: ${row.requestsPerSecond.toFixed(0)} deliveries/s, worst p99 ${row.p99Ms} ms (${row.ok} × 200)`);
+    log(
+      `  ${count} receiver${count > 1 ? 's' : ''}, ${SCALE_OUT_CONNECTIONS} connections in all, one PostgreSQL: ${row.requestsPerSecond.toFixed(0)} deliveries/s, worst p99 ${row.p99Ms} ms (${row.ok} × 200)`,
+    );
     scaleOut.push(row);
   }
   const scaleOutRatio = scaleOut.length === 2 ? scaleOut[1]!.requestsPerSecond / scaleOut[0]!.requestsPerSecond : null;

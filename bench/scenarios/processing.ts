@@ -82,4 +82,3 @@ export async function runProcessing(options: {
     cpu: cpu!,
   };
 }
-

@@ -82,7 +82,13 @@ async function runPhase(options: {
     return { prefix, requests: signedDeliveries(prefix, amount + 2 * level.connections, BENCH_SECRET) };
   };
   try {
-    await runLoad({ baseUrl: service.baseUrl, requests: deliveries(WARM_UP_REQUESTS, 'warmup').requests, connections: 16, amount: WARM_UP_REQUESTS, maxSeconds: 120 });
+    await runLoad({
+      baseUrl: service.baseUrl,
+      requests: deliveries(WARM_UP_REQUESTS, 'warmup').requests,
+      connections: 16,
+      amount: WARM_UP_REQUESTS,
+      maxSeconds: 120,
+    });
     const { probe, ...run } = await measureDurableRun({
       target: { baseUrl: service.baseUrl, pid: service.process.pid, sql: database.sql },
       level,
@@ -92,7 +98,12 @@ async function runPhase(options: {
       probe: () => pendingBacklog(database.sql, BACKLOG_PREFIX),
       settleFirst: false,
     });
-    const drain = { pendingAtStart: probe!.before, pendingAtEnd: probe!.after, eventsPerSecond: (probe!.before - probe!.after) / run.seconds, ranOut: probe!.after === 0 };
+    const drain = {
+      pendingAtStart: probe!.before,
+      pendingAtEnd: probe!.after,
+      eventsPerSecond: (probe!.before - probe!.after) / run.seconds,
+      ranOut: probe!.after === 0,
+    };
     return { ...run, role, ingestFirst, level, backlog: drain };
   } finally {
     await service.process.stop();
@@ -128,9 +139,20 @@ export async function runSingleContainer(options: {
   const template = await options.server.createDatabase('backlog');
   const loaded = await loadBacklog({ databaseUrl: template.url, sql: template.sql, charges: options.charges, prefix: BACKLOG_PREFIX, env: {} });
   await template.sql.end({ timeout: 5 });
-  options.log(`  backlog: ${loaded.events} events over ${options.charges} charges stored with their jobs in ${loaded.seconds.toFixed(1)} s; each phase runs on a copy`);
+  options.log(
+    `  backlog: ${loaded.events} events over ${options.charges} charges stored with their jobs in ${loaded.seconds.toFixed(1)} s; each phase runs on a copy`,
+  );
   const phase = async (number: number, role: 'all' | 'receiver', level: IngestLevel, ingestFirst = true) => {
-    const result = await runPhase({ server: options.server, template: template.name, role, ingestFirst, env: options.env, level, phase: number, postmasterPid: options.postmasterPid });
+    const result = await runPhase({
+      server: options.server,
+      template: template.name,
+      role,
+      ingestFirst,
+      env: options.env,
+      level,
+      phase: number,
+      postmasterPid: options.postmasterPid,
+    });
     options.log(describePhase(result));
     return result;
   };

@@ -31,7 +31,14 @@ export async function loadBacklog(options: {
   await applyMigrations(options.databaseUrl);
   const config = loadConfig({ WEBHOOK_SECRET_STRIPE: BENCH_SECRET, ...options.env }, () => '');
   const database = connectDatabase({ url: options.databaseUrl, poolSize: 4, connectTimeoutSeconds: 5, applicationName: 'bench-backlog' });
-  const boss = await startBoss({ url: options.databaseUrl, role: 'receiver', worker: config.worker, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
+  const boss = await startBoss({
+    url: options.databaseUrl,
+    role: 'receiver',
+    worker: config.worker,
+    poolSize: 2,
+    connectTimeoutSeconds: 5,
+    logger: createLogger('silent'),
+  });
   const events = options.events ?? chargeHistories(options.prefix, options.charges, BENCH_SECRET);
   const started = Date.now();
   try {

@@ -24,8 +24,26 @@ const STEPS: Array<{ type: string; refunded?: number; dispute?: 'needs_response'
 function stripeEventBody(eventId: string, chargeId: string, step: (typeof STEPS)[number], created: number): string {
   const object = step.dispute
     ? { id: `dp_${chargeId.slice(3)}`, object: 'dispute', charge: chargeId, amount: 2000, currency: 'brl', status: step.dispute, created }
-    : { id: chargeId, object: 'charge', amount: 2000, amount_refunded: step.refunded ?? 0, currency: 'brl', status: step.type === 'charge.pending' ? 'pending' : 'succeeded', created };
-  return JSON.stringify({ id: eventId, object: 'event', api_version: '2024-06-20', created, data: { object }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: step.type });
+    : {
+        id: chargeId,
+        object: 'charge',
+        amount: 2000,
+        amount_refunded: step.refunded ?? 0,
+        currency: 'brl',
+        status: step.type === 'charge.pending' ? 'pending' : 'succeeded',
+        created,
+      };
+  return JSON.stringify({
+    id: eventId,
+    object: 'event',
+    api_version: '2024-06-20',
+    created,
+    data: { object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type: step.type,
+  });
 }
 
 /**
@@ -39,7 +57,7 @@ export function chargeHistories(prefix: string, charges: number, secret: string)
   STEPS.forEach((step, index) => {
     for (let charge = 0; charge < charges; charge += 1) {
       const chargeId = `ch_${prefix}${charge}`;
-      const rawBody = Buffer.from(stripeEventBody(`evt_${prefix}${charge}_${index}`, chargeId, step, start + charge % 600 + index));
+      const rawBody = Buffer.from(stripeEventBody(`evt_${prefix}${charge}_${index}`, chargeId, step, start + (charge % 600) + index));
       const event = driver.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
       const proof = { scheme: 'none', verifiedAt: new Date().toISOString() } as const;
       events.push({ provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, driver), proof });

@@ -48,7 +48,9 @@ export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
   if (!adminUrl) {
     // pg_stat_statements shows the database side of where the time goes (a few % of overhead),
     // planning included: a statement planned at every call was a third of ingest's time once.
-    cluster = await startPrivateCluster({ settings: { max_connections: 200, shared_buffers: '256MB', shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } });
+    cluster = await startPrivateCluster({
+      settings: { max_connections: 200, shared_buffers: '256MB', shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' },
+    });
     adminUrl = cluster.url;
   }
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -87,7 +89,9 @@ export async function openDatabaseServer(): Promise<BenchDatabaseServer> {
         busy = row?.busy ?? 0;
         if (busy > 0) await new Promise((resolve) => setTimeout(resolve, 500));
       } while (busy > 0 && Date.now() < deadline);
-      log(`  (settled in ${((Date.now() - started) / 1000).toFixed(1)} s: earlier databases dropped, checkpoint${busy > 0 ? `, ${busy} autovacuum workers still running after 60 s` : ''})`);
+      log(
+        `  (settled in ${((Date.now() - started) / 1000).toFixed(1)} s: earlier databases dropped, checkpoint${busy > 0 ? `, ${busy} autovacuum workers still running after 60 s` : ''})`,
+      );
     },
     async close() {
       for (const sql of clients) await sql.end({ timeout: 5 });

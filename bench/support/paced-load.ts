@@ -42,7 +42,14 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResul
     new Promise<void>((resolve) => {
       const started = performance.now();
       const req = request(
-        { agent, host: url.hostname, port: url.port, path: '/webhooks/stripe', method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': delivery.signature, 'content-length': Buffer.byteLength(delivery.body) } },
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          path: '/webhooks/stripe',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': delivery.signature, 'content-length': Buffer.byteLength(delivery.body) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => {

@@ -32,7 +32,13 @@ function profileArgs(name: string): string[] {
 /** The bare Hono server of bench/baseline-server.ts. */
 export async function startBaseline(): Promise<Started> {
   const logFile = logFileFor('baseline');
-  const process = await spawnService({ entry: 'bench/baseline-server.ts', port: await freePort(), env: { WEBHOOK_SECRET_STRIPE: BENCH_SECRET }, outputFile: logFile, nodeArgs: profileArgs('baseline') });
+  const process = await spawnService({
+    entry: 'bench/baseline-server.ts',
+    port: await freePort(),
+    env: { WEBHOOK_SECRET_STRIPE: BENCH_SECRET },
+    outputFile: logFile,
+    nodeArgs: profileArgs('baseline'),
+  });
   return { process, baseUrl: process.baseUrl, logFile };
 }
 

@@ -69,6 +69,11 @@ export async function readStatements(sql: postgres.Sql, top = 8): Promise<Statem
 export function logStatements(log: (line: string) => void, statements: StatementProfile, events: number, unit: string): void {
   const per = Math.max(1, events);
   const us = (ms: number) => ((ms / per) * 1000).toFixed(0);
-  log(`    PostgreSQL: ${(statements.calls / per).toFixed(1)} statements and ${us(statements.totalMs)} µs of planning and execution per ${unit} (${us(statements.planMs)} µs planning); top by total time:`);
-  for (const st of statements.top) log(`      ${String(st.totalMs).padStart(7)} ms (${st.planMs} ms planning, ${st.plans} plans) ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`);
+  log(
+    `    PostgreSQL: ${(statements.calls / per).toFixed(1)} statements and ${us(statements.totalMs)} µs of planning and execution per ${unit} (${us(statements.planMs)} µs planning); top by total time:`,
+  );
+  for (const st of statements.top)
+    log(
+      `      ${String(st.totalMs).padStart(7)} ms (${st.planMs} ms planning, ${st.plans} plans) ${String(st.calls).padStart(7)} × ${st.meanMs} ms  ${st.query}`,
+    );
 }

@@ -12,7 +12,8 @@ const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFrac
 const percent = (n: number) => `${Math.round(n * 100)}%`;
 const times = (n: number) => `${n.toFixed(2)}×`;
 /** The median, and the spread (min–max) that survives a noisy host. */
-const withRange = (values: number[], format: (n: number) => string) => `**${format(median(values))}** (${format(Math.min(...values))}–${format(Math.max(...values))})`;
+const withRange = (values: number[], format: (n: number) => string) =>
+  `**${format(median(values))}** (${format(Math.min(...values))}–${format(Math.max(...values))})`;
 
 export interface Summary {
   table: string;
@@ -40,7 +41,10 @@ function committed(runs: DurableRun[]): string {
 function durableRow(label: string, load: string, runs: DurableRun[], ratios: string, bold: boolean): string {
   const b = (text: string) => (bold ? `**${text}**` : text);
   const rps = fixed(median(runs.map((r) => r.requestsPerSecond)));
-  return `| ${label} | ${load} | ${b(rps)} | ${median(runs.map((r) => r.latencyMs.p50))} | ${b(String(median(runs.map((r) => r.latencyMs.p99))))} | ${committed(runs)} | ${ratios} | ${cpu(runs.map((r) => r.cpu), true)} |`;
+  return `| ${label} | ${load} | ${b(rps)} | ${median(runs.map((r) => r.latencyMs.p50))} | ${b(String(median(runs.map((r) => r.latencyMs.p99))))} | ${committed(runs)} | ${ratios} | ${cpu(
+    runs.map((r) => r.cpu),
+    true,
+  )} |`;
 }
 
 /** The ingest targets, from the runs of each level. */
@@ -54,10 +58,31 @@ function ingestTargets(byLevel: IngestRun[][], targets: Targets): void {
     p99s.push(`${level.name} ${inboxP99} vs ${peerP99} ms`);
     p99Lower &&= inboxP99 < peerP99;
     if (level.name === 'c64') {
-      targets.push({ target: 'durable ingest ≥ 50% of the baseline at 64 connections', measured: withRange(runs.map((r) => r.ratio), percent).replaceAll('**', ''), met: median(runs.map((r) => r.ratio)) >= 0.5 });
-      targets.push({ target: 'inbox ≥ 4× the peer at 64 connections (issue 15)', measured: withRange(runs.map((r) => r.peerRatio), times).replaceAll('**', ''), met: median(runs.map((r) => r.peerRatio)) >= 4 });
+      targets.push({
+        target: 'durable ingest ≥ 50% of the baseline at 64 connections',
+        measured: withRange(
+          runs.map((r) => r.ratio),
+          percent,
+        ).replaceAll('**', ''),
+        met: median(runs.map((r) => r.ratio)) >= 0.5,
+      });
+      targets.push({
+        target: 'inbox ≥ 4× the peer at 64 connections (issue 15)',
+        measured: withRange(
+          runs.map((r) => r.peerRatio),
+          times,
+        ).replaceAll('**', ''),
+        met: median(runs.map((r) => r.peerRatio)) >= 4,
+      });
       // No target of its own: issue 30 asks only that the figure be stated beside the other peer's.
-      targets.push({ target: 'inbox ÷ the seed-style peer at 64 connections (issue 30)', measured: withRange(runs.map((r) => r.seedPeerRatio), times).replaceAll('**', ''), met: null });
+      targets.push({
+        target: 'inbox ÷ the seed-style peer at 64 connections (issue 30)',
+        measured: withRange(
+          runs.map((r) => r.seedPeerRatio),
+          times,
+        ).replaceAll('**', ''),
+        met: null,
+      });
     }
     if (level.rate) {
       const p99 = median(runs.map((r) => r.inbox.latencyMs.p99));
@@ -74,12 +99,51 @@ function ingestRows(ingest: IngestRun[], lines: string[], targets: Targets): voi
     const { level } = runs[0]!;
     const load = level.rate ? `${fixed(level.rate)} req/s paced, ≤ ${level.connections} conns` : `${level.connections} conn${level.connections > 1 ? 's' : ''}`;
     const base = runs.map((r) => r.baseline);
-    const ofBaseline = (peer: (r: IngestRun) => DurableRun) => `${percent(median(runs.map((r) => peer(r).requestsPerSecond / r.baseline.requestsPerSecond)))} of baseline`;
-    lines.push(`| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(base.map((r) => r.cpu), false)} |`);
-    lines.push(durableRow('peer, inbox schema', load, runs.map((r) => r.peer), ofBaseline((r) => r.peer), false));
-    lines.push(durableRow('peer, seed table', load, runs.map((r) => r.seedPeer), ofBaseline((r) => r.seedPeer), false));
-    const ratios = `${withRange(runs.map((r) => r.ratio), percent)} of baseline; ${withRange(runs.map((r) => r.peerRatio), times)} the peer on the inbox schema; ${withRange(runs.map((r) => r.seedPeerRatio), times)} the seed-style peer`;
-    lines.push(durableRow('**inbox**', load, runs.map((r) => r.inbox), ratios, true));
+    const ofBaseline = (peer: (r: IngestRun) => DurableRun) =>
+      `${percent(median(runs.map((r) => peer(r).requestsPerSecond / r.baseline.requestsPerSecond)))} of baseline`;
+    lines.push(
+      `| baseline | ${load} | ${fixed(median(base.map((r) => r.requestsPerSecond)))} | ${median(base.map((r) => r.latencyMs.p50))} | ${median(base.map((r) => r.latencyMs.p99))} | ${fixed(base.reduce((a, r) => a + r.ok, 0))} / – / – | | ${cpu(
+        base.map((r) => r.cpu),
+        false,
+      )} |`,
+    );
+    lines.push(
+      durableRow(
+        'peer, inbox schema',
+        load,
+        runs.map((r) => r.peer),
+        ofBaseline((r) => r.peer),
+        false,
+      ),
+    );
+    lines.push(
+      durableRow(
+        'peer, seed table',
+        load,
+        runs.map((r) => r.seedPeer),
+        ofBaseline((r) => r.seedPeer),
+        false,
+      ),
+    );
+    const ratios = `${withRange(
+      runs.map((r) => r.ratio),
+      percent,
+    )} of baseline; ${withRange(
+      runs.map((r) => r.peerRatio),
+      times,
+    )} the peer on the inbox schema; ${withRange(
+      runs.map((r) => r.seedPeerRatio),
+      times,
+    )} the seed-style peer`;
+    lines.push(
+      durableRow(
+        '**inbox**',
+        load,
+        runs.map((r) => r.inbox),
+        ratios,
+        true,
+      ),
+    );
   }
   ingestTargets(byLevel, targets);
 }
@@ -102,7 +166,10 @@ function containerRows(run: SingleContainerRun | undefined, lines: string[], tar
   const p99Target = 'single container: p99 ack ≤ 25 ms at 1,000 req/s while a 50,000-event backlog drains (issue 15)';
   const ratioTarget = 'single container: all role ≥ 80% of the receiver role at 64 connections, same backlog (issue 15)';
   if (!run) {
-    targets.push({ target: p99Target, measured: 'not measured in this run', met: null }, { target: ratioTarget, measured: 'not measured in this run', met: null });
+    targets.push(
+      { target: p99Target, measured: 'not measured in this run', met: null },
+      { target: ratioTarget, measured: 'not measured in this run', met: null },
+    );
     return;
   }
   const backlog = `${fixed(run.backlogEvents)}-event backlog`;
@@ -114,8 +181,24 @@ function containerRows(run: SingleContainerRun | undefined, lines: string[], tar
   lines.push(durableRow('all, INGEST_FIRST=off', paced, [run.pacedWithoutYield], drained(run.pacedWithoutYield), false));
   lines.push(durableRow('receiver', `64 conns, same ${backlog} (no workers)`, run.receiver, drainedOf(run.receiver), false));
   const ratio = median(run.ratios);
-  lines.push(durableRow('single container (all)', `64 conns, same ${backlog} draining`, run.all, `${withRange(run.ratios, percent)} of receiver; ${drainedOf(run.all)}`, true));
-  lines.push(durableRow('all, INGEST_FIRST=off', `64 conns, same ${backlog} draining`, [run.allWithoutYield], `${percent(run.ratioWithoutYield)} of receiver; ${drained(run.allWithoutYield)}`, false));
+  lines.push(
+    durableRow(
+      'single container (all)',
+      `64 conns, same ${backlog} draining`,
+      run.all,
+      `${withRange(run.ratios, percent)} of receiver; ${drainedOf(run.all)}`,
+      true,
+    ),
+  );
+  lines.push(
+    durableRow(
+      'all, INGEST_FIRST=off',
+      `64 conns, same ${backlog} draining`,
+      [run.allWithoutYield],
+      `${percent(run.ratioWithoutYield)} of receiver; ${drained(run.allWithoutYield)}`,
+      false,
+    ),
+  );
   const ranOut = run.paced.some((phase) => phase.backlog.ranOut) ? ' (the backlog ran out during a run)' : '';
   const rate = run.paced[0]!.level.rate === 1000 ? '' : ` — measured at ${fixed(run.paced[0]!.level.rate ?? 0)} req/s (BENCH_CONTAINER_RATE), not 1,000`;
   const runs = run.paced.length > 1 ? ` (median of ${run.paced.length} runs: ${p99s.join(' / ')} ms)` : '';
@@ -128,8 +211,15 @@ function containerRows(run: SingleContainerRun | undefined, lines: string[], tar
 
 function processingRows(processing: ProcessingRun[] | undefined, lines: string[], targets: Targets): void {
   for (const run of processing ?? []) {
-    const settings = Object.keys(run.env).length === 0 ? 'default worker settings' : Object.entries(run.env).map(([k, v]) => `${k}=${v}`).join(' ');
-    lines.push(`| processing | ${fixed(run.events)} events / ${fixed(run.charges)} charges backlog, ${settings} | **${fixed(run.eventsPerSecond)}** events/s | | | ${JSON.stringify(run.statuses).replaceAll('"', '')}, ${fixed(run.paymentsRefunded)}/${fixed(run.charges)} payments correct | | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (worker + PostgreSQL, per event) |`);
+    const settings =
+      Object.keys(run.env).length === 0
+        ? 'default worker settings'
+        : Object.entries(run.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ');
+    lines.push(
+      `| processing | ${fixed(run.events)} events / ${fixed(run.charges)} charges backlog, ${settings} | **${fixed(run.eventsPerSecond)}** events/s | | | ${JSON.stringify(run.statuses).replaceAll('"', '')}, ${fixed(run.paymentsRefunded)}/${fixed(run.charges)} payments correct | | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (worker + PostgreSQL, per event) |`,
+    );
   }
   const defaults = processing?.find((r) => Object.keys(r.env).length === 0);
   targets.push(
@@ -149,7 +239,11 @@ function forwardingRows(run: ForwardingRun | undefined, lines: string[], targets
   lines.push(
     `| forwarding | ${fixed(run.ingestRate)} req/s ingest paced (p99 ack ${run.ingestP99Ms} ms), 1 destination | **${fixed(run.eventsPerSecond)}** events/s | ${run.latencyMs.p50} | **${run.latencyMs.p99}** | ${fixed(run.events)} events 2xx, ${run.repeats} repeats, ${run.unverified} unverified; consumer served at ${fixed(run.deliveriesPerSecond)}/s | change → 2xx | ${fixed(run.cpu.serverUs)} + ${run.cpu.postgresUs === null ? '?' : fixed(run.cpu.postgresUs)} (service + PostgreSQL, per delivered event, ingest and processing included) |`,
   );
-  targets.push({ target, measured: `${fixed(run.eventsPerSecond)} events/s, p99 ${run.latencyMs.p99} ms`, met: run.eventsPerSecond >= 1000 && run.latencyMs.p99 <= 1000 });
+  targets.push({
+    target,
+    measured: `${fixed(run.eventsPerSecond)} events/s, p99 ${run.latencyMs.p99} ms`,
+    met: run.eventsPerSecond >= 1000 && run.latencyMs.p99 <= 1000,
+  });
 }
 
 /**
@@ -175,24 +269,37 @@ function forwardingBacklogRows(run: ForwardingBacklogRun | undefined, lines: str
 function operationsRows(operations: OperationsRun[] | undefined, lines: string[]): void {
   for (const run of operations ?? []) {
     for (const timing of run.timings) {
-      const indexes = [...new Set(timing.plans.flatMap((p) => p.scans).filter((s) => s.includes(' using ')).map((s) => s.replace(/.* using (\S+).*/, '$1')))];
+      const indexes = [
+        ...new Set(
+          timing.plans
+            .flatMap((p) => p.scans)
+            .filter((s) => s.includes(' using '))
+            .map((s) => s.replace(/.* using (\S+).*/, '$1')),
+        ),
+      ];
       const seq = timing.plans.some((p) => p.seqScanOfBigTable);
       const read = timing.plans.filter((p) => p.sharedBuffers !== null);
-      const buffers = read.length > 0 ? `${fixed(read.reduce((n, p) => n + p.sharedBuffers!, 0))} shared buffers (EXPLAIN ANALYZE of its ${read.length} reads)` : '';
+      const buffers =
+        read.length > 0 ? `${fixed(read.reduce((n, p) => n + p.sharedBuffers!, 0))} shared buffers (EXPLAIN ANALYZE of its ${read.length} reads)` : '';
       const cpu = timing.postgresCpuMsPerRun !== null ? `${fixed(timing.postgresCpuMsPerRun, 1)} ms of PostgreSQL CPU a call` : '';
-      lines.push(`| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | ${buffers} | ${cpu} |`);
+      lines.push(
+        `| ${timing.operation} | ${fixed(run.rows)} inbox rows | | ${fixed(timing.medianMs, 1)} (median) | ${fixed(timing.maxMs, 1)} (max) | ${seq ? '**seq scan** + ' : ''}${indexes.join(', ')} | ${buffers} | ${cpu} |`,
+      );
     }
     if (run.ingest) {
       const big = median(run.ingest.big.map((r) => r.requestsPerSecond));
       const empty = median(run.ingest.empty.map((r) => r.requestsPerSecond));
-      const cpu = (runs: typeof run.ingest.big) => `${fixed(median(runs.map((r) => r.cpu.serverUs)))} + ${fixed(median(runs.map((r) => r.cpu.postgresUs ?? 0)))}`;
+      const cpu = (runs: typeof run.ingest.big) =>
+        `${fixed(median(runs.map((r) => r.cpu.serverUs)))} + ${fixed(median(runs.map((r) => r.cpu.postgresUs ?? 0)))}`;
       lines.push(
         `| ingest on ${fixed(run.rows)} inbox rows | ${run.ingest.connections} conns, ${run.ingest.big.length} runs alternating with an empty inbox | **${fixed(big)}** | | | ${fixed(run.ingest.big.reduce((n, r) => n + r.ok, 0))} 200s | **${fixed((big / empty) * 100)}%** of the empty inbox's ${fixed(empty)} | ${cpu(run.ingest.big)} (empty: ${cpu(run.ingest.empty)}) |`,
       );
     }
     if (run.retention) {
       const r = run.retention;
-      lines.push(`| retention of one month (${r.partition}) | ${fixed(run.rows)} inbox rows | | | | ${fixed(r.rows)} rows archived (${fixed(r.archiveBytes / 1e6, 1)} MB), partition dropped in **${fixed(r.seconds, 1)} s** (${fixed(r.archiveWriteSeconds, 1)} s of it writing the archive) | | |`);
+      lines.push(
+        `| retention of one month (${r.partition}) | ${fixed(run.rows)} inbox rows | | | | ${fixed(r.rows)} rows archived (${fixed(r.archiveBytes / 1e6, 1)} MB), partition dropped in **${fixed(r.seconds, 1)} s** (${fixed(r.archiveWriteSeconds, 1)} s of it writing the archive) | | |`,
+      );
     }
   }
 }

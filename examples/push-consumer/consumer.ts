@@ -7,7 +7,16 @@ interface PaymentEvent {
   sequence: number;
   follows_sequence?: number; // pushed events: what this destination was sent before (the feed omits it)
   occurred_at: string;
-  payment: { provider: string; charge_id: string; status: string; previous_status: string | null; amount: number | null; amount_refunded: number; currency: string | null; inquiry_open: boolean };
+  payment: {
+    provider: string;
+    charge_id: string;
+    status: string;
+    previous_status: string | null;
+    amount: number | null;
+    amount_refunded: number;
+    currency: string | null;
+    inquiry_open: boolean;
+  };
   cause: { inbox_id: number; event_id: string; event_type: string };
 }
 

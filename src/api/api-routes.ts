@@ -54,7 +54,12 @@ function isStorableText(value: string): boolean {
   return !value.includes('\0');
 }
 
-function paymentView(payment: PaymentRow, events: Parameters<typeof toPaymentEventBody>[0][], transitions: RecordedTransition[], settlement: PaymentView['settlement']): PaymentView {
+function paymentView(
+  payment: PaymentRow,
+  events: Parameters<typeof toPaymentEventBody>[0][],
+  transitions: RecordedTransition[],
+  settlement: PaymentView['settlement'],
+): PaymentView {
   return {
     payment: {
       provider: payment.provider,
@@ -95,7 +100,8 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
 
   routes.get('/api/v1/payment-events', async (c) => {
     const limit = parseLimit(c.req.query('limit'));
-    if (limit === undefined) return apiError(c, 400, 'limit_invalid', `limit must be a whole number from 1 to ${FEED_MAX_LIMIT} (default ${FEED_DEFAULT_LIMIT}).`);
+    if (limit === undefined)
+      return apiError(c, 400, 'limit_invalid', `limit must be a whole number from 1 to ${FEED_MAX_LIMIT} (default ${FEED_DEFAULT_LIMIT}).`);
     const afterText = c.req.query('after');
     // Empty means "from the start", so a consumer's first request can pass the cursor it has not stored yet.
     const after = afterText === undefined || afterText === '' ? { ...FEED_START, cluster: undefined } : decodeFeedCursor(afterText);
@@ -112,7 +118,10 @@ export function createApiRoutes(deps: ApiDeps): Hono<RequestEnv> {
     // events, so a consumer keeps one cursor per filter it reads with.
     const rows = await selectPaymentEventsAfter(deps.db, after, limit, account);
     const last = rows.at(-1);
-    const page: FeedPage = { events: rows.map(toPaymentEventBody), next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster) };
+    const page: FeedPage = {
+      events: rows.map(toPaymentEventBody),
+      next_cursor: encodeFeedCursor(last ? { txid: last.txid, position: last.position } : after, cluster),
+    };
     return c.json(page);
   });
   routes.all('/api/v1/payment-events', methodNotAllowed);
@@ -141,7 +150,13 @@ function addPayoutRoute(routes: Hono<RequestEnv>, deps: ApiDeps): void {
     const provider = c.req.param('provider');
     const payoutId = c.req.param('payoutId');
     const view = isStorableText(provider) && isStorableText(payoutId) ? await selectPayoutView(deps.db, provider, payoutId) : undefined;
-    if (!view) return apiError(c, 404, 'payout_not_found', 'No payout with that provider and id has been read: `inboxctl reconcile --provider <provider> --payout <id>` reads it.');
+    if (!view)
+      return apiError(
+        c,
+        404,
+        'payout_not_found',
+        'No payout with that provider and id has been read: `inboxctl reconcile --provider <provider> --payout <id>` reads it.',
+      );
     return c.json(view);
   });
   routes.all('/api/v1/payouts/:provider/:payoutId', methodNotAllowed);

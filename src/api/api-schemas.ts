@@ -10,7 +10,7 @@ const status = z.enum(paymentStatuses);
 
 export const feedPageSchema = z
   .object({
-    events: z.array(paymentEventBodySchema).describe('In commit-safe order (the cursor order); each payment\'s events in sequence order.'),
+    events: z.array(paymentEventBodySchema).describe("In commit-safe order (the cursor order); each payment's events in sequence order."),
     next_cursor: z.string().describe('Pass as `after` to read on. Unchanged when the page is empty: nothing newer yet.'),
   })
   .meta({ title: 'Payment events page' });
@@ -34,7 +34,10 @@ export const paymentViewSchema = z
     payment: z.object({
       provider: z.string(),
       charge_id: z.string(),
-      account: z.string().nullable().describe('The gateway account it belongs to (a Stripe Connect `acct_…`); null for a direct integration (docs/accounts.md).'),
+      account: z
+        .string()
+        .nullable()
+        .describe('The gateway account it belongs to (a Stripe Connect `acct_…`); null for a direct integration (docs/accounts.md).'),
       status,
       amount: z.int().nullable(),
       amount_refunded: z.int(),
@@ -73,7 +76,10 @@ const entrySchema = z.object({
   net: z.int(),
   currency: z.string(),
   charge_id: z.string().nullable(),
-  payment: z.object({ charge_id: z.string(), status, amount: z.int().nullable(), currency: z.string().nullable() }).nullable().describe('The payment it belongs to, when the inbox has it.'),
+  payment: z
+    .object({ charge_id: z.string(), status, amount: z.int().nullable(), currency: z.string().nullable() })
+    .nullable()
+    .describe('The payment it belongs to, when the inbox has it.'),
 });
 
 export const payoutViewSchema = z

@@ -8,10 +8,11 @@ type Refusal = 'token_missing' | 'token_invalid' | 'token_ambiguous';
 
 const REFUSALS: Record<Refusal, { challenge: string; message: string }> = {
   token_missing: { challenge: 'Bearer realm="webhook-inbox"', message: 'Send the API token as `Authorization: Bearer <INBOX_API_TOKEN>`.' },
-  token_invalid: { challenge: 'Bearer realm="webhook-inbox", error="invalid_token"', message: 'The bearer token is not this service\'s INBOX_API_TOKEN.' },
+  token_invalid: { challenge: 'Bearer realm="webhook-inbox", error="invalid_token"', message: "The bearer token is not this service's INBOX_API_TOKEN." },
   token_ambiguous: {
     challenge: 'Bearer realm="webhook-inbox", error="invalid_request"',
-    message: 'The request carries more than one credential (two Authorization headers, or a list in one): send exactly one `Authorization: Bearer <INBOX_API_TOKEN>`.',
+    message:
+      'The request carries more than one credential (two Authorization headers, or a list in one): send exactly one `Authorization: Bearer <INBOX_API_TOKEN>`.',
   },
 };
 

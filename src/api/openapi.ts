@@ -26,7 +26,7 @@ const unavailable = {
   ...error('`database_unavailable`: the database cannot be reached right now; ask again after `Retry-After` seconds.'),
   headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
 };
-const misdirected = error('The Host is not one of the service\'s names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).');
+const misdirected = error("The Host is not one of the service's names (INBOX_PUBLIC_URL, INBOX_ALLOWED_HOSTS, loopback).");
 
 /** The answers of a GET of one thing by its key. */
 const lookupResponses = (found: string, ref: string, notFound: string) => ({
@@ -47,7 +47,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'webhook-inbox API',
       version: '1',
       description:
-        'Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, one payment\'s state, history and settlement, and one payout\'s entries. Off unless INBOX_API_TOKEN is set.',
+        "Payment state as the inbox folded it from every gateway: a feed of payment events in a gap-free cursor order, one payment's state, history and settlement, and one payout's entries. Off unless INBOX_API_TOKEN is set.",
     },
     security: [{ bearer: [] }],
     paths: {
@@ -56,7 +56,7 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'listPaymentEvents',
           summary: 'Payment events after a cursor',
           description:
-            'Every payment event exactly once across pages, each payment\'s in sequence order. An event appears once every transaction older than it has ended, so a long-running transaction in the database delays the feed (never skips it).',
+            "Every payment event exactly once across pages, each payment's in sequence order. An event appears once every transaction older than it has ended, so a long-running transaction in the database delays the feed (never skips it).",
           parameters: [
             {
               name: 'after',
@@ -66,12 +66,19 @@ export function openApiDocument(): Record<string, unknown> {
                 'A `next_cursor` from an earlier page; absent or empty: from the start. A cursor names the PostgreSQL cluster that issued it: after the inbox database is restored or moved into another cluster, an old cursor gets 409 `cursor_from_other_cluster`.',
               schema: { type: 'string' },
             },
-            { name: 'limit', in: 'query', required: false, description: 'Events per page.', schema: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT } },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Events per page.',
+              schema: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT },
+            },
             {
               name: 'account',
               in: 'query',
               required: false,
-              description: 'Only the events of payments of this gateway account (`payment.account`, e.g. a Stripe Connect `acct_…`), in the same order; keep one cursor per account read (docs/accounts.md).',
+              description:
+                'Only the events of payments of this gateway account (`payment.account`, e.g. a Stripe Connect `acct_…`), in the same order; keep one cursor per account read (docs/accounts.md).',
               schema: { type: 'string', minLength: 1, maxLength: 150 },
             },
           ],

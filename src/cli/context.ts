@@ -50,7 +50,12 @@ export function createCommandContext(runtime: CliRuntime): CommandContext {
         try {
           config = loadConfig(withEnvFile(runtime.env, runtime.readFile).env, runtime.readFile);
         } catch (error) {
-          if (error instanceof ConfigError) throw new CliError(exitCodes.usage, `${error.message}\n(inboxctl reads the same environment as the service, and the same env file: INBOX_ENV_FILE, else .env.)`, { cause: error, code: 'config_invalid' });
+          if (error instanceof ConfigError)
+            throw new CliError(
+              exitCodes.usage,
+              `${error.message}\n(inboxctl reads the same environment as the service, and the same env file: INBOX_ENV_FILE, else .env.)`,
+              { cause: error, code: 'config_invalid' },
+            );
           throw error;
         }
       }

@@ -7,7 +7,6 @@ import { EmbeddedDatabaseError } from '../db/embedded-error.ts';
 import { findEmbeddedLocation, isInitialised } from '../db/embedded-location.ts';
 import { CliError, exitCodes } from './exit-codes.ts';
 
-
 export interface ResolvedDatabase {
   url: string;
   /** Said on stderr so an operator knows which database answered. */

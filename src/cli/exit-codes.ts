@@ -1,6 +1,5 @@
 import { CodedError } from '../errors.ts';
 
-
 /**
  * What an inboxctl exit code means, the same for every command, so scripts and alerts can act on
  * it without reading the output.

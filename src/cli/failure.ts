@@ -62,8 +62,10 @@ export function failureOf(thrown: unknown): CliFailure {
   if (error instanceof CliError) return fromCliError(error);
   if (error instanceof OperationRefusedError) return { exitCode: exitCodes.usage, code: error.code, message: `refused, nothing changed: ${error.message}` };
   // Before the database's blame: a run that stopped part-way may have committed batches, whatever stopped it.
-  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError) return { exitCode: exitCodes.failed, code: error.code, message: error.message };
-  if (blamesTheDatabase(error)) return { exitCode: exitCodes.database, code: classCodes[exitCodes.database], message: `database unreachable: ${describeError(error)}` };
+  if (error instanceof OperationIncompleteError || error instanceof ArchiveFormatError)
+    return { exitCode: exitCodes.failed, code: error.code, message: error.message };
+  if (blamesTheDatabase(error))
+    return { exitCode: exitCodes.database, code: classCodes[exitCodes.database], message: `database unreachable: ${describeError(error)}` };
   if ((error as { code?: unknown }).code === 'ENOENT') return { exitCode: exitCodes.usage, code: classCodes[exitCodes.usage], message: describeError(error) };
   return { exitCode: exitCodes.failed, code: ownCode(error) ?? classCodes[exitCodes.failed], message: `failed: ${describeError(error)}` };
 }

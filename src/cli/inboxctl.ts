@@ -53,7 +53,19 @@ export async function runInboxctl(argv: string[], runtime: CliRuntime): Promise<
     })();
     return running;
   };
-  for (const register of [registerReplay, registerStats, registerPurge, registerRestore, registerShow, registerSweep, registerLanes, registerBackfill, registerVerify, registerReconcile]) register(cli, run);
+  for (const register of [
+    registerReplay,
+    registerStats,
+    registerPurge,
+    registerRestore,
+    registerShow,
+    registerSweep,
+    registerLanes,
+    registerBackfill,
+    registerVerify,
+    registerReconcile,
+  ])
+    register(cli, run);
   cli.help();
   cli.version(packageJson.version);
   try {

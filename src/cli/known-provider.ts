@@ -17,7 +17,9 @@ export async function requireKnownProvider(db: Database, config: AppConfig, prov
   if (stored.includes(provider)) return;
   const configured = [...config.providers.keys()];
   const list = (names: string[]) => (names.length === 0 ? 'none' : names.join(', '));
-  throw usageError(`${option ? `${option}: ` : ''}no provider "${provider}" is configured here (${list(configured)}) or has events in the inbox (${list(stored)}).`);
+  throw usageError(
+    `${option ? `${option}: ` : ''}no provider "${provider}" is configured here (${list(configured)}) or has events in the inbox (${list(stored)}).`,
+  );
 }
 
 /**
@@ -36,7 +38,9 @@ export function retentionPolicies(config: AppConfig, stored: readonly string[]):
     if (policies.has(name) || !driver) continue;
     const { retentionDays, keyRetentionDays } = config.providerDefaults;
     policies.set(name, { name, retentionDays, keyRetentionDays, resendWindowDays: driver.resendWindowDays, unknownPayment: 'create' });
-    notices.push(`${name} is not configured here (no ${secretEnvName(name)}): its dedupe window is taken as a zero-config ${name}'s, INBOX_RETENTION_DAYS (${retentionDays} days)`);
+    notices.push(
+      `${name} is not configured here (no ${secretEnvName(name)}): its dedupe window is taken as a zero-config ${name}'s, INBOX_RETENTION_DAYS (${retentionDays} days)`,
+    );
   }
   return { policies, notices };
 }

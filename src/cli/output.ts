@@ -11,7 +11,14 @@ export function table(header: string[], rows: string[][]): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-\d.,%]+$/.test(r[i] ?? '')));
-  return all.map((r) => r.map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

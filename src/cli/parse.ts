@@ -68,7 +68,8 @@ export function parseInstant(value: unknown, option: string, now: Date): Date {
  */
 export function parsePastInstant(value: unknown, option: string, now: Date): Date {
   const instant = parseInstant(value, option, now);
-  if (instant > now) throw usageError(`${option}: ${instant.toISOString()} is in the future; give a time in the past (an ISO-8601 time, or a duration ago such as 72h).`);
+  if (instant > now)
+    throw usageError(`${option}: ${instant.toISOString()} is in the future; give a time in the past (an ISO-8601 time, or a duration ago such as 72h).`);
   return instant;
 }
 

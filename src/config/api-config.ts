@@ -17,7 +17,10 @@ export const apiEnvKeys = {
   INBOX_API_TOKEN: z
     .string()
     .min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`); unset it to turn the API off')
-    .regex(/^[A-Za-z0-9._~+/-]+=*$/, 'may hold only letters, digits and - . _ ~ + / (then = at the end), what an `Authorization: Bearer` header carries (e.g. `openssl rand -hex 32`)')
+    .regex(
+      /^[A-Za-z0-9._~+/-]+=*$/,
+      'may hold only letters, digits and - . _ ~ + / (then = at the end), what an `Authorization: Bearer` header carries (e.g. `openssl rand -hex 32`)',
+    )
     .optional()
     .describe(
       'At least 32 characters, of letters, digits and `-._~+/` (`=` only at the end): what a bearer header carries. Turns on `/api/v1` (the payment-events feed and the payments lookup, see [Consuming payment events](consuming.md)), every request with `Authorization: Bearer <token>`. Unset: `/api/v1/*` is a 404.',

@@ -134,26 +134,35 @@ function whenParsed(...names: (keyof EnvValues)[]) {
  * WORKER_HEARTBEAT_SECONDS=60 with WORKER_EXPIRE_IN_SECONDS=60 from being refused in the same run.
  */
 const envSchema = envVariables
-  .superRefine((e, ctx) => {
-    if (e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
-      ctx.addIssue({ code: 'custom', path: ['WORKER_RETRY_DELAY_MAX_SECONDS'], message: 'must be at least WORKER_RETRY_DELAY_SECONDS' });
-    }
-  }, whenParsed('WORKER_RETRY_DELAY_SECONDS', 'WORKER_RETRY_DELAY_MAX_SECONDS'))
-  .superRefine((e, ctx) => {
-    if (e.WORKER_HEARTBEAT_SECONDS !== undefined && e.WORKER_HEARTBEAT_SECONDS >= e.WORKER_EXPIRE_IN_SECONDS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['WORKER_HEARTBEAT_SECONDS'],
-        message: `must be less than WORKER_EXPIRE_IN_SECONDS (${e.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
-      });
-    }
-  }, whenParsed('WORKER_HEARTBEAT_SECONDS', 'WORKER_EXPIRE_IN_SECONDS'))
-  .superRefine((e, ctx) => {
-    for (const problem of databaseConfigProblems(e)) {
-      const [variable, message] = problem.split(': ', 2) as [string, string];
-      ctx.addIssue({ code: 'custom', path: [variable], message });
-    }
-  }, whenParsed('DATABASE_URL', 'DATABASE_MIGRATION_URL'));
+  .superRefine(
+    (e, ctx) => {
+      if (e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
+        ctx.addIssue({ code: 'custom', path: ['WORKER_RETRY_DELAY_MAX_SECONDS'], message: 'must be at least WORKER_RETRY_DELAY_SECONDS' });
+      }
+    },
+    whenParsed('WORKER_RETRY_DELAY_SECONDS', 'WORKER_RETRY_DELAY_MAX_SECONDS'),
+  )
+  .superRefine(
+    (e, ctx) => {
+      if (e.WORKER_HEARTBEAT_SECONDS !== undefined && e.WORKER_HEARTBEAT_SECONDS >= e.WORKER_EXPIRE_IN_SECONDS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['WORKER_HEARTBEAT_SECONDS'],
+          message: `must be less than WORKER_EXPIRE_IN_SECONDS (${e.WORKER_EXPIRE_IN_SECONDS}); otherwise expiry always finds a dead worker first`,
+        });
+      }
+    },
+    whenParsed('WORKER_HEARTBEAT_SECONDS', 'WORKER_EXPIRE_IN_SECONDS'),
+  )
+  .superRefine(
+    (e, ctx) => {
+      for (const problem of databaseConfigProblems(e)) {
+        const [variable, message] = problem.split(': ', 2) as [string, string];
+        ctx.addIssue({ code: 'custom', path: [variable], message });
+      }
+    },
+    whenParsed('DATABASE_URL', 'DATABASE_MIGRATION_URL'),
+  );
 
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 
@@ -189,20 +198,23 @@ export const providerEntrySchema = z.looseObject({
     .array(z.string().min(1))
     .optional()
     .describe('Its webhook secrets, any of which may match; `WEBHOOK_SECRET_<PROVIDER>` adds to them (keep them in the environment if you can).'),
-  retentionDays: z.number().int().positive().optional().meta({ whenUnset: '`INBOX_RETENTION_DAYS`', description: 'How long its payloads are kept: more than its gateway\'s resend window.' }),
+  retentionDays: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta({ whenUnset: '`INBOX_RETENTION_DAYS`', description: "How long its payloads are kept: more than its gateway's resend window." }),
   keyRetentionDays: z
     .number()
     .int()
     .positive()
     .optional()
     .meta({ whenUnset: '`INBOX_KEY_RETENTION_DAYS`', description: 'How long its dedupe keys are kept: at least `retentionDays`.' }),
-  unknownPayment: z
-    .enum(['create', 'require'])
-    .optional()
-    .meta({
-      whenUnset: '`create`',
-      description: '`create`: the first event seen for a charge creates the payment. `require`: the application creates it; events wait ([Processing](processing.md#payments)).',
-    }),
+  unknownPayment: z.enum(['create', 'require']).optional().meta({
+    whenUnset: '`create`',
+    description:
+      '`create`: the first event seen for a charge creates the payment. `require`: the application creates it; events wait ([Processing](processing.md#payments)).',
+  }),
   ...refetchFileKeys,
   ...reconcileFileKeys,
   ...accountsFileKeys,
@@ -234,7 +246,10 @@ export function secretEnvName(provider: string): string {
 }
 
 function splitSecrets(value: string): string[] {
-  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 function formatIssues(error: z.ZodError, prefix = ''): string[] {
@@ -293,7 +308,10 @@ function parseProviders(env: Env, readFile: ReadFile, problems: string[]): Map<s
   });
   const providers = new Map<string, ProviderConfig>();
   const file = env.INBOX_CONFIG ? readConfigFile(env.INBOX_CONFIG, readFile, problems) : {};
-  for (const [name, { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, connect, knownAccounts, reconcile, accounts, ...options }] of Object.entries(file)) {
+  for (const [
+    name,
+    { driver, secrets, retentionDays, keyRetentionDays, unknownPayment, api, ordering, ratePerSecond, connect, knownAccounts, reconcile, accounts, ...options },
+  ] of Object.entries(file)) {
     providers.set(
       name,
       declare(name, {
@@ -333,7 +351,11 @@ function toConfig(e: EnvValues, providers: ReadonlyMap<string, ProviderConfig>, 
     role: e.INBOX_ROLE,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    providerDefaults: { signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS, retentionDays: e.INBOX_RETENTION_DAYS, keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS },
+    providerDefaults: {
+      signatureToleranceSeconds: e.SIGNATURE_TOLERANCE_SECONDS,
+      retentionDays: e.INBOX_RETENTION_DAYS,
+      keyRetentionDays: e.INBOX_KEY_RETENTION_DAYS,
+    },
     maxBodyBytes: e.MAX_BODY_BYTES,
     commitDeadlineMs: e.COMMIT_DEADLINE_MS,
     // In the all role the wait measured worse for the ack's p99 (bench/README.md#where-the-time-goes).
@@ -388,4 +410,3 @@ export function parseConfig(env: Env, readFile: ReadFile): ParseResult {
   if (!parsed.success || problems.length > 0) return { ok: false, problems, providers };
   return { ok: true, config: toConfig(parsed.data, providers, destinations) };
 }
-

@@ -58,7 +58,11 @@ function rowOf(name: string, schema: z.ZodType, problems: string[]): Row {
 
 function table(header: string, rows: readonly Row[]): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
-  return [`| ${header} | Default | Meaning |`, '|---|---|---|', ...rows.map((r) => `| \`${cell(r.name)}\` | ${cell(r.whenUnset)} | ${cell(r.description)} |`)].join('\n');
+  return [
+    `| ${header} | Default | Meaning |`,
+    '|---|---|---|',
+    ...rows.map((r) => `| \`${cell(r.name)}\` | ${cell(r.whenUnset)} | ${cell(r.description)} |`),
+  ].join('\n');
 }
 
 /** The environment: every key of the zod schema in its order, then the variables it cannot carry. */

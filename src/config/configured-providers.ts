@@ -48,7 +48,9 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
   }
   if (config.accounts.length > 0) {
     if (!definition.attributesAccountsByToken) {
-      problems.push(`provider "${name}": accounts with a webhook token each are for Asaas subaccounts; the ${config.driver} driver cannot tell an account's deliveries by their token`);
+      problems.push(
+        `provider "${name}": accounts with a webhook token each are for Asaas subaccounts; the ${config.driver} driver cannot tell an account's deliveries by their token`,
+      );
       return undefined;
     }
     const accountProblems = providerAccountsProblems(name, config.accounts, config.secrets);
@@ -80,10 +82,29 @@ function configuredProvider(config: ProviderConfig, problems: string[]): Configu
   }
   try {
     const accounts = config.accounts.map(({ id, token }) => ({ id, token }));
-    const driver = definition.create({ name, secrets: config.secrets, signatureToleranceSeconds: config.signatureToleranceSeconds, options: config.options, accounts });
+    const driver = definition.create({
+      name,
+      secrets: config.secrets,
+      signatureToleranceSeconds: config.signatureToleranceSeconds,
+      options: config.options,
+      accounts,
+    });
     const accountKeys = config.accounts.map(({ id, apiKey }) => ({ account: id, key: apiKey }));
-    const refetch = resolveRefetchConfig({ provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey, accountKeys }, problems);
-    return { name, driver, retentionDays, keyRetentionDays, resendWindowDays, unknownPayment: config.unknownPayment, refetch, settlementDays: config.reconcile.settlementDays, accounts: expectedAccounts(config) };
+    const refetch = resolveRefetchConfig(
+      { provider: name, driver: config.driver, declared: config.refetch, envApiKey: config.envApiKey, accountKeys },
+      problems,
+    );
+    return {
+      name,
+      driver,
+      retentionDays,
+      keyRetentionDays,
+      resendWindowDays,
+      unknownPayment: config.unknownPayment,
+      refetch,
+      settlementDays: config.reconcile.settlementDays,
+      accounts: expectedAccounts(config),
+    };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((p) => `provider "${name}": ${p}`));

@@ -26,17 +26,28 @@ export const dashboardEnvKeys = {
     .min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)')
     .optional()
     .describe('At least 16 characters. Signing in to `/dashboard` with it enables replays; without it the dashboard is read-only.'),
-  INBOX_DASHBOARD: z.enum(['on', 'off']).optional().meta({ whenUnset: 'on if `INBOX_ADMIN_TOKEN` is set, else off', description: '`on` or `off`: serve `/dashboard`.' }),
+  INBOX_DASHBOARD: z
+    .enum(['on', 'off'])
+    .optional()
+    .meta({ whenUnset: 'on if `INBOX_ADMIN_TOKEN` is set, else off', description: '`on` or `off`: serve `/dashboard`.' }),
   INBOX_PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be the http:// or https:// URL operators open the dashboard at' })
     .optional()
     .describe(
-      'The `http(s)://` URL operators open the dashboard at (`https://ops.example.com`, `http://inbox.internal:8443`). The dashboard answers to its host:port exactly, and accepts its origin as a form\'s `Origin`; with `https://` the session cookie is `Secure`. Other names get 421 (see [Dashboard](dashboard.md)).',
+      "The `http(s)://` URL operators open the dashboard at (`https://ops.example.com`, `http://inbox.internal:8443`). The dashboard answers to its host:port exactly, and accepts its origin as a form's `Origin`; with `https://` the session cookie is `Secure`. Other names get 421 (see [Dashboard](dashboard.md)).",
     ),
   INBOX_ALLOWED_HOSTS: z
     .string()
-    .transform((value) => value.split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== ''))
-    .refine((entries) => entries.every((entry) => parseHost(entry) !== undefined), 'must be host names or host:port, separated by commas (e.g. ops.example.com,inbox:3000)')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter((entry) => entry !== ''),
+    )
+    .refine(
+      (entries) => entries.every((entry) => parseHost(entry) !== undefined),
+      'must be host names or host:port, separated by commas (e.g. ops.example.com,inbox:3000)',
+    )
     .optional()
     .describe(
       'More names the dashboard answers to, comma-separated: `name` on any port, `name:port` on that port only (`inbox.internal,inbox-1:3000`). `localhost`, `127.0.0.1` and `[::1]` always answer; with neither this nor `INBOX_PUBLIC_URL` only they do, and a non-loopback `HOST` logs a warning at start.',

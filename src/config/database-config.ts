@@ -62,7 +62,10 @@ export const postgresUrl = z.string().superRefine((value, ctx) => {
   for (const message of postgresUrlProblems(value)) ctx.addIssue({ code: 'custom', message });
 });
 const flag = (fallback: 'true' | 'false') =>
-  z.enum(['true', 'false'], { error: 'must be true or false' }).default(fallback).transform((value) => value === 'true');
+  z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default(fallback)
+    .transform((value) => value === 'true');
 
 /** The connection's variables, spread into config.ts's one env schema. */
 export const databaseEnvKeys = {

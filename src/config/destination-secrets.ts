@@ -32,7 +32,10 @@ function secretProblem(value: string): string | undefined {
  * and the secret's position, never its value.
  */
 export function parseDestinationSecrets(variable: string, value: string, problems: string[]): string[] | undefined {
-  const secrets = value.trim().split(/\s+/).filter((s) => s !== '');
+  const secrets = value
+    .trim()
+    .split(/\s+/)
+    .filter((s) => s !== '');
   const before = problems.length;
   if (secrets.length === 0) problems.push(`${variable}: is empty; set a secret (whsec_<base64>)`);
   if (secrets.length > MAX_SECRETS) problems.push(`${variable}: holds ${secrets.length} secrets; at most ${MAX_SECRETS} (a rotation needs two)`);

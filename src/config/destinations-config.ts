@@ -76,9 +76,13 @@ export const destinationVariables = [
   {
     name: `${SECRET_PREFIX}<NAME>`,
     description:
-      "With `DESTINATION_URL_<NAME>`: the signing secret, `whsec_<base64 of 24–64 bytes>` or `whsk_<base64 ed25519 seed>`, several space-separated during a rotation.",
+      'With `DESTINATION_URL_<NAME>`: the signing secret, `whsec_<base64 of 24–64 bytes>` or `whsk_<base64 ed25519 seed>`, several space-separated during a rotation.',
   },
-  { name: 'DESTINATION_ALLOW_HTTP', whenUnset: '`0`', description: "`1`: plain `http://` destinations (and a broker's `amqp://`, `nats://`) off loopback too." },
+  {
+    name: 'DESTINATION_ALLOW_HTTP',
+    whenUnset: '`0`',
+    description: "`1`: plain `http://` destinations (and a broker's `amqp://`, `nats://`) off loopback too.",
+  },
 ];
 const namePattern = /^[a-z0-9][a-z0-9-]{0,29}$/;
 
@@ -98,34 +102,43 @@ export const destinationOptionsSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ whenUnset: 'all', description: 'Only payments that came through these inbox providers (each must be configured here).' }),
-  accounts: z
-    .array(z.string().min(1).max(150))
+  accounts: z.array(z.string().min(1).max(150)).min(1).optional().meta({
+    whenUnset: 'all',
+    description:
+      "Only payments of these gateway accounts (`payment.account`, a Stripe Connect `acct_…`): the destination has lanes for no other payment, a direct integration's included; each payment's events still go in order ([Accounts](accounts.md)).",
+  }),
+  kinds: z.array(z.enum(paymentEventTypes)).min(1).optional().meta({
+    whenUnset: 'all',
+    description: 'Only these event types. A filtered-out event is passed over; the next one sent says what it follows (`follows_sequence`).',
+  }),
+  maxAttempts: z
+    .number()
+    .int()
     .min(1)
+    .max(100)
     .optional()
-    .meta({
-      whenUnset: 'all',
-      description:
-        "Only payments of these gateway accounts (`payment.account`, a Stripe Connect `acct_…`): the destination has lanes for no other payment, a direct integration's included; each payment's events still go in order ([Accounts](accounts.md)).",
-    }),
-  kinds: z
-    .array(z.enum(paymentEventTypes))
-    .min(1)
-    .optional()
-    .meta({ whenUnset: 'all', description: 'Only these event types. A filtered-out event is passed over; the next one sent says what it follows (`follows_sequence`).' }),
-  maxAttempts: z.number().int().min(1).max(100).optional().meta({ whenUnset: byDefault('maxAttempts'), description: "Failed attempts at a lane's head event before the lane parks." }),
+    .meta({ whenUnset: byDefault('maxAttempts'), description: "Failed attempts at a lane's head event before the lane parks." }),
   timeoutMs: z
     .number()
     .int()
     .min(100)
     .max(120_000)
     .optional()
-    .meta({ whenUnset: byDefault('timeoutMs'), description: "One POST, connect to the last byte read (the answer's status decides); for a broker, one publish, from connecting to its confirm (RabbitMQ) or ack (JetStream)." }),
+    .meta({
+      whenUnset: byDefault('timeoutMs'),
+      description:
+        "One POST, connect to the last byte read (the answer's status decides); for a broker, one publish, from connecting to its confirm (RabbitMQ) or ack (JetStream).",
+    }),
   retryDelaySeconds: z
     .number()
     .positive()
     .max(86_400)
     .optional()
-    .meta({ whenUnset: byDefault('retryDelaySeconds'), description: 'The backoff: `retryDelay · 2^(failures−1) · (1..2)`, capped at `retryDelayMaxSeconds`. A `Retry-After` may lengthen a wait, never shorten it.' }),
+    .meta({
+      whenUnset: byDefault('retryDelaySeconds'),
+      description:
+        'The backoff: `retryDelay · 2^(failures−1) · (1..2)`, capped at `retryDelayMaxSeconds`. A `Retry-After` may lengthen a wait, never shorten it.',
+    }),
   retryDelayMaxSeconds: z
     .number()
     .positive()
@@ -138,7 +151,10 @@ export const destinationOptionsSchema = z.strictObject({
     .min(2)
     .max(10_000)
     .optional()
-    .meta({ whenUnset: byDefault('backoffAfterFailingLanes'), description: 'This many lanes failing (or throttled) at once means the destination as a whole is down or limiting.' }),
+    .meta({
+      whenUnset: byDefault('backoffAfterFailingLanes'),
+      description: 'This many lanes failing (or throttled) at once means the destination as a whole is down or limiting.',
+    }),
   patienceSeconds: z
     .number()
     .int()
@@ -147,21 +163,25 @@ export const destinationOptionsSchema = z.strictObject({
     .optional()
     .meta({
       whenUnset: byDefault('patienceSeconds'),
-      description: "How long a lane's head event may be answered 429 (or 503 with `Retry-After`) before those answers count as attempts. `0`: they count at once.",
+      description:
+        "How long a lane's head event may be answered 429 (or 503 with `Retry-After`) before those answers count as attempts. `0`: they count at once.",
     }),
   start: z
     .union([z.enum(['now', 'beginning']), z.iso.datetime({ offset: true, error: startError })], { error: startError })
     .optional()
     .meta({
       whenUnset: '`"now"`',
-      description: 'Where a destination added later starts: `"now"`, `"beginning"`, or an RFC 3339 time ([Where a destination added later starts](destinations.md#where-a-destination-added-later-starts)).',
+      description:
+        'Where a destination added later starts: `"now"`, `"beginning"`, or an RFC 3339 time ([Where a destination added later starts](destinations.md#where-a-destination-added-later-starts)).',
     }),
   ...brokerOptionsShape,
 });
 type DestinationOptions = z.infer<typeof destinationOptionsSchema>;
 
 const fileSchema = z.looseObject({
-  destinations: z.record(z.string().regex(namePattern, 'destination names are lower-case letters, digits and dashes, at most 30'), destinationOptionsSchema).default({}),
+  destinations: z
+    .record(z.string().regex(namePattern, 'destination names are lower-case letters, digits and dashes, at most 30'), destinationOptionsSchema)
+    .default({}),
 });
 
 function isLoopback(hostname: string): boolean {
@@ -249,7 +269,17 @@ function createDestination(name: string, env: Env, options: DestinationOptions, 
   const kind = url !== undefined && URL.canParse(url) ? transportKindOf(new URL(url)) : undefined;
   const transport = kind && destinationTransport(name, kind, options, problems);
   if (problems.length > before || !secrets) return undefined;
-  return { name, url: url!, transport: transport!, secrets, ...merged, providers, accounts, kinds, start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start) };
+  return {
+    name,
+    url: url!,
+    transport: transport!,
+    secrets,
+    ...merged,
+    providers,
+    accounts,
+    kinds,
+    start: start === undefined || start === 'now' || start === 'beginning' ? (start ?? 'now') : new Date(start),
+  };
 }
 
 /**

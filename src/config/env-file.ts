@@ -20,7 +20,10 @@ export const envFileVariable = {
  * names the file (one that cannot be read is a configuration error); set and empty, none is read;
  * unset, `.env` is read when it exists. The file is dotenv's format, as Node's --env-file reads it.
  */
-export function withEnvFile(env: Record<string, string | undefined>, readFile: ReadFile): { env: Record<string, string | undefined>; file: string | undefined } {
+export function withEnvFile(
+  env: Record<string, string | undefined>,
+  readFile: ReadFile,
+): { env: Record<string, string | undefined>; file: string | undefined } {
   const named = env.INBOX_ENV_FILE;
   if (named === '') return { env, file: undefined };
   const path = named ?? DEFAULT_ENV_FILE;

@@ -4,10 +4,13 @@ import { dashboardEnvKeys } from './dashboard-config.ts';
 import { databaseEnvKeys, postgresUrl } from './database-config.ts';
 import { ingestFirstEnvKeys } from './ingest-first-config.ts';
 
-const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+const intFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback);
 
-const cron = (fallback: string) => z.string().regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression').default(fallback);
+const cron = (fallback: string) =>
+  z
+    .string()
+    .regex(/^\S+( \S+){4}$/, 'must be a 5-field cron expression')
+    .default(fallback);
 
 /**
  * Every variable with its meaning beside it (`.describe`, or `.meta` with `whenUnset` where no zod
@@ -30,21 +33,22 @@ export const envVariables = z.object({
   INBOX_ROLE: z
     .enum(['all', 'receiver', 'worker'])
     .default('all')
-    .describe('`all` (receiver + workers, single container), `receiver`, or `worker`. Every role listens on `PORT`; `worker` serves only `/metrics`, health checks and the dashboard.'),
+    .describe(
+      '`all` (receiver + workers, single container), `receiver`, or `worker`. Every role listens on `PORT`; `worker` serves only `/metrics`, health checks and the dashboard.',
+    ),
   INBOX_CONFIG: z
     .string()
     .min(1)
     .optional()
-    .describe("Path of a JSON file declaring more providers and destinations' options ([its keys](#inbox_config-keys); [Destinations](destinations.md)). Its top-level keys are `providers` and `destinations`; any other is a configuration error naming it."),
+    .describe(
+      "Path of a JSON file declaring more providers and destinations' options ([its keys](#inbox_config-keys); [Destinations](destinations.md)). Its top-level keys are `providers` and `destinations`; any other is a configuration error naming it.",
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level.'),
-  LOG_FORMAT: z
-    .enum(['json', 'pretty'])
-    .optional()
-    .meta({
-      whenUnset: 'JSON, or pretty on a terminal',
-      description:
-        '`json`: one JSON object per line (what log shippers read). `pretty`: one readable line per entry, printed by `pino-pretty`, a devDependency (a production install, the Docker image, refuses it in one line). Unset: pretty when stdout is a terminal and `pino-pretty` is installed, else JSON.',
-    }),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional().meta({
+    whenUnset: 'JSON, or pretty on a terminal',
+    description:
+      '`json`: one JSON object per line (what log shippers read). `pretty`: one readable line per entry, printed by `pino-pretty`, a devDependency (a production install, the Docker image, refuses it in one line). Unset: pretty when stdout is a terminal and `pino-pretty` is installed, else JSON.',
+  }),
   MAX_BODY_BYTES: intFromEnv(1024 * 1024, 1).describe('Larger bodies get 413 without being buffered.'),
   SIGNATURE_TOLERANCE_SECONDS: intFromEnv(300, 1).describe('Signed-timestamp tolerance, both directions, where the scheme has a timestamp.'),
   COMMIT_DEADLINE_MS: intFromEnv(5000, 100, 60_000).describe('A webhook request not committed by then gets 503 + `Retry-After` (gateways time out at ~10 s).'),
@@ -52,16 +56,18 @@ export const envVariables = z.object({
   INGEST_LINGER_MS: z.coerce.number().int().min(0).max(50).optional().meta({
     whenUnset: '`4` in `receiver`, `0` in `all`',
     description:
-      'The longest a webhook request that finds the commit slot free waits for others to share its commit, while that pays (see [The receiver](receiving.md), group commit). `0`: never. At most 50. Off by default in `all`, where it measured worse for the ack\'s p99.',
+      "The longest a webhook request that finds the commit slot free waits for others to share its commit, while that pays (see [The receiver](receiving.md), group commit). `0`: never. At most 50. Off by default in `all`, where it measured worse for the ack's p99.",
   }),
   DATABASE_CONNECT_TIMEOUT_SECONDS: intFromEnv(2, 1, 60).describe('postgres.js waits 30 s by default; a short timeout turns an outage into a prompt 503.'),
   DATABASE_POOL_SIZE: intFromEnv(10, 2, 200).describe(
     'postgres.js pool; pg-boss keeps its own, half this size (at least 4); a receiving instance (`all`, `receiver`) opens one more connection of its own for the group commit.',
   ),
   WORKER_MAX_ATTEMPTS: intFromEnv(10, 1, 100).describe('Attempts in all (pg-boss `retryLimit` + 1).'),
-  WORKER_RETRY_DELAY_SECONDS: intFromEnv(10, 1).describe('The first retry\'s delay; each further one doubles it, with jitter ([Processing](processing.md)).'),
+  WORKER_RETRY_DELAY_SECONDS: intFromEnv(10, 1).describe("The first retry's delay; each further one doubles it, with jitter ([Processing](processing.md))."),
   WORKER_RETRY_DELAY_MAX_SECONDS: intFromEnv(900, 1).describe('The longest delay between two attempts ([Processing](processing.md)).'),
-  WORKER_EXPIRE_IN_SECONDS: intFromEnv(300, 10, 86_400).describe('A job active longer is retried while it may still run: keep it far above any handler\'s worst case.'),
+  WORKER_EXPIRE_IN_SECONDS: intFromEnv(300, 10, 86_400).describe(
+    "A job active longer is retried while it may still run: keep it far above any handler's worst case.",
+  ),
   // No zod default: the default depends on WORKER_EXPIRE_IN_SECONDS (workerHeartbeatSeconds).
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(86_400).optional().meta({
     whenUnset: '`30`',
@@ -83,7 +89,9 @@ export const envVariables = z.object({
   ...databaseEnvKeys,
   ...apiEnvKeys,
   ...ingestFirstEnvKeys,
-  SWEEP_CRON: cron('*/5 * * * *').describe('When the sweeper runs (5-field cron, UTC; pg-boss `schedule`, one run per tick across instances). See [Operations](operations.md).'),
+  SWEEP_CRON: cron('*/5 * * * *').describe(
+    'When the sweeper runs (5-field cron, UTC; pg-boss `schedule`, one run per tick across instances). See [Operations](operations.md).',
+  ),
   SWEEP_PENDING_OLDER_THAN_SECONDS: intFromEnv(300, 1).describe('A `pending` row older than this with no live job is re-queued by the sweeper.'),
   SWEEP_BATCH_SIZE: intFromEnv(500, 1, 10_000).describe('Most rows one sweep re-queues, oldest first.'),
   RETENTION_CRON: cron('15 3 * * *').describe("When the daily retention run archives and deletes rows past each provider's `retentionDays` (UTC)."),

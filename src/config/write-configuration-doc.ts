@@ -10,7 +10,8 @@ import { type GeneratedSection, configurationReference } from './configuration-r
 export const CONFIGURATION_DOC_PATH = 'docs/configuration.md';
 export const CONFIGURATION_DOC_COMMAND = 'npm run docs:config';
 
-const begin = (section: GeneratedSection) => `<!-- generated: ${section} (${CONFIGURATION_DOC_COMMAND}; the meanings live beside the zod schemas in src/config/) -->`;
+const begin = (section: GeneratedSection) =>
+  `<!-- generated: ${section} (${CONFIGURATION_DOC_COMMAND}; the meanings live beside the zod schemas in src/config/) -->`;
 const end = (section: GeneratedSection) => `<!-- end generated: ${section} -->`;
 
 /** The page with each generated section replaced; the markers must be there, once each, in order. */

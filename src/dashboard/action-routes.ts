@@ -37,7 +37,12 @@ function remoteAddressOf(c: Context): string | undefined {
  */
 export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
-  const throttle = createSignInThrottle({ maxFailures: SIGN_IN_MAX_FAILURES, windowSeconds: SIGN_IN_WINDOW_SECONDS, maxClients: SIGN_IN_MAX_CLIENTS, clock: deps.clock });
+  const throttle = createSignInThrottle({
+    maxFailures: SIGN_IN_MAX_FAILURES,
+    windowSeconds: SIGN_IN_WINDOW_SECONDS,
+    maxClients: SIGN_IN_MAX_CLIENTS,
+    clock: deps.clock,
+  });
   // Secure wherever the browser's connection is TLS: INBOX_PUBLIC_URL says so behind a proxy that
   // terminates it (the request here is plain http); a proxy may also say so per request.
   const sessionCookieOptions = (c: Context) => ({
@@ -53,20 +58,23 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   const sameOrigin: Guard = async (c, next) => {
     if (!deps.access.canSignIn) return refuse(c, 'Read-only dashboard', 'INBOX_ADMIN_TOKEN is not set, so nothing can be changed from here.');
-    if (!isSameOriginRequest({ header: (name) => c.req.header(name) }, deps.allowedHosts)) return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
+    if (!isSameOriginRequest({ header: (name) => c.req.header(name) }, deps.allowedHosts))
+      return refuse(c, 'Cross-origin request refused', 'This action must be submitted from the dashboard itself.');
     await next();
   };
   const signedIn: Guard = async (c, next) => {
     const session = c.get('session');
     if (!session) return refuse(c, 'Sign in first', 'Replays need an admin session: sign in with the admin token.');
-    if (!deps.access.checkCsrfToken(session, (await formFields(c.req)).csrf)) return refuse(c, 'Form expired', 'The form is stale or was not issued by this dashboard. Reload the page and try again.');
+    if (!deps.access.checkCsrfToken(session, (await formFields(c.req)).csrf))
+      return refuse(c, 'Form expired', 'The form is stale or was not issued by this dashboard. Reload the page and try again.');
     await next();
   };
   // A form is a token, a CSRF token and a few filter fields. bodyLimit's default answer is an
   // exception the app's error handler knows nothing of (it became a 500): answer it here.
   const formLimit = bodyLimit({
     maxSize: FORM_MAX_BYTES,
-    onError: (c) => c.html(renderMessagePage({ title: 'Form too large', message: `A dashboard form is at most ${FORM_MAX_BYTES / 1024} KB.`, access: c.get('viewer') }), 413),
+    onError: (c) =>
+      c.html(renderMessagePage({ title: 'Form too large', message: `A dashboard form is at most ${FORM_MAX_BYTES / 1024} KB.`, access: c.get('viewer') }), 413),
   });
   // A body that claims to be a form and is not one (multipart/form-data without its boundary)
   // makes the parser throw, which was a 500: refuse it once here. The parsed form is cached on the
@@ -75,7 +83,14 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     try {
       await formFields(c.req);
     } catch {
-      return c.html(renderMessagePage({ title: 'Unreadable form', message: 'The request body is not a form this dashboard can read. Submit the form from the dashboard page.', access: c.get('viewer') }), 400);
+      return c.html(
+        renderMessagePage({
+          title: 'Unreadable form',
+          message: 'The request body is not a form this dashboard can read. Submit the form from the dashboard page.',
+          access: c.get('viewer'),
+        }),
+        400,
+      );
     }
     await next();
   };
@@ -88,10 +103,18 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const retryAfter = throttle.retryAfterSeconds(client);
     if (retryAfter !== undefined) {
       c.header('Retry-After', String(retryAfter));
-      return c.html(renderMessagePage({ title: 'Too many attempts', message: `Too many wrong tokens from this address. Try again in ${retryAfter} s.`, access: c.get('viewer') }), 429);
+      return c.html(
+        renderMessagePage({
+          title: 'Too many attempts',
+          message: `Too many wrong tokens from this address. Try again in ${retryAfter} s.`,
+          access: c.get('viewer'),
+        }),
+        429,
+      );
     }
     if (token === undefined || !deps.access.checkToken(token)) {
-      if (throttle.recordFailure(client)) c.get('logger').warn({ client, windowSeconds: SIGN_IN_WINDOW_SECONDS }, `dashboard sign-in throttled after ${SIGN_IN_MAX_FAILURES} wrong tokens`);
+      if (throttle.recordFailure(client))
+        c.get('logger').warn({ client, windowSeconds: SIGN_IN_WINDOW_SECONDS }, `dashboard sign-in throttled after ${SIGN_IN_MAX_FAILURES} wrong tokens`);
       return refuse(c, 'Wrong token', 'That is not the admin token.');
     }
     throttle.recordSuccess(client);
@@ -126,7 +149,9 @@ export function createActionRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!confirmed) {
       const predictable = result.matched > 0 && result.matched <= PREDICTION_LIMIT;
       const prediction = predictable ? await deps.predictReplay(parsed.filter, result.statuses) : undefined;
-      return c.html(renderReplayPreviewPage({ preview: result, prediction, predictionLimit: PREDICTION_LIMIT, fields: parsed.fields, access: c.get('viewer') }));
+      return c.html(
+        renderReplayPreviewPage({ preview: result, prediction, predictionLimit: PREDICTION_LIMIT, fields: parsed.fields, access: c.get('viewer') }),
+      );
     }
     c.get('logger').info({ action: 'replay', ...parsed.fields, matched: result.matched, replayed: result.replayed }, 'dashboard replay');
     return c.redirect(`/dashboard?notice=replayed&count=${result.replayed}`, 303);

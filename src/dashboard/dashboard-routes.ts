@@ -29,8 +29,7 @@ export type { DashboardDeps } from './dashboard-env.ts';
 
 // No script runs on these pages, styles come from our own stylesheet, forms post only to us, and
 // no other site may frame them (clickjacking a replay button).
-const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * The count our own redirect wrote: digits only. Anyone can craft the link, so anything else
@@ -75,7 +74,10 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const authentic = deps.access.sessionOf(getCookie(c, SESSION_COOKIE), deps.clock());
     const session = authentic && !(await isSessionSignedOut(deps.db, authentic.nonce)) ? authentic : undefined;
     c.set('session', session);
-    c.set('viewer', !deps.access.canSignIn ? { kind: 'no-token' } : session ? { kind: 'signed-in', csrfToken: deps.access.csrfTokenFor(session) } : { kind: 'signed-out' });
+    c.set(
+      'viewer',
+      !deps.access.canSignIn ? { kind: 'no-token' } : session ? { kind: 'signed-in', csrfToken: deps.access.csrfTokenFor(session) } : { kind: 'signed-out' },
+    );
     await next();
     c.header('content-security-policy', CONTENT_SECURITY_POLICY);
     c.header('x-content-type-options', 'nosniff');
@@ -83,7 +85,9 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
 
-  routes.get('/dashboard/assets/dashboard.css', (c) => c.body(dashboardCss, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }));
+  routes.get('/dashboard/assets/dashboard.css', (c) =>
+    c.body(dashboardCss, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
+  );
 
   routes.get('/dashboard', async (c) => {
     const now = deps.clock();
@@ -101,7 +105,18 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const providers = summarizeProviders({ now, providers: configured, activity, lag, backlog, conflicts });
     const failedProvider = asked !== undefined && providers.some((p) => p.provider === asked) ? asked : undefined;
     const failed = await findFailedEvents(db, { provider: failedProvider, limit: 100 });
-    return c.html(renderOverviewPage({ now, providers, failed, failedProvider, destinations, deauthorizedAccounts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(
+      renderOverviewPage({
+        now,
+        providers,
+        failed,
+        failedProvider,
+        destinations,
+        deauthorizedAccounts,
+        access: c.get('viewer'),
+        notice: noticeFrom((n) => c.req.query(n)),
+      }),
+    );
   });
 
   routes.get('/dashboard/events/:id{[0-9]{1,18}}', async (c) => {
@@ -114,7 +129,9 @@ export function createDashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       findConflictsOfEvent(db, event.id),
     ]);
     const [transitions, findings] = payment ? await Promise.all([selectPaymentHistory(db, payment.id), selectFindingsOfPayment(db, payment.id)]) : [[], []];
-    return c.html(renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }));
+    return c.html(
+      renderEventPage({ event, payment, transitions, findings, resourceEvents, conflicts, access: c.get('viewer'), notice: noticeFrom((n) => c.req.query(n)) }),
+    );
   });
 
   routes.route('/', createEventRoutes(deps));

@@ -25,7 +25,10 @@ const utcTime = z
 const listOf = (values: readonly string[]) => `must be one of ${values.join(', ')}`;
 
 const fieldsSchema = z.object({
-  provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,29}$/, 'is not a provider name (lower-case letters, digits and dashes)').optional(),
+  provider: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,29}$/, 'is not a provider name (lower-case letters, digits and dashes)')
+    .optional(),
   status: z.enum(inboxStatuses, { error: listOf(inboxStatuses) }).optional(),
   decision: z.enum(eventDecisions, { error: listOf(eventDecisions) }).optional(),
   type: z.string().max(80, 'is longer than an event type can be (80)').optional(),
@@ -34,7 +37,11 @@ const fieldsSchema = z.object({
   account: z.string().max(150, 'is longer than an account id can be (150)').optional(),
   from: utcTime.optional(),
   to: utcTime.optional(),
-  before: z.string().regex(/^\d{1,15}$/, 'is not a position in the list (use the page links)').transform(Number).optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/, 'is not a position in the list (use the page links)')
+    .transform(Number)
+    .optional(),
 });
 
 /**
@@ -42,7 +49,9 @@ const fieldsSchema = z.object({
  * status 400): a value that cannot be a filter is said, never run, and never a 500. Empty fields
  * (a form submitted with blanks) are absent; other parameters are ignored.
  */
-export function parseEventListQuery(query: (name: string) => string | undefined): { request: EventListRequest; fields: EventListFields } | { problem: string; fields: EventListFields } {
+export function parseEventListQuery(
+  query: (name: string) => string | undefined,
+): { request: EventListRequest; fields: EventListFields } | { problem: string; fields: EventListFields } {
   const fields: EventListFields = {};
   for (const name of EVENT_LIST_FIELDS) {
     const value = query(name)?.trim();

@@ -26,7 +26,8 @@ async function knownProviders(db: SqlExecutor, configured: Iterable<string>): Pr
   return [...new Set([...configured, ...(await listStoredProviders(db))])];
 }
 
-const isQueryCanceled = (error: unknown) => (error as { code?: unknown })?.code === '57014' || (error as { cause?: { code?: unknown } })?.cause?.code === '57014';
+const isQueryCanceled = (error: unknown) =>
+  (error as { code?: unknown })?.code === '57014' || (error as { cause?: { code?: unknown } })?.cause?.code === '57014';
 
 /** GET /dashboard/events (the event list) and GET /dashboard/payments/:provider/:chargeId (one payment). */
 export function createEventRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
@@ -55,7 +56,14 @@ export function createEventRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const db = drizzleExecutor(deps.db);
     const payment = await selectPaymentByKey(db, c.req.param('provider'), c.req.param('chargeId'));
     if (!payment) {
-      return c.html(renderMessagePage({ title: 'No such payment', message: 'No payment has this gateway and charge id (yet): its events may still be pending, or not payment events.', access: c.get('viewer') }), 404);
+      return c.html(
+        renderMessagePage({
+          title: 'No such payment',
+          message: 'No payment has this gateway and charge id (yet): its events may still be pending, or not payment events.',
+          access: c.get('viewer'),
+        }),
+        404,
+      );
     }
     const destinations = [...new Set([...deps.destinations(), ...(await countLanesByDestination(deps.db)).map((d) => d.destination)])];
     const [facts, transitions, findings, events, lanes] = await Promise.all([

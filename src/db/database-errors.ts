@@ -14,8 +14,18 @@ export type DatabaseFailure = 'data' | 'availability' | 'unknown';
 const DATA_CLASSES = new Set(['22', '23', '54']);
 const AVAILABILITY_CLASSES = new Set(['08', '40', '53', '57', '58']);
 const CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
 ]);
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 // The dedupe key: ON CONFLICT DO NOTHING means it never raises; if it ever did, the event is

@@ -74,7 +74,11 @@ export async function verifyDataDirectory(url: string, dataDir: string): Promise
     const [row] = await sql<{ data_directory: string }[]>`show data_directory`;
     served = row!.data_directory;
   } catch (error) {
-    throw new EmbeddedDatabaseError('embedded_unreachable', `The embedded PostgreSQL of ${dataDir} does not answer at ${new URL(url).host}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new EmbeddedDatabaseError(
+      'embedded_unreachable',
+      `The embedded PostgreSQL of ${dataDir} does not answer at ${new URL(url).host}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   } finally {
     await sql.end({ timeout: 1 });
   }

@@ -25,7 +25,15 @@ export async function initialiseCluster(location: EmbeddedLocation, user: Cluste
   try {
     await runClusterCommand(
       location.binaries.initdb,
-      [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${EMBEDDED_USER}`, `--pwfile=${passwordFile}`, '--locale=C', '--lc-messages=C', '--encoding=UTF8'],
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        `--username=${EMBEDDED_USER}`,
+        `--pwfile=${passwordFile}`,
+        '--locale=C',
+        '--lc-messages=C',
+        '--encoding=UTF8',
+      ],
       user,
       `Creating the embedded PostgreSQL in ${dataDir} failed`,
     );
@@ -74,7 +82,10 @@ export async function startCluster(location: EmbeddedLocation, user: ClusterUser
   const logFile = clusterLogFile(dataDir);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort(attempt === 1 ? preferredPort : 0);
-    const offset = await stat(logFile).then((s) => s.size, () => 0);
+    const offset = await stat(logFile).then(
+      (s) => s.size,
+      () => 0,
+    );
     const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=''`;
     const result = await runAsClusterUser(location.binaries.pgCtl, ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings], user);
     if (result.code === 0) return port;
@@ -89,5 +100,10 @@ export async function startCluster(location: EmbeddedLocation, user: ClusterUser
 
 /** Fast shutdown: sessions are disconnected, the cluster checkpoints and exits. */
 export async function stopCluster(location: EmbeddedLocation, user: ClusterUser | undefined): Promise<void> {
-  await runClusterCommand(location.binaries.pgCtl, ['stop', '-w', '-t', '60', '-m', 'fast', '-D', location.dataDir], user, `Stopping the embedded PostgreSQL in ${location.dataDir} failed`);
+  await runClusterCommand(
+    location.binaries.pgCtl,
+    ['stop', '-w', '-t', '60', '-m', 'fast', '-D', location.dataDir],
+    user,
+    `Stopping the embedded PostgreSQL in ${location.dataDir} failed`,
+  );
 }

@@ -32,7 +32,8 @@ function readRecord(base: string): LocationRecord | undefined {
   const file = path.join(base, LOCATION_RECORD);
   if (!existsSync(file)) return undefined;
   const record = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocationRecord>;
-  if (typeof record.home !== 'string') throw new EmbeddedDatabaseError('embedded_unreachable', `${file} does not name the folder of this checkout's embedded PostgreSQL ("home").`);
+  if (typeof record.home !== 'string')
+    throw new EmbeddedDatabaseError('embedded_unreachable', `${file} does not name the folder of this checkout's embedded PostgreSQL ("home").`);
   return record as LocationRecord;
 }
 
@@ -55,7 +56,11 @@ export function isInitialised(dataDir: string): boolean {
 
 /** `<checkout folder name>-<random>`: readable in `ls`, and a fresh clone (or a deleted .inbox) never inherits old data. */
 function checkoutId(base: string): string {
-  const name = path.basename(path.dirname(base)).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'checkout';
+  const name =
+    path
+      .basename(path.dirname(base))
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 40) || 'checkout';
   return `${name}-${randomBytes(4).toString('hex')}`;
 }
 
@@ -76,7 +81,10 @@ async function relocate(base: string, relocationDir: string, user: ClusterUser):
   await writeFile(path.join(base, LOCATION_RECORD), `${JSON.stringify(record, null, 2)}\n`);
   const binaries = await copyBinaries(await packagedBinaries(), home);
   if (!(await userCanReach(user, [binaries.postgres, home]))) {
-    throw new EmbeddedDatabaseError('embedded_unreachable', `The \`${user.name}\` OS user cannot reach ${home} either: make ${relocationDir} searchable (chmod 755), or set DATABASE_URL.`);
+    throw new EmbeddedDatabaseError(
+      'embedded_unreachable',
+      `The \`${user.name}\` OS user cannot reach ${home} either: make ${relocationDir} searchable (chmod 755), or set DATABASE_URL.`,
+    );
   }
   return { dataDir: path.join(home, 'pg'), binaries, relocatedTo: home };
 }
@@ -88,11 +96,19 @@ async function relocate(base: string, relocationDir: string, user: ClusterUser):
  * binaries and data go to `<relocationDir>/<id>/`, recorded in the data folder. The checkout's own
  * permissions are never changed.
  */
-export async function prepareEmbeddedLocation(baseDir: string, user: ClusterUser | undefined, relocationDir = DEFAULT_RELOCATION_DIR): Promise<EmbeddedLocation> {
+export async function prepareEmbeddedLocation(
+  baseDir: string,
+  user: ClusterUser | undefined,
+  relocationDir = DEFAULT_RELOCATION_DIR,
+): Promise<EmbeddedLocation> {
   const base = path.resolve(baseDir);
   await makeDirectory(base).catch((error: unknown) => {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new EmbeddedDatabaseError('embedded_folder_unusable', `Cannot make ${base}, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ${reason}. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.`, { cause: error });
+    throw new EmbeddedDatabaseError(
+      'embedded_folder_unusable',
+      `Cannot make ${base}, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ${reason}. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.`,
+      { cause: error },
+    );
   });
   const location = await findEmbeddedLocation(base);
   if (!user) return location;

@@ -74,7 +74,13 @@ export function runAsClusterUser(command: string, args: string[], user: ClusterU
     child.stderr.on('data', collect);
     child.once('error', (error: NodeJS.ErrnoException) => {
       const who = user ? `the \`${user.name}\` OS user` : 'this user';
-      reject(new EmbeddedDatabaseError('embedded_command_failed', `Cannot run ${command} as ${who}: ${error.code ?? error.message}${error.code === 'EACCES' ? ' (it cannot reach or execute the file)' : ''}.`, { cause: error }));
+      reject(
+        new EmbeddedDatabaseError(
+          'embedded_command_failed',
+          `Cannot run ${command} as ${who}: ${error.code ?? error.message}${error.code === 'EACCES' ? ' (it cannot reach or execute the file)' : ''}.`,
+          { cause: error },
+        ),
+      );
     });
     child.once('close', (code) => resolve({ code, output }));
   });
@@ -84,7 +90,10 @@ export function runAsClusterUser(command: string, args: string[], user: ClusterU
 export async function runClusterCommand(command: string, args: string[], user: ClusterUser | undefined, context: string): Promise<string> {
   const result = await runAsClusterUser(command, args, user);
   if (result.code === 0) return result.output;
-  throw new EmbeddedDatabaseError('embedded_command_failed', `${context}: ${path.basename(command)} exited with code ${result.code}.\n${result.output.trim().slice(-2000)}`);
+  throw new EmbeddedDatabaseError(
+    'embedded_command_failed',
+    `${context}: ${path.basename(command)} exited with code ${result.code}.\n${result.output.trim().slice(-2000)}`,
+  );
 }
 
 /** Whether `user` may search every directory on the way to each path and the path itself (test -x). */

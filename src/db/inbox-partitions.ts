@@ -37,7 +37,9 @@ const PARTITION_LOCK_NAMESPACE = 72_010_015;
  */
 export async function createMonthPartitionsAhead(tx: SqlExecutor, now: Date, monthsAhead: number): Promise<{ created: string[]; leftToDefault: string[] }> {
   await tx.executeSql('select pg_advisory_xact_lock($1, 0)', [PARTITION_LOCK_NAMESPACE]);
-  const { rows: existing } = await tx.executeSql<{ name: string }>(`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass`);
+  const { rows: existing } = await tx.executeSql<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass`,
+  );
   const names = new Set(existing.map((r) => r.name));
   const result = { created: [] as string[], leftToDefault: [] as string[] };
   for (let ahead = 0; ahead <= monthsAhead; ahead += 1) {
@@ -52,7 +54,9 @@ export async function createMonthPartitionsAhead(tx: SqlExecutor, now: Date, mon
       continue;
     }
     // DDL takes no parameters; the bounds are ISO strings this function made.
-    await tx.executeSql(`create table ${month.name} partition of webhook_inbox for values from ('${month.from.toISOString()}') to ('${month.to.toISOString()}')`);
+    await tx.executeSql(
+      `create table ${month.name} partition of webhook_inbox for values from ('${month.from.toISOString()}') to ('${month.to.toISOString()}')`,
+    );
     result.created.push(month.name);
   }
   return result;

@@ -1,19 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  bigserial,
-  boolean,
-  check,
-  foreignKey,
-  index,
-  jsonb,
-  pgTable,
-  primaryKey,
-  smallint,
-  text,
-  timestamp,
-  varchar,
-} from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, foreignKey, index, jsonb, pgTable, primaryKey, smallint, text, timestamp, varchar } from 'drizzle-orm/pg-core';
 import { bytea } from './bytea.ts';
 
 export const inboxStatuses = ['pending', 'processed', 'ignored', 'failed'] as const;
@@ -31,7 +17,16 @@ export type SettledStatus = Extract<InboxStatus, 'processed' | 'ignored'>;
  * `not_a_payment_event` is an event no handler is registered for, `unknown_payment` a `require`
  * mode event whose payment the application has not created (yet).
  */
-export const eventDecisions = ['applied', 'stale', 'rejected_transition', 'rejected_amount', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment'] as const;
+export const eventDecisions = [
+  'applied',
+  'stale',
+  'rejected_transition',
+  'rejected_amount',
+  'superseded',
+  'refetched',
+  'not_a_payment_event',
+  'unknown_payment',
+] as const;
 export type EventDecisionName = (typeof eventDecisions)[number];
 
 /**
@@ -123,10 +118,7 @@ export const webhookInbox = pgTable(
     // The dashboard's event list filtered by account, newest first. Partial: a direct integration's
     // events (account null) get no entry, so the ingest path of one pays nothing for it.
     index('webhook_inbox_account_id_idx').on(table.account, table.id).where(sql`${table.account} is not null`),
-    check(
-      'webhook_inbox_status_check',
-      sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`,
-    ),
+    check('webhook_inbox_status_check', sql`${table.status} in ('pending', 'processed', 'ignored', 'failed')`),
     check(
       'webhook_inbox_decision_check',
       sql`${table.decision} in ('applied', 'stale', 'rejected_transition', 'rejected_amount', 'superseded', 'refetched', 'not_a_payment_event', 'unknown_payment')`,
@@ -183,7 +175,11 @@ export const webhookInboxConflicts = pgTable(
     rawBody: bytea('raw_body').notNull(),
   },
   (table) => [
-    foreignKey({ name: 'webhook_inbox_conflicts_inbox_fk', columns: [table.inboxId, table.inboxReceivedAt], foreignColumns: [webhookInbox.id, webhookInbox.receivedAt] }).onDelete('cascade'),
+    foreignKey({
+      name: 'webhook_inbox_conflicts_inbox_fk',
+      columns: [table.inboxId, table.inboxReceivedAt],
+      foreignColumns: [webhookInbox.id, webhookInbox.receivedAt],
+    }).onDelete('cascade'),
     index('webhook_inbox_conflicts_inbox_id_idx').on(table.inboxId, table.inboxReceivedAt),
     index('webhook_inbox_conflicts_received_at_idx').on(table.receivedAt),
   ],

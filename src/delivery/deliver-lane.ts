@@ -28,8 +28,16 @@ export interface DeliveryTarget {
   lastDeliveredAt: number;
 }
 
-export function deliveryTargets(destinations: readonly DestinationConfig[], transports: ReadonlyMap<string, EventTransport>): ReadonlyMap<string, DeliveryTarget> {
-  return new Map(destinations.map((config) => [config.name, { config, keys: signingKeys(config.secrets), transport: transports.get(config.name)!, lastDeliveredAt: -Infinity }]));
+export function deliveryTargets(
+  destinations: readonly DestinationConfig[],
+  transports: ReadonlyMap<string, EventTransport>,
+): ReadonlyMap<string, DeliveryTarget> {
+  return new Map(
+    destinations.map((config) => [
+      config.name,
+      { config, keys: signingKeys(config.secrets), transport: transports.get(config.name)!, lastDeliveredAt: -Infinity },
+    ]),
+  );
 }
 
 export interface DeliveryDeps {
@@ -84,7 +92,12 @@ export interface LaneEvent {
 }
 
 /** Sends one event, signed for this attempt, by the target's transport (a POST or a publish); a success is noted on the target. */
-export async function postSigned(deps: Pick<DeliveryDeps, 'clock' | 'timers'>, target: DeliveryTarget, sent: LaneEvent, signal?: AbortSignal): Promise<PostResult> {
+export async function postSigned(
+  deps: Pick<DeliveryDeps, 'clock' | 'timers'>,
+  target: DeliveryTarget,
+  sent: LaneEvent,
+  signal?: AbortSignal,
+): Promise<PostResult> {
   const { event, followsSequence } = sent;
   const body = JSON.stringify(toPushedEventBody(event, followsSequence));
   const headers = signWebhook(target.keys, event.id, deps.clock(), body);
@@ -96,7 +109,11 @@ export async function postSigned(deps: Pick<DeliveryDeps, 'clock' | 'timers'>, t
 /** The probe got through: every lane that failed during the outage gets a job now. */
 export async function resumeDestination(deps: DeliveryDeps, destination: string): Promise<void> {
   const paymentIds = await endDestinationBackoff(deps.db, destination);
-  await enqueueLaneJobs(deps.boss, deps.db, paymentIds.map((paymentId) => ({ destination, paymentId })));
+  await enqueueLaneJobs(
+    deps.boss,
+    deps.db,
+    paymentIds.map((paymentId) => ({ destination, paymentId })),
+  );
   deps.logger.info({ destination, lanesResumed: paymentIds.length }, 'destination answers again: its backoff is over');
 }
 
@@ -151,7 +168,10 @@ export async function handleFailure(deps: DeliveryDeps, failure: LaneFailureCont
     return 'parked';
   }
   const retryInSeconds = Math.round(delaySeconds * 10) / 10;
-  log.info({ attempts: recorded.attempts, throttles: recorded.throttles, retryInSeconds, error: result.error }, 'delivery attempt failed; retrying with backoff');
+  log.info(
+    { attempts: recorded.attempts, throttles: recorded.throttles, retryInSeconds, error: result.error },
+    'delivery attempt failed; retrying with backoff',
+  );
   // It answered 2xx to another request while this one failed: up, so this failure is the lane's —
   // a failed probe too (a probe sent just before the destination came back would otherwise start a
   // new backoff after another probe's 2xx had ended it).
@@ -165,11 +185,20 @@ export async function handleFailure(deps: DeliveryDeps, failure: LaneFailureCont
  * Many lanes failing at once (or a failed probe): the destination backs off as a whole — one that
  * answers 429 to everything as one that is down — never sooner than it asked (`atLeastSeconds`).
  */
-async function backOffIfDown(deps: DeliveryDeps, config: DestinationConfig, probing: boolean, trips: number, atLeastSeconds: number): Promise<number | undefined> {
+async function backOffIfDown(
+  deps: DeliveryDeps,
+  config: DestinationConfig,
+  probing: boolean,
+  trips: number,
+  atLeastSeconds: number,
+): Promise<number | undefined> {
   if (!probing && (await countFailingLanes(deps.db, config.name, config.backoffAfterFailingLanes)) < config.backoffAfterFailingLanes) return undefined;
   const seconds = await startDestinationBackoff(deps.db, config.name, (n) => Math.max(atLeastSeconds, backoffSeconds(n, config)), trips);
   if (seconds !== undefined) {
-    deps.logger.warn({ destination: config.name, backoffSeconds: Math.round(seconds) }, 'destination failing across many lanes: backing off as a whole (no lane spends attempts meanwhile)');
+    deps.logger.warn(
+      { destination: config.name, backoffSeconds: Math.round(seconds) },
+      'destination failing across many lanes: backing off as a whole (no lane spends attempts meanwhile)',
+    );
   }
   return seconds;
 }

@@ -51,8 +51,15 @@ interface LaneRun {
  * POST (an open writing transaction would hold back the feed's horizon): the singleton queue keeps
  * one run per lane, and every write is conditional on the lane being where the run found it.
  */
-export async function deliverLanes<J extends LaneJob>(deps: DeliveryDeps, jobs: readonly J[], settleEarly?: (ended: readonly EndedLane<J>[]) => Promise<void>): Promise<LaneRunOutcome[]> {
-  const states = await readLaneStates(deps.sql, jobs.map((job) => job.data));
+export async function deliverLanes<J extends LaneJob>(
+  deps: DeliveryDeps,
+  jobs: readonly J[],
+  settleEarly?: (ended: readonly EndedLane<J>[]) => Promise<void>,
+): Promise<LaneRunOutcome[]> {
+  const states = await readLaneStates(
+    deps.sql,
+    jobs.map((job) => job.data),
+  );
   const outcomes = new Map<LaneJob, LaneRunOutcome>();
   const runs: LaneRun[] = [];
   const lanes = new Set<string>();
@@ -70,7 +77,17 @@ export async function deliverLanes<J extends LaneJob>(deps: DeliveryDeps, jobs: 
       if (held) return outcomes.set(job, held);
       const target = deps.targets.get(job.data.destination)!;
       const { deliveredSequence, answeredSequence } = state;
-      runs.push({ job, target, state, delivered: deliveredSequence, marked: deliveredSequence, answered: answeredSequence, lastStatus: null, probing: state.destinationBackoffTrips > 0, probeAnswered: false });
+      runs.push({
+        job,
+        target,
+        state,
+        delivered: deliveredSequence,
+        marked: deliveredSequence,
+        answered: answeredSequence,
+        lastStatus: null,
+        probing: state.destinationBackoffTrips > 0,
+        probeAnswered: false,
+      });
     }),
   );
   const batch: BatchProgress = {
@@ -112,7 +129,11 @@ async function sendInRounds(deps: DeliveryDeps, batch: BatchProgress, runs: Lane
   try {
     while (active.length > 0) {
       if (!inFlight) {
-        const events = await readLanesEvents(deps.db, active.map((run) => ({ paymentId: run.job.data.paymentId, afterSequence: run.delivered })), EVENTS_PER_READ);
+        const events = await readLanesEvents(
+          deps.db,
+          active.map((run) => ({ paymentId: run.job.data.paymentId, afterSequence: run.delivered })),
+          EVENTS_PER_READ,
+        );
         inFlight = active.map((run, i) => {
           run.readAll = events[i]!.length < EVENTS_PER_READ;
           return sendEvents(deps, run, events[i]!, started);
@@ -122,7 +143,15 @@ async function sendInRounds(deps: DeliveryDeps, batch: BatchProgress, runs: Lane
       const slow = active.filter((_, i) => !done[i]);
       if (slow.length > 0) {
         batch.groupsSending += 1;
-        stragglers.push(sendInRounds(deps, batch, slow, started, inFlight.filter((_, i) => !done[i])));
+        stragglers.push(
+          sendInRounds(
+            deps,
+            batch,
+            slow,
+            started,
+            inFlight.filter((_, i) => !done[i]),
+          ),
+        );
       }
       const answered = active.filter((_, i) => done[i]);
       inFlight = undefined;
@@ -217,7 +246,13 @@ async function recordProgress(deps: DeliveryDeps, runs: readonly LaneRun[]): Pro
   const moved = runs.filter((run) => run.delivered > run.marked);
   const marked = await markLanesDelivered(
     deps.sql,
-    moved.map((run) => ({ destination: run.job.data.destination, paymentId: run.job.data.paymentId, deliveredSequence: run.delivered, answeredSequence: run.answered, status: run.lastStatus })),
+    moved.map((run) => ({
+      destination: run.job.data.destination,
+      paymentId: run.job.data.paymentId,
+      deliveredSequence: run.delivered,
+      answeredSequence: run.answered,
+      status: run.lastStatus,
+    })),
   );
   for (const run of moved) {
     if (marked.has(laneKey(run.job.data.destination, run.job.data.paymentId))) run.marked = run.delivered;

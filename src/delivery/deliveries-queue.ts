@@ -9,7 +9,10 @@ export const DELIVERIES_DEAD_LETTER_QUEUE = 'deliveries-dead-letter';
 /** Queues the payments from before a destination was added, a batch a job (destination-start.ts). */
 export const DELIVERY_SEEDS_QUEUE = 'delivery-seeds';
 /** One seeding job per destination running and one waiting at most: a restart queues no second walk. */
-const DELIVERY_SEEDS_QUEUE_OPTIONS = { policy: 'stately', retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 } as const satisfies Omit<Queue, 'name'>;
+const DELIVERY_SEEDS_QUEUE_OPTIONS = { policy: 'stately', retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 } as const satisfies Omit<
+  Queue,
+  'name'
+>;
 
 /** A delivery job names a lane; the lane's row and the outbox say what is left to send. */
 export interface DeliveryJobData {

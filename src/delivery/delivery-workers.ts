@@ -23,7 +23,12 @@ function settleEarly(boss: PgBoss, deps: DeliveryDeps): (ended: readonly EndedLa
     const byOutcome = new Map<string, EndedLane<JobWithMetadata<DeliveryJobData>>[]>();
     for (const lane of ended) byOutcome.set(lane.outcome, [...(byOutcome.get(lane.outcome) ?? []), lane]);
     try {
-      for (const [outcome, lanes] of byOutcome) await boss.complete(DELIVERIES_QUEUE, lanes.map(({ job }) => ({ id: job.id, retryCount: job.retryCount })), { outcome });
+      for (const [outcome, lanes] of byOutcome)
+        await boss.complete(
+          DELIVERIES_QUEUE,
+          lanes.map(({ job }) => ({ id: job.id, retryCount: job.retryCount })),
+          { outcome },
+        );
     } catch (error) {
       deps.logger.warn({ err: error, lanes: ended.length }, 'completing ended lanes ahead of their batch failed; they complete with it');
     }
@@ -51,7 +56,10 @@ async function startDeadLetterWorker(boss: PgBoss, deps: DeliveryDeps, pollingIn
   await workDeadLetters<DeliveryJobData>(boss, DELIVERIES_DEAD_LETTER_QUEUE, pollingIntervalSeconds, async ({ data, runs, finalFailure }) => {
     const reason = `its delivery runs failed ${runs} times (not the destination's answers): ${finalFailure}`;
     if (await parkLaneAfterFailedRuns(deps.db, data.destination, data.paymentId, reason)) {
-      deps.logger.error({ destination: data.destination, paymentId: data.paymentId, runs, reason }, 'delivery lane parked after its runs kept failing: it needs a human (fix the cause, then inboxctl lanes retry)');
+      deps.logger.error(
+        { destination: data.destination, paymentId: data.paymentId, runs, reason },
+        'delivery lane parked after its runs kept failing: it needs a human (fix the cause, then inboxctl lanes retry)',
+      );
     }
   });
 }

@@ -24,7 +24,10 @@ interface SeedJobData {
 
 /** A text[] parameter: drizzle spreads a JS array into a list of parameters, so the array is built in SQL. */
 function textArray(values: readonly string[]): SQL {
-  return sql`array[${sql.join(values.map((value) => sql`${value}`), sql`, `)}]::text[]`;
+  return sql`array[${sql.join(
+    values.map((value) => sql`${value}`),
+    sql`, `,
+  )}]::text[]`;
 }
 
 function startSetting(start: DestinationStart): string {
@@ -46,7 +49,11 @@ export async function registerDestinationStarts(db: Database, destinations: read
         seed_after_payment_id = excluded.seed_after_payment_id, updated_at = now()
       where d.start_setting is distinct from excluded.start_setting
       returning d.starts_at`);
-    if (changed.length > 0) logger.info({ destination: destination.name, start: setting, startsAt: changed[0]!.starts_at }, 'destination starts here: earlier events are not sent to it');
+    if (changed.length > 0)
+      logger.info(
+        { destination: destination.name, start: setting, startsAt: changed[0]!.starts_at },
+        'destination starts here: earlier events are not sent to it',
+      );
   }
   const seeding = await db.execute<{ name: string }>(sql`
     select name from ${deliveryDestinations} where name = any(${textArray(destinations.map((d) => d.name))}) and seed_after_payment_id is not null`);
@@ -70,20 +77,36 @@ async function seedBatch(db: Database, boss: PgBoss, destination: DestinationCon
     if (!row || row.after === null) return 0;
     const providers = destination.providers ? sql`and p.provider = any(${textArray(destination.providers)})` : sql``;
     const accounts = destination.accounts ? sql`and p.account = any(${textArray(destination.accounts)})` : sql``;
-    const since = row.starts_at === null ? sql`` : sql`and exists (select 1 from payment_events e where e.payment_id = p.id and e.created_at >= ${row.starts_at}::timestamptz)`;
+    const since =
+      row.starts_at === null
+        ? sql``
+        : sql`and exists (select 1 from payment_events e where e.payment_id = p.id and e.created_at >= ${row.starts_at}::timestamptz)`;
     const payments = await tx.execute<{ id: string }>(sql`
       select p.id from payments p where p.id > ${row.after} and p.event_sequence > 0 ${providers} ${accounts} ${since}
       order by p.id limit ${PAYMENTS_PER_SEED}`);
-    await enqueueLaneJobs(boss, tx, payments.map((p) => ({ destination: destination.name, paymentId: Number(p.id) })));
+    await enqueueLaneJobs(
+      boss,
+      tx,
+      payments.map((p) => ({ destination: destination.name, paymentId: Number(p.id) })),
+    );
     const done = payments.length < PAYMENTS_PER_SEED;
     const last = payments.at(-1)?.id ?? row.after;
-    await tx.execute(sql`update ${deliveryDestinations} set seed_after_payment_id = ${done ? null : last}, updated_at = now() where name = ${destination.name}`);
-    if (!done) await boss.insert(DELIVERY_SEEDS_QUEUE, [{ data: { destination: destination.name }, singletonKey: destination.name }], { db: drizzleExecutor(tx) });
+    await tx.execute(
+      sql`update ${deliveryDestinations} set seed_after_payment_id = ${done ? null : last}, updated_at = now() where name = ${destination.name}`,
+    );
+    if (!done)
+      await boss.insert(DELIVERY_SEEDS_QUEUE, [{ data: { destination: destination.name }, singletonKey: destination.name }], { db: drizzleExecutor(tx) });
     return payments.length;
   });
 }
 
-export async function startSeedingWorker(boss: PgBoss, db: Database, targets: ReadonlyMap<string, { config: DestinationConfig }>, logger: Logger, pollingIntervalSeconds: number): Promise<void> {
+export async function startSeedingWorker(
+  boss: PgBoss,
+  db: Database,
+  targets: ReadonlyMap<string, { config: DestinationConfig }>,
+  logger: Logger,
+  pollingIntervalSeconds: number,
+): Promise<void> {
   await boss.work<SeedJobData>(DELIVERY_SEEDS_QUEUE, { pollingIntervalSeconds }, async ([job]) => {
     if (!job) return;
     const target = targets.get(job.data.destination);

@@ -27,7 +27,17 @@ export async function createEventTransports(destinations: readonly DestinationCo
       transports.set(name, createRabbitmqTransport({ name, url, exchange: transport.exchange, connectTimeoutMs: destination.timeoutMs, logger: log }));
     } else if (transport.kind === 'nats') {
       const { createNatsTransport } = await import('./brokers/nats-transport.ts');
-      transports.set(name, createNatsTransport({ name, url, subjectPrefix: transport.subjectPrefix, stream: transport.stream, connectTimeoutMs: destination.timeoutMs, logger: log }));
+      transports.set(
+        name,
+        createNatsTransport({
+          name,
+          url,
+          subjectPrefix: transport.subjectPrefix,
+          stream: transport.stream,
+          connectTimeoutMs: destination.timeoutMs,
+          logger: log,
+        }),
+      );
     } else {
       transports.set(name, httpTransport(url));
     }

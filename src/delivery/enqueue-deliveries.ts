@@ -15,7 +15,10 @@ export class DeliveryJobNotCreatedError extends CodedError {
 
 /** Whether a destination has lanes for this payment at all: its providers and accounts filters. */
 function destinationTakesPayment(destination: DestinationConfig, provider: string, account: string | null): boolean {
-  return (!destination.providers || destination.providers.includes(provider)) && (!destination.accounts || (account !== null && destination.accounts.includes(account)));
+  return (
+    (!destination.providers || destination.providers.includes(provider)) &&
+    (!destination.accounts || (account !== null && destination.accounts.includes(account)))
+  );
 }
 
 /** Whether a destination wants this change sent: its provider, account and event type filters. */
@@ -48,7 +51,8 @@ export function createDeliveryAnnouncer(boss: PgBoss, destinations: readonly Des
       for (const destination of destinations) {
         // A change its kinds filter leaves out still queues the lane's run, which passes it over:
         // without it the lane would stay behind that event until a wanted change came.
-        if (destinationTakesPayment(destination, change.provider, change.account)) lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
+        if (destinationTakesPayment(destination, change.provider, change.account))
+          lanes.set(`${destination.name}:${change.paymentId}`, { destination: destination.name, paymentId: change.paymentId });
       }
     }
     await enqueueLaneJobs(boss, tx, [...lanes.values()]);

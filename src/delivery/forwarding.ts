@@ -46,7 +46,8 @@ export async function startForwarding(options: ForwardingOptions): Promise<Forwa
   for (const destination of options.destinations) {
     const publicKeys = destination.secrets.map(publicKeyOf).filter((key) => key !== undefined);
     // Public halves only: what the application verifies v1a signatures with.
-    if (publicKeys.length > 0) logger.info({ destination: destination.name, publicKeys }, 'destination signed with ed25519 (v1a): its consumers verify with these whpk_ keys');
+    if (publicKeys.length > 0)
+      logger.info({ destination: destination.name, publicKeys }, 'destination signed with ed25519 (v1a): its consumers verify with these whpk_ keys');
   }
   // Before processing starts on this instance, so `start: now` is before any change it announces.
   const seeding = await registerDestinationStarts(db, options.destinations, logger);

@@ -75,7 +75,10 @@ export async function describeDestinations(db: Database | Transaction, names: re
     select n.name, d.disabled_at, d.disabled_reason, case when d.backoff_until > now() then d.backoff_until end as backoff_until,
            (select count(*) from ${deliveryLanes} l where l.destination = n.name and l.parked_at is not null)::int as parked,
            behind.lanes as behind, behind.oldest as oldest_undelivered_at
-    from unnest(array[${sql.join(names.map((name) => sql`${name}`), sql`, `)}]::text[]) as n(name)
+    from unnest(array[${sql.join(
+      names.map((name) => sql`${name}`),
+      sql`, `,
+    )}]::text[]) as n(name)
     left join ${deliveryDestinations} as d on d.name = n.name
     cross join lateral (
       select count(*)::int as lanes, min(e.created_at) as oldest
@@ -152,7 +155,10 @@ export interface LaneChangeOptions {
 }
 
 /** The lane's row, locked for the operator's change; the lane must exist. */
-async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ paymentId: number; parked: boolean; deliveredSequence: number; lastSequence: number }> {
+async function lockLane(
+  tx: Database | Transaction,
+  lane: LaneRef,
+): Promise<{ paymentId: number; parked: boolean; deliveredSequence: number; lastSequence: number }> {
   const [found] = await tx.execute<{ payment_id: string; parked: boolean; delivered_sequence: number; event_sequence: number }>(sql`
     select l.payment_id, l.parked_at is not null as parked, l.delivered_sequence, p.event_sequence from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
     where p.provider = ${lane.provider} and p.gateway_charge_id = ${lane.chargeId} and l.destination = ${lane.destination}
@@ -162,7 +168,11 @@ async function lockLane(tx: Database | Transaction, lane: LaneRef): Promise<{ pa
 }
 
 /** Unparks the lane (attempts from zero) and queues a run now; a waiting retry is pulled forward too. */
-export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChangeOptions = {}): Promise<{ wasParked: boolean; deliveredSequence: number; lastSequence: number }> {
+export async function retryLane(
+  deps: LaneDeps,
+  lane: LaneRef,
+  options: LaneChangeOptions = {},
+): Promise<{ wasParked: boolean; deliveredSequence: number; lastSequence: number }> {
   return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     await tx.execute(sql`
@@ -179,7 +189,12 @@ export async function retryLane(deps: LaneDeps, lane: LaneRef, options: LaneChan
  * outbox and the feed. answered_sequence stays where it was, so the next event sent says it follows
  * the one before the skipped event (`follows_sequence`), and the application applies it.
  */
-export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: string, options: LaneChangeOptions = {}): Promise<{ skippedSequence: number; eventId: string }> {
+export async function skipLaneEvent(
+  deps: LaneDeps,
+  lane: LaneRef,
+  reason: string,
+  options: LaneChangeOptions = {},
+): Promise<{ skippedSequence: number; eventId: string }> {
   return changeInTransaction(deps, options, async (tx) => {
     const found = await lockLane(tx, lane);
     if (!found.parked) throw new LaneNotParkedError(lane.destination, lane.provider, lane.chargeId);
@@ -200,7 +215,11 @@ export async function skipLaneEvent(deps: LaneDeps, lane: LaneRef, reason: strin
  * Takes a disabled (410) destination back and queues its backlog: every lane with events left
  * (a run that met the disabled destination left its lane behind, see noteLaneHeld).
  */
-export async function enableDestination(deps: LaneDeps, destination: string, options: LaneChangeOptions = {}): Promise<{ wasDisabled: boolean; lanesQueued: number }> {
+export async function enableDestination(
+  deps: LaneDeps,
+  destination: string,
+  options: LaneChangeOptions = {},
+): Promise<{ wasDisabled: boolean; lanesQueued: number }> {
   return changeInTransaction(deps, options, async (tx) => {
     const enabled = await tx.execute(sql`
       update ${deliveryDestinations} set disabled_at = null, disabled_reason = null, updated_at = now()
@@ -209,7 +228,11 @@ export async function enableDestination(deps: LaneDeps, destination: string, opt
     const lanes = await tx.execute<{ payment_id: string }>(sql`
       select l.payment_id from ${deliveryLanes} as l join payments as p on p.id = l.payment_id
       where l.destination = ${destination} and l.delivered_sequence < p.event_sequence and l.parked_at is null`);
-    await enqueueLaneJobs(deps.boss, tx, lanes.map((r) => ({ destination, paymentId: Number(r.payment_id) })));
+    await enqueueLaneJobs(
+      deps.boss,
+      tx,
+      lanes.map((r) => ({ destination, paymentId: Number(r.payment_id) })),
+    );
     return { wasDisabled: true, lanesQueued: lanes.length };
   });
 }

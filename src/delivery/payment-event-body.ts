@@ -22,16 +22,21 @@ const minorUnits = z
 /** One recipient's share of a split charge, in Pagar.me's words (docs/accounts.md). Shared with the payment lookup. */
 export const splitShareSchema = z
   .object({
-    recipient_id: z.string().min(1).describe("The recipient at the gateway (Pagar.me `rp_…`; `re_…` before v5)."),
-    rule_id: z.string().min(1).nullable().describe('The split rule\'s id at the gateway (`sr_…`); null when it gave none.'),
+    recipient_id: z.string().min(1).describe('The recipient at the gateway (Pagar.me `rp_…`; `re_…` before v5).'),
+    rule_id: z.string().min(1).nullable().describe("The split rule's id at the gateway (`sr_…`); null when it gave none."),
     amount: minorUnits.nullable().describe("A flat share, in `currency`'s minor units; null for a percentage."),
     percentage: z.number().min(0).max(100).nullable().describe('A share in percent of the charge; null for a flat amount.'),
     liable: z.boolean().nullable().describe('The recipient answers for chargebacks (`liable`); null when the gateway did not say.'),
-    charge_processing_fee: z.boolean().nullable().describe('The recipient pays the processing fee (`charge_processing_fee`); null when the gateway did not say.'),
+    charge_processing_fee: z
+      .boolean()
+      .nullable()
+      .describe('The recipient pays the processing fee (`charge_processing_fee`); null when the gateway did not say.'),
     charge_remainder_fee: z
       .boolean()
       .nullable()
-      .describe('The recipient receives what is left after the division (`charge_remainder_fee`; `charge_remainder` before v5); null when the gateway did not say.'),
+      .describe(
+        'The recipient receives what is left after the division (`charge_remainder_fee`; `charge_remainder` before v5); null when the gateway did not say.',
+      ),
   })
   .describe("One recipient's share of the charge.");
 
@@ -55,9 +60,12 @@ export const paymentEventBodySchema = z
     type: z
       .enum(paymentStatuses.map((s) => `payment.${s}` as const))
       .describe(
-        '`payment.<status>`: the payment\'s status after this change. The same type follows itself when only the amounts or the inquiry moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`; an inquiry opened on a paid payment is a `payment.paid` with `previous_status` `paid` and `inquiry_open` true): a new change has a new `id` and the next `sequence`, a resend the same ones.',
+        "`payment.<status>`: the payment's status after this change. The same type follows itself when only the amounts or the inquiry moved (a second partial refund is a second `payment.partially_refunded`, with the new `amount_refunded`; an inquiry opened on a paid payment is a `payment.paid` with `previous_status` `paid` and `inquiry_open` true): a new change has a new `id` and the next `sequence`, a resend the same ones.",
       ),
-    sequence: z.int().min(1).describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
+    sequence: z
+      .int()
+      .min(1)
+      .describe("This payment's events are numbered 1, 2, 3, … without gaps: apply event n only after n − 1, ignore one at or below the last applied."),
     follows_sequence: z
       .int()
       .min(0)
@@ -80,10 +88,12 @@ export const paymentEventBodySchema = z
           .min(1)
           .nullable()
           .describe(
-            "The gateway account the payment belongs to when one provider receives for many (a Stripe Connect connected account, `acct_…`); null for a direct integration, and on events written before accounts were recorded. An attribute, not part of the key: `provider` and `charge_id` still name the payment (docs/accounts.md).",
+            'The gateway account the payment belongs to when one provider receives for many (a Stripe Connect connected account, `acct_…`); null for a direct integration, and on events written before accounts were recorded. An attribute, not part of the key: `provider` and `charge_id` still name the payment (docs/accounts.md).',
           ),
         status,
-        previous_status: status.nullable().describe('The status before this change: the same as `status` when only the amounts moved; null on the payment\'s first event.'),
+        previous_status: status
+          .nullable()
+          .describe("The status before this change: the same as `status` when only the amounts moved; null on the payment's first event."),
         amount: minorUnits.nullable().describe("The charged amount in `currency`'s minor units; null while no gateway event has said it."),
         amount_refunded: minorUnits.describe("The amount refunded so far, in `currency`'s minor units."),
         currency: z.string().min(1).max(3).nullable().describe('ISO 4217 code in upper case (e.g. `BRL`); null while no gateway event has said it.'),
@@ -103,7 +113,7 @@ export const paymentEventBodySchema = z
       .describe('The payment right after this change.'),
     cause: z
       .object({
-        inbox_id: z.int().min(1).describe("The inbox row of the gateway event that caused the change (inboxctl show <inbox_id>)."),
+        inbox_id: z.int().min(1).describe('The inbox row of the gateway event that caused the change (inboxctl show <inbox_id>).'),
         event_id: z.string().min(1).describe("The gateway's own event id."),
         event_type: z.string().min(1).describe("The gateway's own event type (e.g. `charge.refunded`)."),
       })
@@ -111,7 +121,8 @@ export const paymentEventBodySchema = z
   })
   .meta({
     title: 'Payment event',
-    description: 'One change of one payment, as the webhook inbox tells the application: its status, or its amounts (amount, amount_refunded, currency) or its open inquiry (inquiry_open) with the status unchanged.',
+    description:
+      'One change of one payment, as the webhook inbox tells the application: its status, or its amounts (amount, amount_refunded, currency) or its open inquiry (inquiry_open) with the status unchanged.',
   });
 
 export type PaymentEventBody = z.infer<typeof paymentEventBodySchema>;

@@ -33,7 +33,10 @@ const agents = { http: new HttpAgent({ keepAlive: true, keepAliveMsecs: 10_000 }
 
 /** One line for the lane's last_error: printable, short, never more than the destination said. */
 function answerSummary(text: string): string {
-  const line = text.replace(/[^\x20-\x7e]+/g, ' ').trim().slice(0, 200);
+  const line = text
+    .replace(/[^\x20-\x7e]+/g, ' ')
+    .trim()
+    .slice(0, 200);
   return line === '' ? '' : `: ${line}`;
 }
 
@@ -82,7 +85,12 @@ function resultOf(response: IncomingMessage, answer: string, stopped?: string): 
   const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
   const cutShort = stopped ? ` (the answer stopped: ${stopped})` : '';
   const retryAfter = response.headers['retry-after'];
-  return { kind: 'failed', status, error: `HTTP ${status}${redirect}${answerSummary(answer)}${cutShort}`, retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
+  return {
+    kind: 'failed',
+    status,
+    error: `HTTP ${status}${redirect}${answerSummary(answer)}${cutShort}`,
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+  };
 }
 
 /**

@@ -55,7 +55,12 @@ async function deleteDestinationJobs(boss: PgBoss, tx: Transaction, destination:
  * and a destination later configured under the same name starts clean (a new start, no lane, no
  * backoff). Who and why are recorded. The payment events stay: the outbox and the feed keep them.
  */
-export async function retireDestination(deps: { db: Database; boss: PgBoss }, destination: string, retirement: Retirement, options: LaneChangeOptions = {}): Promise<RetirementSummary> {
+export async function retireDestination(
+  deps: { db: Database; boss: PgBoss },
+  destination: string,
+  retirement: Retirement,
+  options: LaneChangeOptions = {},
+): Promise<RetirementSummary> {
   return changeInTransaction(deps, options, async (tx) => {
     const [lanes] = await tx.execute<{ lanes: number; parked: number }>(sql`
       with gone as (delete from ${deliveryLanes} where destination = ${destination} returning parked_at)
@@ -80,7 +85,11 @@ export async function retireDestination(deps: { db: Database; boss: PgBoss }, de
 /** The destination's last retirement, for saying so when there is nothing left to retire. */
 export async function lastRetirement(db: Database, destination: string): Promise<PastRetirement | undefined> {
   const [row] = await db
-    .select({ retiredAt: deliveryDestinationRetirements.retiredAt, by: deliveryDestinationRetirements.retiredBy, reason: deliveryDestinationRetirements.reason })
+    .select({
+      retiredAt: deliveryDestinationRetirements.retiredAt,
+      by: deliveryDestinationRetirements.retiredBy,
+      reason: deliveryDestinationRetirements.reason,
+    })
     .from(deliveryDestinationRetirements)
     .where(sql`${deliveryDestinationRetirements.destination} = ${destination}`)
     .orderBy(sql`${deliveryDestinationRetirements.retiredAt} desc`)

@@ -72,20 +72,24 @@ function parseKeysByHand(text: string, reviveNumber: NumberReviver | undefined):
     place(container);
     open.push(container);
   };
-  visit(text, {
-    onObjectBegin: () => enter({}),
-    onArrayBegin: () => enter([]),
-    onObjectEnd: () => void open.pop(),
-    onArrayEnd: () => void open.pop(),
-    onObjectProperty: (name) => {
-      key = name;
+  visit(
+    text,
+    {
+      onObjectBegin: () => enter({}),
+      onArrayBegin: () => enter([]),
+      onObjectEnd: () => void open.pop(),
+      onArrayEnd: () => void open.pop(),
+      onObjectProperty: (name) => {
+        key = name;
+      },
+      onLiteralValue: (value: unknown, offset, length) =>
+        place(typeof value === 'number' && reviveNumber !== undefined ? reviveNumber(text.slice(offset, offset + length), value) : value),
+      // JSON.parse accepted the text: a complaint here is a defect to fix, never the sender's (not a SyntaxError, so no caller answers 400).
+      onError: (code, offset) => {
+        throw new Error(`jsonc-parser could not read JSON that JSON.parse accepted (its error ${code} at offset ${offset})`);
+      },
     },
-    onLiteralValue: (value: unknown, offset, length) =>
-      place(typeof value === 'number' && reviveNumber !== undefined ? reviveNumber(text.slice(offset, offset + length), value) : value),
-    // JSON.parse accepted the text: a complaint here is a defect to fix, never the sender's (not a SyntaxError, so no caller answers 400).
-    onError: (code, offset) => {
-      throw new Error(`jsonc-parser could not read JSON that JSON.parse accepted (its error ${code} at offset ${offset})`);
-    },
-  }, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+    { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false },
+  );
   return root;
 }

@@ -29,8 +29,7 @@ export interface OperatorRoutes {
  * `receiveWebhooks: false` (worker role): the same app still serves /metrics and health, so worker
  * instances can be scraped and probed, but /webhooks/* is a 404.
  */
-export type AppDeps = WebhookRouteDeps &
-  HealthDeps & { logger: Logger; metrics?: Metrics; operator?: OperatorRoutes; receiveWebhooks?: boolean };
+export type AppDeps = WebhookRouteDeps & HealthDeps & { logger: Logger; metrics?: Metrics; operator?: OperatorRoutes; receiveWebhooks?: boolean };
 
 /** Host-guarded routes. The operator API belongs under /api/v1, mounted after the guard (hono runs handlers in order). */
 export const OPERATOR_PATHS = ['/dashboard/*', '/api/v1/*'] as const;

@@ -41,7 +41,8 @@ export function errorResponse(error: unknown, c: Context<AppEnv>, logger: Logger
   }
   logger.error({ ...webhookRequest, err: error, path: c.req.path }, 'unexpected error');
   // Only a gateway's webhook request has an event to speak of; an operator's or an application's request does not.
-  const message = webhookRequest || c.req.path.startsWith('/webhooks/') ? 'Unexpected error; the event was not acknowledged.' : 'Unexpected error; ask again later.';
+  const message =
+    webhookRequest || c.req.path.startsWith('/webhooks/') ? 'Unexpected error; the event was not acknowledged.' : 'Unexpected error; ask again later.';
   return c.json({ error: { code: 'internal_error', message } }, 500);
 }
 

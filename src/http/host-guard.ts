@@ -18,7 +18,12 @@ export function createHostGuard(options: HostGuardOptions): MiddlewareHandler<Ap
     c.get('logger').warn({ host: host?.slice(0, 100), path: c.req.path }, 'refused a request for a host name not in INBOX_PUBLIC_URL / INBOX_ALLOWED_HOSTS');
     // The host is not echoed: the body is the same for every refused name.
     return c.json(
-      { error: { code: 'misdirected_request', message: 'This service does not answer to that host name here. Use the URL in INBOX_PUBLIC_URL or a name in INBOX_ALLOWED_HOSTS.' } },
+      {
+        error: {
+          code: 'misdirected_request',
+          message: 'This service does not answer to that host name here. Use the URL in INBOX_PUBLIC_URL or a name in INBOX_ALLOWED_HOSTS.',
+        },
+      },
       421,
     );
   };

@@ -18,9 +18,17 @@ export function portUnavailable(error: unknown, port: number, host: string): Por
         { cause: error },
       );
     case 'EACCES':
-      return new PortUnavailableError('port_not_permitted', `PORT ${port} on ${host} needs privileges this user does not have (ports below 1024): set PORT to 1024 or above.`, { cause: error });
+      return new PortUnavailableError(
+        'port_not_permitted',
+        `PORT ${port} on ${host} needs privileges this user does not have (ports below 1024): set PORT to 1024 or above.`,
+        { cause: error },
+      );
     case 'EADDRNOTAVAIL':
-      return new PortUnavailableError('host_not_local', `HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0 for all.`, { cause: error });
+      return new PortUnavailableError(
+        'host_not_local',
+        `HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0 for all.`,
+        { cause: error },
+      );
     default:
       return undefined;
   }

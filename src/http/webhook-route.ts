@@ -60,10 +60,17 @@ export function createWebhookRoute(deps: WebhookRouteDeps): Hono<AppEnv> {
     const outcome = await deps.ingestor.ingest({ provider, event, rawBody, fingerprint, proof });
     c.set('webhookRequestOutcome', outcome.kind);
     if (event.account) deps.accounts?.observe(provider, event.account);
-    const logged = { provider, eventId: event.eventId, eventType: event.eventType, outcome: outcome.kind, inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId };
+    const logged = {
+      provider,
+      eventId: event.eventId,
+      eventType: event.eventType,
+      outcome: outcome.kind,
+      inboxId: outcome.kind === 'duplicate' ? undefined : outcome.inboxId,
+    };
     // Still 200: the gateway must stop resending, and the stored event stays the one processed.
     // The body is kept in webhook_inbox_conflicts, never in the log.
-    if (outcome.kind === 'conflicting_duplicate') c.get('logger').warn(logged, 'duplicate delivery says something else than the stored event; kept in webhook_inbox_conflicts');
+    if (outcome.kind === 'conflicting_duplicate')
+      c.get('logger').warn(logged, 'duplicate delivery says something else than the stored event; kept in webhook_inbox_conflicts');
     else c.get('logger').info(logged, 'delivery stored');
     return c.json({ received: true }, 200);
   });

@@ -20,7 +20,15 @@ export interface EventMeaning {
   currency: string | null;
 }
 
-export const meaningFields = ['eventType', 'resourceId', 'status', 'occurredAt', 'amount', 'amountRefunded', 'currency'] as const satisfies readonly (keyof EventMeaning)[];
+export const meaningFields = [
+  'eventType',
+  'resourceId',
+  'status',
+  'occurredAt',
+  'amount',
+  'amountRefunded',
+  'currency',
+] as const satisfies readonly (keyof EventMeaning)[];
 
 export type MeaningField = (typeof meaningFields)[number];
 
@@ -82,7 +90,5 @@ export function eventFingerprint(event: MeaningInput, driver: PaymentFactReader 
 
 /** The fields two meanings disagree on, in a fixed order; empty when they say the same. */
 export function meaningDifferences(stored: EventMeaning, received: EventMeaning): MeaningDifference[] {
-  return meaningFields
-    .filter((field) => stored[field] !== received[field])
-    .map((field) => ({ field, stored: stored[field], received: received[field] }));
+  return meaningFields.filter((field) => stored[field] !== received[field]).map((field) => ({ field, stored: stored[field], received: received[field] }));
 }

@@ -90,7 +90,11 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
       const key = eventKey(waiter.row.provider, waiter.row.eventId);
       if (!firstByKey.has(key)) firstByKey.set(key, waiter);
     }
-    const inserted = await storeNewEvents(pool, options.jobs, [...firstByKey.values()].map((w) => w.row));
+    const inserted = await storeNewEvents(
+      pool,
+      options.jobs,
+      [...firstByKey.values()].map((w) => w.row),
+    );
     options.pressure?.batchCommitted(performance.now() - batch[0]!.queuedAt, inserted.length);
     const newIds = new Map(inserted.map((row) => [eventKey(row.provider, row.eventId), row.id]));
     const duplicates: Waiter[] = [];
@@ -224,7 +228,10 @@ export function createGroupCommitIngestor(options: GroupCommitOptions): Ingestor
 async function answerDuplicates(conflicts: ConflictRecorder, pool: SqlExecutor, duplicates: Waiter[]): Promise<void> {
   let found: (ConflictingDuplicate | undefined)[];
   try {
-    found = await conflicts.recordConflictingDuplicates(pool, duplicates.map((w) => w.event));
+    found = await conflicts.recordConflictingDuplicates(
+      pool,
+      duplicates.map((w) => w.event),
+    );
   } catch (error) {
     const answer = new StorageUnavailableError('The duplicate could not be compared with the stored event; send it again.', { cause: error });
     for (const waiter of duplicates) waiter.reject(answer);

@@ -134,7 +134,10 @@ export function createArchiveWriter(options: ArchiveWriterOptions): ArchiveWrite
       await makeDurableDirectory(path.dirname(file));
       await ensureIntact(file);
       const member = gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-      const sizeBefore = await stat(file).then((s) => s.size, () => undefined);
+      const sizeBefore = await stat(file).then(
+        (s) => s.size,
+        () => undefined,
+      );
       const handle = await open(file, 'a');
       try {
         await handle.writeFile(member);
@@ -165,7 +168,6 @@ function unreadTail(fileBytes: number, gunzip: Gunzip): string | undefined {
 function discard(): Writable {
   return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
-
 
 /** Reads an archive file back, line by line; a torn tail surfaces as an error after the readable lines. */
 export async function* readArchive(file: string): AsyncGenerator<ArchivedEvent> {

@@ -185,7 +185,8 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
     result.alreadyPresent += events.length - absent.length;
     missing.push(...absent);
     // An API that ignores the cursor would answer the same page forever: stop instead.
-    if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the API answered the same page again (cursor ${cursor})`);
+    if (page.nextCursor !== undefined && page.nextCursor === cursor)
+      throw new GatewayResponseShapeError(deps.provider, `the API answered the same page again (cursor ${cursor})`);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return missing;
@@ -200,7 +201,18 @@ async function listMissing(deps: BackfillDeps, since: Date, result: BackfillResu
  * finishes the job.
  */
 export async function backfillEvents(deps: BackfillDeps, options: BackfillOptions): Promise<BackfillResult> {
-  const result: BackfillResult = { provider: deps.provider, since: options.since, dryRun: options.dryRun, pages: 0, listed: 0, alreadyPresent: 0, stored: 0, storedEventIds: [], rateLimitedWaits: 0, refused: [] };
+  const result: BackfillResult = {
+    provider: deps.provider,
+    since: options.since,
+    dryRun: options.dryRun,
+    pages: 0,
+    listed: 0,
+    alreadyPresent: 0,
+    stored: 0,
+    storedEventIds: [],
+    rateLimitedWaits: 0,
+    refused: [],
+  };
   try {
     const missing = await listMissing(deps, options.since, result);
     if (options.dryRun) {
@@ -210,7 +222,11 @@ export async function backfillEvents(deps: BackfillDeps, options: BackfillOption
   } catch (error) {
     const cause = error instanceof GatewayResponseShapeError ? new GatewayRejectedError(deps.provider, error.message, { cause: error }) : error;
     // What was listed and stored so far stays true: the stored events are committed, with their jobs.
-    throw new PartialResultError(new OperationIncompleteError('backfill', progressOf(result), cause), { ...result, storedEventIds: [...result.storedEventIds], refused: [...result.refused] });
+    throw new PartialResultError(new OperationIncompleteError('backfill', progressOf(result), cause), {
+      ...result,
+      storedEventIds: [...result.storedEventIds],
+      refused: [...result.refused],
+    });
   }
   return result;
 }

@@ -108,5 +108,18 @@ function deletedByProvider(run: RetentionRun): Array<{ provider: string; deleted
 
 function logRetentionRun(logger: Logger, run: RetentionRun): void {
   logger.info(run.partitions, 'retention: months archived whole and dropped, months kept for unsettled rows');
-  for (const result of run.providers) logger.info({ provider: result.provider, cutoff: result.cutoff, deleted: result.deleted, files: result.files, keyCutoff: result.keyCutoff, keysDeleted: result.keysDeleted, facts: result.facts, stopped: result.stopped }, 'retention run');
+  for (const result of run.providers)
+    logger.info(
+      {
+        provider: result.provider,
+        cutoff: result.cutoff,
+        deleted: result.deleted,
+        files: result.files,
+        keyCutoff: result.keyCutoff,
+        keysDeleted: result.keysDeleted,
+        facts: result.facts,
+        stopped: result.stopped,
+      },
+      'retention run',
+    );
 }

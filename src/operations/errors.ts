@@ -8,7 +8,10 @@ import { CodedError, describeError } from '../errors.ts';
 export class OperationIncompleteError extends CodedError {
   readonly code = 'operation_incomplete';
   constructor(operation: string, progress: string, cause: unknown) {
-    super(`The ${operation} stopped part-way (${progress}): ${describeError(withoutQueryText(cause)).replace(/\.$/, '')}. Completed batches are committed; run it again to continue.`, { cause });
+    super(
+      `The ${operation} stopped part-way (${progress}): ${describeError(withoutQueryText(cause)).replace(/\.$/, '')}. Completed batches are committed; run it again to continue.`,
+      { cause },
+    );
   }
 }
 

@@ -28,7 +28,9 @@ export async function pruneQuietPaymentFacts(db: Database, request: FactPruneReq
     const old = await selectOldFacts(db, request.provider, request.cutoff, after, request.batchSize);
     if (old.length === 0) return totals;
     const keys = [...new Set(old.map((fact) => fact.paymentKey))];
-    const outcome = await db.transaction((tx) => checkpointQuietPayments(tx, { provider: request.provider, keys, cutoff: request.cutoff, require: request.require }));
+    const outcome = await db.transaction((tx) =>
+      checkpointQuietPayments(tx, { provider: request.provider, keys, cutoff: request.cutoff, require: request.require }),
+    );
     totals.checkpointed += outcome.checkpointed;
     totals.withoutPayment += outcome.withoutPayment;
     totals.active += outcome.active;

@@ -119,7 +119,16 @@ function providerStats(
 ): ProviderStats[] {
   const byProvider = new Map<string, ProviderStats>();
   const entry = (provider: string) => {
-    const stats = byProvider.get(provider) ?? { provider, counts: zeroCounts(), total: 0, ignoredRatio: null, ignoredRatioBefore: null, oldestPendingAt: null, failedAllTime: 0, conflictingDuplicates: 0 };
+    const stats = byProvider.get(provider) ?? {
+      provider,
+      counts: zeroCounts(),
+      total: 0,
+      ignoredRatio: null,
+      ignoredRatioBefore: null,
+      oldestPendingAt: null,
+      failedAllTime: 0,
+      conflictingDuplicates: 0,
+    };
     byProvider.set(provider, stats);
     return stats;
   };
@@ -167,7 +176,8 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     selectDeauthorizedAccounts(database),
   ]);
   const providers = providerStats(counts, previous, pending, failed, conflicts);
-  const reported = filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
+  const reported =
+    filter.provider !== undefined ? [filter.provider] : [...new Set([...(filter.configuredProviders ?? []), ...providers.map((p) => p.provider)])].sort();
   const lastReceived = new Map((await findLastWebhookRequests(db, reported, { lookFirstSince: filter.since })).map((d) => [d.provider, d.receivedAt]));
   const totals = zeroCounts();
   for (const { status, n } of counts) totals[status] += n;
@@ -185,7 +195,9 @@ export async function collectInboxStats(database: Database, filter: StatsFilter,
     decisions,
     lag: { sampleSize: lag.n, ingest: percentiles(lag.ingest, lag.ingestMax), processing: percentiles(lag.processing, lag.processingMax) },
     lastDeliveries: reported.map((provider) => ({ provider, receivedAt: lastReceived.get(provider) ?? null })),
-    deauthorizedAccounts: deauthorized.filter((d) => (filter.provider === undefined || d.provider === filter.provider) && (filter.account === undefined || d.account === filter.account)),
+    deauthorizedAccounts: deauthorized.filter(
+      (d) => (filter.provider === undefined || d.provider === filter.provider) && (filter.account === undefined || d.account === filter.account),
+    ),
   };
 }
 
@@ -199,7 +211,9 @@ export function alertsFor(stats: InboxStats, thresholds: AlertThresholds): strin
   const alerts: string[] = [];
   if (stats.failed > 0) alerts.push(`${stats.failed} failed event(s): fix the cause, then \`inboxctl replay <provider> --status failed\``);
   if (stats.oldestPendingAgeSeconds !== null && stats.oldestPendingAgeSeconds > thresholds.maxPendingAgeSeconds) {
-    alerts.push(`the oldest pending event is ${Math.round(stats.oldestPendingAgeSeconds)} s old (threshold ${thresholds.maxPendingAgeSeconds} s): workers down, stuck or far behind`);
+    alerts.push(
+      `the oldest pending event is ${Math.round(stats.oldestPendingAgeSeconds)} s old (threshold ${thresholds.maxPendingAgeSeconds} s): workers down, stuck or far behind`,
+    );
   }
   return alerts;
 }

@@ -20,7 +20,9 @@ export async function purgeEventKeys(db: Database, request: KeyPurgeRequest): Pr
   let deleted = 0;
   for (;;) {
     if (request.signal?.aborted) return deleted;
-    const batch = await db.transaction((transaction) => deleteExpiredEventKeys(drizzleExecutor(transaction), request.provider, request.cutoff, request.batchSize));
+    const batch = await db.transaction((transaction) =>
+      deleteExpiredEventKeys(drizzleExecutor(transaction), request.provider, request.cutoff, request.batchSize),
+    );
     deleted += batch;
     if (batch < request.batchSize) return deleted;
   }

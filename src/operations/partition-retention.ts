@@ -32,7 +32,10 @@ export interface PartitionRetentionResult {
  * archive too (restore skips rows that exist). A month holding a pending or failed row stays; the
  * per-provider purge that follows deletes its settled rows one batch at a time, as before.
  */
-export async function dropExpiredPartitions(deps: { db: Database; archive: ArchiveWriter }, request: PartitionRetentionRequest): Promise<PartitionRetentionResult> {
+export async function dropExpiredPartitions(
+  deps: { db: Database; archive: ArchiveWriter },
+  request: PartitionRetentionRequest,
+): Promise<PartitionRetentionResult> {
   const result: PartitionRetentionResult = { dropped: [], kept: [] };
   if (request.providers.length === 0) return result;
   // Past every provider's window: the longest one decides.
@@ -42,19 +45,30 @@ export async function dropExpiredPartitions(deps: { db: Database; archive: Archi
   try {
     for (const partition of await listMonthPartitions(drizzleExecutor(deps.db))) {
       if (partition.to.getTime() > cutoff.getTime()) break;
-      const outcome = await deps.db.transaction(async (transaction) => archiveAndDrop(drizzleExecutor(transaction), deps.archive, partition, names, request.archiveDir));
+      const outcome = await deps.db.transaction(async (transaction) =>
+        archiveAndDrop(drizzleExecutor(transaction), deps.archive, partition, names, request.archiveDir),
+      );
       if (outcome.blocking > 0) result.kept.push({ partition: partition.name, blocking: outcome.blocking });
       else result.dropped.push({ partition: partition.name, rows: outcome.rows, byProvider: outcome.byProvider });
     }
   } catch (error) {
     // The months before it are committed: archived, detached and dropped.
     const progress = `${result.dropped.length} ${result.dropped.length === 1 ? 'month' : 'months'} archived and dropped`;
-    throw new PartialResultError(new OperationIncompleteError('retention of whole months', progress, error), { dropped: [...result.dropped], kept: [...result.kept] });
+    throw new PartialResultError(new OperationIncompleteError('retention of whole months', progress, error), {
+      dropped: [...result.dropped],
+      kept: [...result.kept],
+    });
   }
   return result;
 }
 
-async function archiveAndDrop(tx: SqlExecutor, archive: ArchiveWriter, partition: MonthPartition, providers: string[], archiveDir: string): Promise<{ rows: number; blocking: number; byProvider: Record<string, number> }> {
+async function archiveAndDrop(
+  tx: SqlExecutor,
+  archive: ArchiveWriter,
+  partition: MonthPartition,
+  providers: string[],
+  archiveDir: string,
+): Promise<{ rows: number; blocking: number; byProvider: Record<string, number> }> {
   const byProvider: Record<string, number> = {};
   const { rows, blocking } = await lockSettledPartition(tx, partition.name, providers);
   if (blocking > 0) return { rows, blocking, byProvider };

@@ -40,7 +40,18 @@ const DAY_MS = 86_400_000;
 
 function logRuns(logger: Logger, results: readonly RunResult[]): void {
   for (const { run, findings, newFindings, resolved, gatewayCalls } of results) {
-    const fields = { provider: run.provider, run: run.id, scope: run.scope, payout: run.payoutId, pages: run.pages, entries: run.entriesRead, findings: findings.length, newFindings, resolved, gatewayCalls };
+    const fields = {
+      provider: run.provider,
+      run: run.id,
+      scope: run.scope,
+      payout: run.payoutId,
+      pages: run.pages,
+      entries: run.entriesRead,
+      findings: findings.length,
+      newFindings,
+      resolved,
+      gatewayCalls,
+    };
     if (newFindings > 0) logger.warn(fields, 'reconciliation found new discrepancies (inboxctl reconcile, dashboard Findings)');
     else logger.info(fields, 'reconciliation run complete');
   }

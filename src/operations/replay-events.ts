@@ -89,7 +89,10 @@ export async function replayEvents(deps: ReplayDeps, filter: ReplayFilter, optio
       });
     } catch (error) {
       // Earlier batches are committed (and queued); running the same replay again picks up the rest.
-      throw new PartialResultError(new OperationIncompleteError(`replay of ${filter.provider}`, `${result.replayed} of ${result.matched} events replayed`, error), { ...result });
+      throw new PartialResultError(
+        new OperationIncompleteError(`replay of ${filter.provider}`, `${result.replayed} of ${result.matched} events replayed`, error),
+        { ...result },
+      );
     }
   }
   return result;

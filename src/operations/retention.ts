@@ -88,7 +88,6 @@ export function checkPurgeCutoff(provider: string, cutoff: Date, now: Date, prov
   return warnings;
 }
 
-
 /** One transaction: lock a batch, append it to its archive files (fsynced), delete it. */
 async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: PurgeableStatus, from: string | undefined, limit: number) {
   return deps.db.transaction(async (transaction) => {
@@ -101,7 +100,11 @@ async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: Purgea
       byFile.set(file, [...(byFile.get(file) ?? []), toArchived(row)]);
     }
     for (const [file, events] of byFile) await deps.archive.append(file, events);
-    if (rows.length > 0) await deleteEvents(tx, rows.map((r) => r.id));
+    if (rows.length > 0)
+      await deleteEvents(
+        tx,
+        rows.map((r) => r.id),
+      );
     return { rows, byFile };
   });
 }
@@ -116,7 +119,15 @@ async function purgeBatch(deps: PurgeDeps, request: PurgeRequest, status: Purgea
 export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promise<PurgeResult> {
   const statuses = [...new Set(request.statuses ?? retentionStatuses)];
   const limit = request.batchSize ?? 500;
-  const result: PurgeResult = { provider: request.provider, cutoff: request.cutoff, statuses, dryRun: request.dryRun === true, deleted: 0, files: [], stopped: false };
+  const result: PurgeResult = {
+    provider: request.provider,
+    cutoff: request.cutoff,
+    statuses,
+    dryRun: request.dryRun === true,
+    deleted: 0,
+    files: [],
+    stopped: false,
+  };
   if (result.dryRun) {
     for (const { day, events } of await countExpiredByDay(drizzleExecutor(deps.db), request.provider, statuses, request.cutoff)) {
       result.files.push({ file: archiveFilePath(request.archiveDir, request.provider, day), rows: events });
@@ -143,7 +154,10 @@ export async function purgeEvents(deps: PurgeDeps, request: PurgeRequest): Promi
     }
   } catch (error) {
     // The batches before it are committed: their rows are in these files and no longer in the inbox.
-    throw new PartialResultError(new OperationIncompleteError(`purge of ${request.provider}`, `${result.deleted} rows archived and deleted`, error), { ...result, files: listFiles() });
+    throw new PartialResultError(new OperationIncompleteError(`purge of ${request.provider}`, `${result.deleted} rows archived and deleted`, error), {
+      ...result,
+      files: listFiles(),
+    });
   }
   result.files = listFiles();
   return result;
@@ -186,15 +200,23 @@ export async function applyRetention(deps: PurgeDeps, request: RetentionRequest)
   const run: RetentionRun = { partitions: { dropped: [], kept: [] }, providers: [] };
   try {
     // Whole months first: what they held needs no row-by-row delete below.
-    run.partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir }).catch((error: unknown) => {
-      run.partitions = partialOf<PartitionRetentionResult>(error) ?? run.partitions;
-      throw error;
-    });
+    run.partitions = await dropExpiredPartitions(deps, { providers: [...request.providers.values()], now: request.now, archiveDir: request.archiveDir }).catch(
+      (error: unknown) => {
+        run.partitions = partialOf<PartitionRetentionResult>(error) ?? run.partitions;
+        throw error;
+      },
+    );
     for (const provider of request.providers.values()) {
       if (request.signal?.aborted) break;
       const cutoff = new Date(request.now.getTime() - provider.retentionDays * DAY_MS);
       const keyCutoff = new Date(request.now.getTime() - provider.keyRetentionDays * DAY_MS);
-      const purged = await purgeEvents(deps, { provider: provider.name, cutoff, archiveDir: request.archiveDir, batchSize: request.batchSize, signal: request.signal }).catch((error: unknown) => {
+      const purged = await purgeEvents(deps, {
+        provider: provider.name,
+        cutoff,
+        archiveDir: request.archiveDir,
+        batchSize: request.batchSize,
+        signal: request.signal,
+      }).catch((error: unknown) => {
         const partial = partialOf<PurgeResult>(error);
         if (partial) run.providers.push({ ...partial, keyCutoff, keysDeleted: 0, facts: noFactsPruned() });
         throw error;
@@ -203,7 +225,13 @@ export async function applyRetention(deps: PurgeDeps, request: RetentionRequest)
       run.providers.push(result);
       const batchSize = request.batchSize ?? 500;
       result.keysDeleted = await purgeEventKeys(deps.db, { provider: provider.name, cutoff: keyCutoff, batchSize, signal: request.signal });
-      result.facts = await pruneQuietPaymentFacts(deps.db, { provider: provider.name, cutoff: keyCutoff, require: provider.unknownPayment === 'require', batchSize, signal: request.signal });
+      result.facts = await pruneQuietPaymentFacts(deps.db, {
+        provider: provider.name,
+        cutoff: keyCutoff,
+        require: provider.unknownPayment === 'require',
+        batchSize,
+        signal: request.signal,
+      });
     }
   } catch (error) {
     throw new PartialResultError(error instanceof PartialResultError ? error.cause : error, run);

@@ -25,7 +25,10 @@ export function createAccountAccessHandler(): EventHandler {
         if (!state || !account) return undefined;
         return { provider: event.provider.name, account, state, eventId: event.stored.eventId, occurredAt: event.stored.occurredAt };
       });
-      await recordAccountAccess(tx, changes.filter((change) => change !== undefined));
+      await recordAccountAccess(
+        tx,
+        changes.filter((change) => change !== undefined),
+      );
       return changes.map((change): AppliedEvent => (change ? { outcome: 'processed' } : { outcome: 'ignored' }));
     },
   };

@@ -53,7 +53,10 @@ export async function applyInBatchThenAlone(deps: { db: Database | Transaction }
 async function applyBatch(tx: Transaction, ready: readonly ReadyEvent[]): Promise<Map<number, BatchOutcome>> {
   // One transaction, two views of it: the inbox's statements take the executor, handlers the drizzle transaction.
   const inbox = drizzleExecutor(tx);
-  const statuses = await lockEventsForProcessing(inbox, ready.map((item) => ({ id: item.event.inboxId, receivedAt: item.row.receivedAt })));
+  const statuses = await lockEventsForProcessing(
+    inbox,
+    ready.map((item) => ({ id: item.event.inboxId, receivedAt: item.row.receivedAt })),
+  );
   const pending = ready.filter((item) => statuses.get(item.event.inboxId) === 'pending');
   const settled = await applyHandlers(tx, pending);
   await markEventOutcomes(inbox, settled);

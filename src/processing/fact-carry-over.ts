@@ -123,7 +123,8 @@ export class FactCarryOver {
         facts += range.facts;
         unreadable += range.unreadable;
         if (range.finished) {
-          if (facts > 0 || unreadable > 0) logger.info({ facts, unreadable, carriedThrough: range.carriedThrough }, 'facts recorded before payment_facts carried over: done');
+          if (facts > 0 || unreadable > 0)
+            logger.info({ facts, unreadable, carriedThrough: range.carriedThrough }, 'facts recorded before payment_facts carried over: done');
           return;
         }
         if (range.facts > 0) logger.debug({ carriedThrough: range.carriedThrough, target: range.target, facts }, 'facts carried over so far');

@@ -47,7 +47,12 @@ export async function loadKnownFacts(
 /** Settled inbox rows of these charges the carry-over has not reached, as facts (their recorded one, or their payload's). */
 async function factsNotCarriedYet(tx: Transaction, keys: readonly ChargeKey[], providers: ReadonlyMap<string, ConfiguredProvider>): Promise<ProviderFact[]> {
   const inbox = drizzleExecutor(tx);
-  const rows = await findKnownResourceEvents(inbox, keys.map((c) => ({ provider: c.provider, resourceId: c.chargeId })), [], { notCarriedOnly: true });
+  const rows = await findKnownResourceEvents(
+    inbox,
+    keys.map((c) => ({ provider: c.provider, resourceId: c.chargeId })),
+    [],
+    { notCarriedOnly: true },
+  );
   const facts: ProviderFact[] = [];
   const unreadable: InboxRowRef[] = [];
   const readPayload = (row: StoredEvent & { id: number }) => {

@@ -91,8 +91,16 @@ export function declareIngestFirstMetrics(registers: Registry[]): IngestFirstMet
     buckets: BATCH_EVENTS_BUCKETS,
     registers,
   });
-  const yieldPauses = new Counter({ name: 'inbox_worker_yield_pauses_total', help: 'Pauses workers took for the receiver of their process (ingest first).', registers });
-  const yieldSeconds = new Counter({ name: 'inbox_worker_yield_seconds_total', help: 'Time workers spent paused for the receiver of their process.', registers });
+  const yieldPauses = new Counter({
+    name: 'inbox_worker_yield_pauses_total',
+    help: 'Pauses workers took for the receiver of their process (ingest first).',
+    registers,
+  });
+  const yieldSeconds = new Counter({
+    name: 'inbox_worker_yield_seconds_total',
+    help: 'Time workers spent paused for the receiver of their process.',
+    registers,
+  });
   let readPressure: () => IngestPressureLevel = () => 'quiet';
   new Gauge({
     name: 'inbox_ingest_pressure',

@@ -15,7 +15,13 @@ import { type ReplayPrediction, dryRunReplay } from './replay-dry-run.ts';
  * from stored snapshots, never the network) and its destinations' delivery hook (whose jobs roll
  * back with the rest). `inboxctl replay --dry-run` and the dashboard's replay preview both ask it.
  */
-export async function predictReplay(db: Database, boss: PgBoss, config: AppConfig, filter: ReplayFilter, statuses: readonly InboxStatus[]): Promise<ReplayPrediction> {
+export async function predictReplay(
+  db: Database,
+  boss: PgBoss,
+  config: AppConfig,
+  filter: ReplayFilter,
+  statuses: readonly InboxStatus[],
+): Promise<ReplayPrediction> {
   const refetched = new Set(gatewayApiTargets(config.providers.values()).map((target) => target.provider));
   const announceChanges = createDeliveryAnnouncer(boss, config.destinations);
   return dryRunReplay(

@@ -103,9 +103,17 @@ export async function processBatch(deps: ProcessingDeps, jobs: readonly EventJob
  */
 async function readJobRows(db: Database, jobs: readonly EventJob[]): Promise<Map<number, InboxEventRow>> {
   const inbox = drizzleExecutor(db);
-  const rows = await findEventsByIds(inbox, jobs.map((job) => ({ id: job.inboxId, receivedAt: job.receivedAt })));
+  const rows = await findEventsByIds(
+    inbox,
+    jobs.map((job) => ({ id: job.inboxId, receivedAt: job.receivedAt })),
+  );
   const elsewhere = jobs.filter((job) => job.receivedAt !== undefined && !rows.has(job.inboxId));
-  if (elsewhere.length > 0) for (const [id, row] of await findEventsByIds(inbox, elsewhere.map((job) => ({ id: job.inboxId })))) rows.set(id, row);
+  if (elsewhere.length > 0)
+    for (const [id, row] of await findEventsByIds(
+      inbox,
+      elsewhere.map((job) => ({ id: job.inboxId })),
+    ))
+      rows.set(id, row);
   return rows;
 }
 

@@ -211,7 +211,11 @@ export async function dryRunReplay(deps: DryRunDeps, filter: ReplayFilter, statu
         if (row) routed.push(await prepare(row, position));
       }
       // As the replay does (its jobs are what the rounds stand for); inbox rows locked before payments, as the workers lock them.
-      const queued = await resetEventsToPending(inbox, routed.map((r) => r.row.id), statuses);
+      const queued = await resetEventsToPending(
+        inbox,
+        routed.map((r) => r.row.id),
+        statuses,
+      );
       const keys = routed.flatMap((r) => (r.ready ? chargeKeysOf(r.ready.event) : []));
       const before = await paymentStatuses(tx, keys);
       const ready = new Map(routed.flatMap((r) => (r.ready ? [[r.row.id, r.ready] as const] : [])));
@@ -221,7 +225,9 @@ export async function dryRunReplay(deps: DryRunDeps, filter: ReplayFilter, statu
       }
       const after = await paymentStatuses(tx, keys);
       const order = new Map(queued.map((event, i) => [event.id, i]));
-      const events = routed.map((r) => predictedEvent(r, applied.get(r.row.id))).sort((a, b) => (order.get(a.inboxId) ?? Infinity) - (order.get(b.inboxId) ?? Infinity));
+      const events = routed
+        .map((r) => predictedEvent(r, applied.get(r.row.id)))
+        .sort((a, b) => (order.get(a.inboxId) ?? Infinity) - (order.get(b.inboxId) ?? Infinity));
       prediction = { events, payments: predictedPayments(before, after) };
       throw new DryRunRollback();
     });

@@ -52,7 +52,9 @@ export function createStoredSnapshotRefetcher(real: Pick<ChargeRefetcher, 'has'>
 async function keptFacts(db: Database, provider: string, chargeId: string): Promise<(PaymentFact | undefined)[]> {
   const notCarried = (await isCarryOverFinished(db))
     ? []
-    : (await findKnownResourceEvents(drizzleExecutor(db), [{ provider, resourceId: chargeId }], [], { notCarriedOnly: true })).map((row) => fromStoredFact(row.fact));
+    : (await findKnownResourceEvents(drizzleExecutor(db), [{ provider, resourceId: chargeId }], [], { notCarriedOnly: true })).map((row) =>
+        fromStoredFact(row.fact),
+      );
   const kept = await findPaymentFacts(db, [{ provider, chargeId }]);
   return [...notCarried, ...kept.map(({ known }) => known.fact)];
 }

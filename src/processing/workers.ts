@@ -53,7 +53,10 @@ function eventDeferrer(boss: PgBoss, db: Database, logger: Logger): NonNullable<
     if (row?.status !== 'pending') return;
     await db.transaction((tx) => enqueueWebhookJobs(boss, drizzleExecutor(tx), [row], { startAfter, retryLimit: retriesLeft }));
     await noteEventDeferred(drizzleExecutor(db), inboxId, reason);
-    logger.info({ inboxId, provider: row.provider, startAfter, reason }, 'gateway API not to be called yet (breaker open or Retry-After): event queued again for then');
+    logger.info(
+      { inboxId, provider: row.provider, startAfter, reason },
+      'gateway API not to be called yet (breaker open or Retry-After): event queued again for then',
+    );
   };
 }
 
@@ -67,10 +70,12 @@ function jobResult(job: JobWithMetadata<WebhookJobData>, result: EventResult, lo
   if ('outcome' in result) return { id: job.id, status: 'completed', output: { outcome: result.outcome } };
   const attempt = job.retryCount + 1;
   // Every line about this job carries the inbox row id.
-  logger.child({ inboxId: job.data.inboxId }).warn(
-    { err: result.error, attempt, maxAttempts: job.retryLimit + 1 },
-    attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
-  );
+  logger
+    .child({ inboxId: job.data.inboxId })
+    .warn(
+      { err: result.error, attempt, maxAttempts: job.retryLimit + 1 },
+      attempt > job.retryLimit ? 'processing failed on the last attempt' : 'processing attempt failed; pg-boss retries it with backoff',
+    );
   return { id: job.id, status: 'failed', output: { error: describeError(result.error) } };
 }
 
@@ -134,7 +139,10 @@ async function startWebhookWorkers(boss: PgBoss, deps: ProcessingDeps, applier: 
 async function startDeadLetterWorker(boss: PgBoss, db: Database, worker: WorkerConfig, logger: Logger): Promise<void> {
   await workDeadLetters<WebhookJobData>(boss, WEBHOOKS_DEAD_LETTER_QUEUE, worker.pollingIntervalSeconds, async (letter) => {
     if (await markEventFailed(drizzleExecutor(db), letter.data.inboxId, letter.finalFailure)) {
-      logger.error({ inboxId: letter.data.inboxId, attempts: letter.runs }, 'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)');
+      logger.error(
+        { inboxId: letter.data.inboxId, attempts: letter.runs },
+        'event failed after its last attempt: it needs a human (fix the cause, then inboxctl replay)',
+      );
     }
   });
 }

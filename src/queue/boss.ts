@@ -68,11 +68,14 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     } as ConstructorOptions);
     // pg-boss reports background failures as events; without a listener they would be thrown away.
     // An outage repeats the same one several times a second: collapsed, one line per kind per interval.
-    boss.on('error', collapseRepeatedErrors({
-      intervalMs: REPEATED_ERROR_INTERVAL_MS,
-      now: () => performance.now(),
-      log: (error, repeated) => options.logger.error({ err: error, ...(repeated > 0 && { repeated }) }, 'pg-boss background error'),
-    }));
+    boss.on(
+      'error',
+      collapseRepeatedErrors({
+        intervalMs: REPEATED_ERROR_INTERVAL_MS,
+        now: () => performance.now(),
+        log: (error, repeated) => options.logger.error({ err: error, ...(repeated > 0 && { repeated }) }, 'pg-boss background error'),
+      }),
+    );
     boss.on('warning', (warning) => options.logger.warn({ warning }, 'pg-boss warning'));
     return boss;
   };

@@ -21,7 +21,12 @@ function describeFinalFailure(sourceOutput: unknown): string {
 }
 
 /** Works a dead-letter queue: each letter once through `handle`, which must be idempotent (a letter may come again). */
-export async function workDeadLetters<T extends object>(boss: PgBoss, queue: string, pollingIntervalSeconds: number, handle: (letter: DeadLetter<T>) => Promise<void>): Promise<void> {
+export async function workDeadLetters<T extends object>(
+  boss: PgBoss,
+  queue: string,
+  pollingIntervalSeconds: number,
+  handle: (letter: DeadLetter<T>) => Promise<void>,
+): Promise<void> {
   const work = { batchSize: 10, includeMetadata: true, pollingIntervalSeconds } as const;
   await boss.work<T, void, typeof work>(queue, work, async (jobs) => {
     for (const job of jobs) await handle({ data: job.data, runs: (job.sourceRetryCount ?? 0) + 1, finalFailure: describeFinalFailure(job.sourceOutput) });

@@ -35,7 +35,9 @@ export const JOBS_PARAMETER = '$1::text::json';
 export class EmbeddedJobInsertError extends CodedError {
   readonly code = 'embedded_job_insert';
   constructor(message: string) {
-    super(`${message} The receiver cannot queue jobs in its own statement with this pg-boss version; check src/queue/embedded-job-insert.ts against pg-boss's plans.insertJobs.`);
+    super(
+      `${message} The receiver cannot queue jobs in its own statement with this pg-boss version; check src/queue/embedded-job-insert.ts against pg-boss's plans.insertJobs.`,
+    );
   }
 }
 

@@ -110,7 +110,9 @@ export async function startJobTableAnalyzer(options: {
   const schedule = () => {
     timer = setTimeout(() => {
       check()
-        .catch((error: unknown) => options.logger.warn({ err: error }, `job table statistics check failed (tried again in ${intervalMs} ms): ${describeError(error)}`))
+        .catch((error: unknown) =>
+          options.logger.warn({ err: error }, `job table statistics check failed (tried again in ${intervalMs} ms): ${describeError(error)}`),
+        )
         .finally(() => {
           if (!stopped) schedule();
         });

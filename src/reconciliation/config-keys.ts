@@ -22,7 +22,8 @@ export const reconcileFileKeys = {
         .optional()
         .meta({
           whenUnset: `the gateway's own (${gatewayDefaults})`,
-          description: 'Days after a payment is first seen before a paid payment without a credit in the ledger is a finding ([Reconciliation](reconciliation.md)).',
+          description:
+            'Days after a payment is first seen before a paid payment without a credit in the ledger is a finding ([Reconciliation](reconciliation.md)).',
         }),
     })
     .optional(),

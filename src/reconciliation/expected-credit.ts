@@ -33,7 +33,11 @@ export async function checkExpectedCredits(deps: LedgerReaderDeps, findings: Fin
       continue;
     }
     if (expected.creditedAt === undefined && expected.expectedCreditAt !== undefined && expected.expectedCreditAt > now) continue;
-    const gatewaySays = { netAmount: expected.netAmount ?? null, expectedCreditAt: expected.expectedCreditAt?.toISOString() ?? null, creditedAt: expected.creditedAt?.toISOString() ?? null };
+    const gatewaySays = {
+      netAmount: expected.netAmount ?? null,
+      expectedCreditAt: expected.expectedCreditAt?.toISOString() ?? null,
+      creditedAt: expected.creditedAt?.toISOString() ?? null,
+    };
     checked.push({ ...finding, evidence: { ...finding.evidence, gatewaySays } });
   }
   return checked;

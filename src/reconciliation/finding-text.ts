@@ -3,7 +3,8 @@ import type { EntryEvidence, FindingEvidence, PaymentEvidence } from './finding.
 /** Minor units as the gateway counts them, with the currency beside: 1999 usd, never 19.99. */
 const money = (amount: number | null, currency: string | null) => `${amount === null ? '?' : amount} ${currency ?? ''}`.trim();
 
-const entryList = (entries: readonly EntryEvidence[]) => (entries.length === 0 ? 'no entry' : entries.map((e) => `${e.entryId} (${e.gatewayType} ${e.amount})`).join(', '));
+const entryList = (entries: readonly EntryEvidence[]) =>
+  entries.length === 0 ? 'no entry' : entries.map((e) => `${e.entryId} (${e.gatewayType} ${e.amount})`).join(', ');
 
 const paymentSays = (p: PaymentEvidence) => `payment ${p.key} (#${p.paymentId}) is ${p.status}, ${money(p.amount, p.currency)}`;
 
@@ -12,7 +13,9 @@ function gatewaySaysText(says: { netAmount: number | null; expectedCreditAt: str
   if (!says) return '';
   const net = says.netAmount === null ? '' : ` to net ${says.netAmount}`;
   if (says.creditedAt !== null) return `, though the gateway's payment says it was credited${net} on ${says.creditedAt}`;
-  return says.expectedCreditAt === null ? `; the gateway's payment names no credit date${net ? ` (it is${net})` : ''}` : `, and the gateway's payment expected it${net} on ${says.expectedCreditAt}`;
+  return says.expectedCreditAt === null
+    ? `; the gateway's payment names no credit date${net ? ` (it is${net})` : ''}`
+    : `, and the gateway's payment expected it${net} on ${says.expectedCreditAt}`;
 }
 
 /**

@@ -75,7 +75,8 @@ function groupByPayment(input: MatchInput): { byPayment: Map<number, StoredEntry
   return { byPayment, orphanCredits };
 }
 
-const sameCurrency = (payment: PaymentToMatch, settlement: Settlement) => payment.currency !== null && settlement.currency !== null && payment.currency.toUpperCase() === settlement.currency.toUpperCase();
+const sameCurrency = (payment: PaymentToMatch, settlement: Settlement) =>
+  payment.currency !== null && settlement.currency !== null && payment.currency.toUpperCase() === settlement.currency.toUpperCase();
 
 /** The findings about one payment and its entries. */
 function paymentFindings(payment: PaymentToMatch, entries: StoredEntry[], input: MatchInput): Finding[] {
@@ -89,12 +90,21 @@ function paymentFindings(payment: PaymentToMatch, entries: StoredEntry[], input:
   const related = (kinds: string[]) => entries.filter((e) => kinds.includes(e.kind)).map(entryEvidence);
   const found: Finding[] = [];
   if (credits.length === 0) {
-    if (settledStatuses.has(payment.status) && pastDelay(payment.createdAt)) found.push(at('missing_credit', { kind: 'missing_credit', payment: shown, settlementDays: input.settlementDays }));
+    if (settledStatuses.has(payment.status) && pastDelay(payment.createdAt))
+      found.push(at('missing_credit', { kind: 'missing_credit', payment: shown, settlementDays: input.settlementDays }));
     return found;
   }
   const comparable = sameCurrency(payment, settled);
   if (comparable && payment.amount !== null && settled.gross !== payment.amount) {
-    found.push(at('amount_mismatch', { kind: 'amount_mismatch', payment: shown, ledgerGross: settled.gross, ledgerCurrency: settled.currency!, entries: related(['charge']) }));
+    found.push(
+      at('amount_mismatch', {
+        kind: 'amount_mismatch',
+        payment: shown,
+        ledgerGross: settled.gross,
+        ledgerCurrency: settled.currency!,
+        entries: related(['charge']),
+      }),
+    );
   }
   if (comparable && settled.refunded > payment.amountRefunded) {
     found.push(at('refund_not_on_payment', { kind: 'refund_not_on_payment', payment: shown, ledgerRefunded: settled.refunded, entries: related(['refund']) }));
@@ -103,9 +113,13 @@ function paymentFindings(payment: PaymentToMatch, entries: StoredEntry[], input:
   }
   const chargebacks = related(['chargeback', 'chargeback_reversal']);
   if (settled.chargedBack > 0 && !disputedStatuses.has(payment.status)) {
-    found.push(at('chargeback_not_on_payment', { kind: 'chargeback_not_on_payment', payment: shown, ledgerChargedBack: settled.chargedBack, entries: chargebacks }));
+    found.push(
+      at('chargeback_not_on_payment', { kind: 'chargeback_not_on_payment', payment: shown, ledgerChargedBack: settled.chargedBack, entries: chargebacks }),
+    );
   } else if (settled.chargedBack <= 0 && payment.status === 'charged_back' && pastDelay(payment.updatedAt)) {
-    found.push(at('chargeback_not_in_ledger', { kind: 'chargeback_not_in_ledger', payment: shown, ledgerChargedBack: settled.chargedBack, entries: chargebacks }));
+    found.push(
+      at('chargeback_not_in_ledger', { kind: 'chargeback_not_in_ledger', payment: shown, ledgerChargedBack: settled.chargedBack, entries: chargebacks }),
+    );
   }
   return found;
 }
@@ -114,7 +128,14 @@ function payoutFinding(payout: PayoutToMatch): Finding | undefined {
   const contents = payout.entries.filter((e) => e.entryId !== payout.balanceEntryId);
   const entriesNet = contents.reduce((total, e) => total + e.net, 0);
   if (entriesNet === payout.amount) return undefined;
-  const evidence = { kind: 'payout_mismatch' as const, payoutId: payout.payoutId, payoutAmount: payout.amount, currency: payout.currency, entriesNet, entryCount: contents.length };
+  const evidence = {
+    kind: 'payout_mismatch' as const,
+    payoutId: payout.payoutId,
+    payoutAmount: payout.amount,
+    currency: payout.currency,
+    entriesNet,
+    entryCount: contents.length,
+  };
   return { kind: 'payout_mismatch', subject: payout.payoutId, paymentId: undefined, evidence };
 }
 
@@ -133,7 +154,13 @@ export function matchLedger(input: MatchInput): MatchResult {
   }
   for (const entry of input.entries) evaluated.add(entry.entryId);
   for (const entry of orphanCredits) {
-    const evidence = { kind: 'credit_without_payment' as const, entry: entryEvidence(entry), chargeId: entry.chargeId, paymentKey: entry.paymentKey, backfillCommand: backfillCommand(input.provider, entry) };
+    const evidence = {
+      kind: 'credit_without_payment' as const,
+      entry: entryEvidence(entry),
+      chargeId: entry.chargeId,
+      paymentKey: entry.paymentKey,
+      backfillCommand: backfillCommand(input.provider, entry),
+    };
     findings.push({ kind: 'credit_without_payment', subject: entry.entryId, paymentId: undefined, evidence });
   }
   for (const payout of input.payouts) {

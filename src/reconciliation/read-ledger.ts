@@ -57,7 +57,12 @@ function unreadableFinding(entry: UnreadableEntry): Finding {
   const excerpt = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
   // An entry without an id is told apart by what it said: the same text listed again is the same finding.
   const subject = entry.entryId ?? `unreadable:${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
-  return { kind: 'unreadable_entry', subject, paymentId: undefined, evidence: { kind: 'unreadable_entry', entryId: entry.entryId ?? null, reason: entry.reason, excerpt } };
+  return {
+    kind: 'unreadable_entry',
+    subject,
+    paymentId: undefined,
+    evidence: { kind: 'unreadable_entry', entryId: entry.entryId ?? null, reason: entry.reason, excerpt },
+  };
 }
 
 /**
@@ -100,7 +105,8 @@ export async function readLedgerPages(deps: LedgerReaderDeps, run: RunRow, progr
     const pagePath = pathOf(cursor);
     const page = deps.ledger.readEntries(await getWaitingOutRateLimits(patient, pagePath, progress));
     // An API that ignores the cursor would answer the same page forever: stop instead.
-    if (page.nextCursor !== undefined && page.nextCursor === cursor) throw new GatewayResponseShapeError(deps.provider, `the ledger answered the same page again (cursor ${cursor})`);
+    if (page.nextCursor !== undefined && page.nextCursor === cursor)
+      throw new GatewayResponseShapeError(deps.provider, `the ledger answered the same page again (cursor ${cursor})`);
     await storePage(deps, run, page, payoutId, progress);
     if (page.nextCursor === undefined) return;
     cursor = page.nextCursor;

@@ -69,7 +69,15 @@ async function payoutsToMatch(deps: ReconcileDeps, run: RunRow): Promise<PayoutT
   const executor = drizzleExecutor(deps.db);
   const payout = await selectPayout(executor, deps.provider, run.payoutId!);
   if (!payout) return [];
-  return [{ payoutId: payout.payoutId, amount: payout.amount, currency: payout.currency, balanceEntryId: payout.balanceEntryId, entries: await selectEntriesOfPayout(executor, deps.provider, payout.payoutId) }];
+  return [
+    {
+      payoutId: payout.payoutId,
+      amount: payout.amount,
+      currency: payout.currency,
+      balanceEntryId: payout.balanceEntryId,
+      entries: await selectEntriesOfPayout(executor, deps.provider, payout.payoutId),
+    },
+  ];
 }
 
 /** Matches what the run read against the payments, records what it found and resolves what no longer holds. */
@@ -81,7 +89,15 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
   const listed = window === undefined ? (payouts[0]?.entries ?? []) : await selectEntriesForMatching(executor, deps.provider, window, []);
   const namedKeys = [...new Set(listed.flatMap((e) => [e.paymentKey, e.chargeId].filter((k): k is string => k !== null)))];
   const payments = await selectPaymentsInScope(executor, deps.provider, window, namedKeys);
-  const entries = [...listed, ...(await selectEntriesForMatching(executor, deps.provider, window, payments.map((p) => p.key)))];
+  const entries = [
+    ...listed,
+    ...(await selectEntriesForMatching(
+      executor,
+      deps.provider,
+      window,
+      payments.map((p) => p.key),
+    )),
+  ];
   const now = deps.clock();
   const matched = matchLedger({ provider: deps.provider, payments, entries, payouts, now, settlementDays: deps.settlementDays });
   const findings = await checkExpectedCredits(deps, matched.findings, now, progress);
@@ -104,7 +120,10 @@ async function completeRun(deps: ReconcileDeps, run: RunRow, resumed: boolean, d
     const finished = await finishRun(drizzleExecutor(deps.db), run.id, matched.findings.length, deps.clock());
     return { run: finished, resumed, rateLimitedWaits: progress.rateLimitedWaits, gatewayCalls: progress.gatewayCalls, ...matched };
   } catch (error) {
-    const stopped = await stopRun(drizzleExecutor(deps.db), run.id, describeError(withoutQueryText(error)), deps.clock()).catch(() => ({ ...run, status: 'partial' as const }));
+    const stopped = await stopRun(drizzleExecutor(deps.db), run.id, describeError(withoutQueryText(error)), deps.clock()).catch(() => ({
+      ...run,
+      status: 'partial' as const,
+    }));
     throw new ReconciliationIncompleteError(stopped, done, error);
   }
 }
@@ -126,7 +145,12 @@ export async function reconcile(deps: ReconcileDeps, scope: ReconcileScope): Pro
   const payoutId = scope.kind === 'payout' ? scope.payoutId : null;
   if (scope.kind === 'payout' && !deps.ledger.payouts) throw new Error(`the ${deps.ledger.gateway} ledger has no payouts that list their entries`);
   const done: RunResult[] = [];
-  const partial = await claimPartialRun(drizzleExecutor(deps.db), { provider: deps.provider, scope: scope.kind, payoutId }, now, new Date(now.getTime() - ABANDONED_AFTER_MS));
+  const partial = await claimPartialRun(
+    drizzleExecutor(deps.db),
+    { provider: deps.provider, scope: scope.kind, payoutId },
+    now,
+    new Date(now.getTime() - ABANDONED_AFTER_MS),
+  );
   if (partial) {
     done.push(await completeRun(deps, partial, true, done));
     if (covers(partial, scope)) return done;

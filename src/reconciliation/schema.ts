@@ -93,7 +93,10 @@ export const reconciliationRuns = pgTable(
     // The partial run this one picked up, when it resumed one.
     resumedRunId: bigint('resumed_run_id', { mode: 'number' }),
   },
-  (table) => [index('reconciliation_runs_provider_scope_idx').on(table.provider, table.scope, table.id), check('reconciliation_runs_status_check', oneOf(table.status, runStatuses))],
+  (table) => [
+    index('reconciliation_runs_provider_scope_idx').on(table.provider, table.scope, table.id),
+    check('reconciliation_runs_status_check', oneOf(table.status, runStatuses)),
+  ],
 );
 
 /**

@@ -5,6 +5,7 @@
 export function withoutNul(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\0', '');
   if (Array.isArray(value)) return value.map(withoutNul);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll('\0', ''), withoutNul(item)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replaceAll('\0', ''), withoutNul(item)]));
   return value;
 }

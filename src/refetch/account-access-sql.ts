@@ -54,7 +54,12 @@ export interface DeauthorizedAccount {
 /** Every account whose reads are stopped, for `inboxctl stats` and the dashboard. */
 export async function selectDeauthorizedAccounts(db: Database): Promise<DeauthorizedAccount[]> {
   const rows = await db
-    .select({ provider: gatewayAccountAccess.provider, account: gatewayAccountAccess.account, since: gatewayAccountAccess.occurredAt, eventId: gatewayAccountAccess.eventId })
+    .select({
+      provider: gatewayAccountAccess.provider,
+      account: gatewayAccountAccess.account,
+      since: gatewayAccountAccess.occurredAt,
+      eventId: gatewayAccountAccess.eventId,
+    })
     .from(gatewayAccountAccess)
     .where(eq(gatewayAccountAccess.state, 'deauthorized'))
     .orderBy(asc(gatewayAccountAccess.provider), asc(gatewayAccountAccess.account));

@@ -14,7 +14,10 @@ export const DEFAULT_BREAKER = { consecutiveFailures: 5, halfOpenAfterMs: 30_000
 /** The `api` keys a gateway's API needs besides the key (Zoop: `marketplaceId`), as its folder declares them. */
 const gatewaySettingKeys: Record<string, z.ZodOptional<z.ZodString>> = Object.fromEntries(
   Object.values(gatewayApis).flatMap((api) =>
-    api.requiredSettings.map((setting) => [setting, z.string().min(1).optional().describe(`Required by the \`${api.name}\` API ([Gateways](gateways.md#ordering-strategy-occurred_at-vs-refetch)).`)]),
+    api.requiredSettings.map((setting) => [
+      setting,
+      z.string().min(1).optional().describe(`Required by the \`${api.name}\` API ([Gateways](gateways.md#ordering-strategy-occurred_at-vs-refetch)).`),
+    ]),
   ),
 );
 
@@ -57,7 +60,10 @@ export const refetchFileKeys = {
             .min(1)
             .max(1000)
             .optional()
-            .meta({ whenUnset: `\`${DEFAULT_BREAKER.consecutiveFailures}\``, description: 'When the circuit breaker opens: after this many failures in a row.' }),
+            .meta({
+              whenUnset: `\`${DEFAULT_BREAKER.consecutiveFailures}\``,
+              description: 'When the circuit breaker opens: after this many failures in a row.',
+            }),
           halfOpenAfterMs: z
             .number()
             .int()
@@ -70,7 +76,12 @@ export const refetchFileKeys = {
     })
     .optional(),
   ordering: z
-    .strictObject(Object.fromEntries(['default', ...paymentKinds].map((key) => [key, strategy.optional()])) as Record<'default' | PaymentKind, z.ZodOptional<typeof strategy>>)
+    .strictObject(
+      Object.fromEntries(['default', ...paymentKinds].map((key) => [key, strategy.optional()])) as Record<
+        'default' | PaymentKind,
+        z.ZodOptional<typeof strategy>
+      >,
+    )
     .optional()
     .meta({
       whenUnset: "the gateway's defaults",
@@ -82,23 +93,20 @@ export const refetchFileKeys = {
     .positive()
     .max(10_000)
     .optional()
-    .meta({ whenUnset: `\`${DEFAULT_RATE_PER_SECOND}\``, description: 'Most API calls per rolling second, **per service instance** (for a `connect` provider: per account read on behalf of, and per instance).' }),
-  connect: z
-    .boolean()
-    .optional()
     .meta({
-      whenUnset: '`false`',
-      description:
-        "A platform's endpoint for many accounts (Stripe Connect): each event's `account` is recorded, and its charge is re-read, listed (`inboxctl backfill --account`) and reconciled on that account's behalf (`Stripe-Account`), with a rate limit and a circuit breaker per account ([Accounts](accounts.md)).",
+      whenUnset: `\`${DEFAULT_RATE_PER_SECOND}\``,
+      description: 'Most API calls per rolling second, **per service instance** (for a `connect` provider: per account read on behalf of, and per instance).',
     }),
-  knownAccounts: z
-    .array(z.string().min(1).max(150))
-    .optional()
-    .meta({
-      whenUnset: 'every account is expected',
-      description:
-        'The accounts this provider expects events for. An event naming another one is still stored and folded, never refused; it is reported once per account (a warning in the log, `inbox_unknown_accounts_total` in /metrics) ([Accounts](accounts.md)).',
-    }),
+  connect: z.boolean().optional().meta({
+    whenUnset: '`false`',
+    description:
+      "A platform's endpoint for many accounts (Stripe Connect): each event's `account` is recorded, and its charge is re-read, listed (`inboxctl backfill --account`) and reconciled on that account's behalf (`Stripe-Account`), with a rate limit and a circuit breaker per account ([Accounts](accounts.md)).",
+  }),
+  knownAccounts: z.array(z.string().min(1).max(150)).optional().meta({
+    whenUnset: 'every account is expected',
+    description:
+      'The accounts this provider expects events for. An event naming another one is still stored and folded, never refused; it is reported once per account (a warning in the log, `inbox_unknown_accounts_total` in /metrics) ([Accounts](accounts.md)).',
+  }),
 };
 
 export interface DeclaredRefetch {

@@ -93,7 +93,10 @@ export class AccountDeauthorizedError extends RefetchError {
   readonly retryable = false;
   readonly account: string;
   constructor(provider: string, account: string) {
-    super(provider, `The ${provider} account ${account} deauthorized this platform (account.application.deauthorized): no call to its API is made on its behalf.`);
+    super(
+      provider,
+      `The ${provider} account ${account} deauthorized this platform (account.application.deauthorized): no call to its API is made on its behalf.`,
+    );
     this.account = account;
   }
 }

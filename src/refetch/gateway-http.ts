@@ -45,7 +45,7 @@ async function detailOf(response: Response, apiKey: string): Promise<string> {
 function rejectionHint(status: number): string {
   if (status === 401 || status === 403) return 'the API key is missing, wrong, or lacks read access: check GATEWAY_API_KEY_<PROVIDER> (or api.key)';
   if (status === 404) return 'no such resource there: is api.baseUrl the right environment, and the key of the account (test vs live) that owns the charge?';
-  return 'the request was refused: check api.baseUrl and the provider\'s api settings';
+  return "the request was refused: check api.baseUrl and the provider's api settings";
 }
 
 function retryAfterFailure(provider: string, where: string, answer: string, status: number, response: Response, now: Date): GatewayRetryAfterError | undefined {
@@ -54,7 +54,12 @@ function retryAfterFailure(provider: string, where: string, answer: string, stat
   if (seconds === undefined) return undefined;
   const retryAt = new Date(now.getTime() + Math.min(seconds, MAX_RETRY_AFTER_SECONDS) * 1000);
   const capped = seconds > MAX_RETRY_AFTER_SECONDS ? ` (asked for ${seconds} s, capped at ${MAX_RETRY_AFTER_SECONDS} s)` : '';
-  return new GatewayRetryAfterError(provider, `${where}, Retry-After: no call to the ${provider} API before ${retryAt.toISOString()}${capped}.`, { status, retryAt, requestedSeconds: seconds, answer });
+  return new GatewayRetryAfterError(provider, `${where}, Retry-After: no call to the ${provider} API before ${retryAt.toISOString()}${capped}.`, {
+    status,
+    retryAt,
+    requestedSeconds: seconds,
+    answer,
+  });
 }
 
 async function failureFor(options: GatewayHttpOptions, url: string, response: Response): Promise<Error> {
@@ -67,7 +72,11 @@ async function failureFor(options: GatewayHttpOptions, url: string, response: Re
   }
   if (status >= 300 && status < 400) {
     const location = response.headers.get('location');
-    return new GatewayRejectedError(provider, `${where}, a redirect${location ? ` to ${location}` : ''}: set api.baseUrl to the final address (credentials are never sent on after a redirect).`, { status });
+    return new GatewayRejectedError(
+      provider,
+      `${where}, a redirect${location ? ` to ${location}` : ''}: set api.baseUrl to the final address (credentials are never sent on after a redirect).`,
+      { status },
+    );
   }
   return new GatewayRejectedError(provider, `${where}; ${rejectionHint(status)}.`, { status });
 }
@@ -111,10 +120,14 @@ export function createGatewayGet(options: GatewayHttpOptions): AbortableGatewayG
     try {
       return parseJsonText(text);
     } catch (error) {
-      throw new GatewayRejectedError(options.provider, `GET ${url} answered ${response.status} with a body that is not JSON: is api.baseUrl the gateway's API?`, {
-        status: response.status,
-        cause: error,
-      });
+      throw new GatewayRejectedError(
+        options.provider,
+        `GET ${url} answered ${response.status} with a body that is not JSON: is api.baseUrl the gateway's API?`,
+        {
+          status: response.status,
+          cause: error,
+        },
+      );
     }
   };
 }

@@ -26,7 +26,7 @@ const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open
 export function declareRefetchMetrics(registers: Registry[]): RefetchMetrics {
   const refetchCalls = new Counter({
     name: 'inbox_refetch_calls_total',
-    help: 'Gateway API calls that fetch a resource\'s true state, by provider and outcome.',
+    help: "Gateway API calls that fetch a resource's true state, by provider and outcome.",
     labelNames: ['provider', 'outcome'],
     registers,
   });

@@ -44,7 +44,8 @@ const heldBack = (error: GatewayUnavailableError | GatewayRetryAfterError): bool
  */
 function whatHappened(deps: PatientGetDeps, error: GatewayUnavailableError | GatewayRetryAfterError): string {
   if (!(error instanceof GatewayRetryAfterError)) return `the ${deps.provider} API answered ${error.status} without Retry-After`;
-  if (heldBack(error)) return `no call was sent: this run holds back calls to the ${deps.provider} API until ${error.retryAt.toISOString()}, as an earlier answer asked (Retry-After)`;
+  if (heldBack(error))
+    return `no call was sent: this run holds back calls to the ${deps.provider} API until ${error.retryAt.toISOString()}, as an earlier answer asked (Retry-After)`;
   return `the ${deps.provider} API answered ${error.status}${error.answer ? ` (${error.answer})` : ''}`;
 }
 

@@ -2,7 +2,14 @@ import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, h
 import pThrottle from 'p-throttle';
 import type { ChargeSnapshot, GatewayGet } from '../gateways/shared/gateway-api.ts';
 import { GatewayResponseShapeError } from '../gateways/shared/gateway-api.ts';
-import { AccountDeauthorizedError, BreakerOpenError, GatewayRejectedError, GatewayRetryAfterError, GatewayUnavailableError, UnknownAccountError } from './errors.ts';
+import {
+  AccountDeauthorizedError,
+  BreakerOpenError,
+  GatewayRejectedError,
+  GatewayRetryAfterError,
+  GatewayUnavailableError,
+  UnknownAccountError,
+} from './errors.ts';
 import { createGatewayGet } from './gateway-http.ts';
 import { type BreakerState, type RefetchMetrics, type RefetchOutcome, noRefetchMetrics } from './metrics.ts';
 import type { GatewayApiTarget } from './settings.ts';
@@ -122,7 +129,11 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   function throwIfHeldBack(): void {
     if (deps.clock().getTime() >= retryAtMs) return;
     const retryAt = new Date(retryAtMs);
-    throw new GatewayRetryAfterError(provider, `The ${provider} API asked (Retry-After) not to be called before ${retryAt.toISOString()}; this call was not sent.`, { retryAt });
+    throw new GatewayRetryAfterError(
+      provider,
+      `The ${provider} API asked (Retry-After) not to be called before ${retryAt.toISOString()}; this call was not sent.`,
+      { retryAt },
+    );
   }
   // Checked again as each call leaves the rate limiter: calls queued there when the answer came
   // (and a Stripe dispute's second call) are held back too.
@@ -139,7 +150,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   const throttledGet = rateLimiter(target.ratePerSecond)(politeGet);
   // Only "the gateway is not answering" opens the breaker; a 404 for one charge is an answer, and a
   // call held back for a Retry-After was never asked.
-  const answeredUnavailable = (error: unknown) => error instanceof GatewayUnavailableError || (error instanceof GatewayRetryAfterError && error.status !== undefined);
+  const answeredUnavailable = (error: unknown) =>
+    error instanceof GatewayUnavailableError || (error instanceof GatewayRetryAfterError && error.status !== undefined);
   const breaker = circuitBreaker(handleWhen(answeredUnavailable), {
     halfOpenAfter: target.breaker.halfOpenAfterMs,
     breaker: new ConsecutiveBreaker(target.breaker.consecutiveFailures),
@@ -181,7 +193,10 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
       metrics.call(provider, 'ok', (performance.now() - started) / 1000);
       return answer;
     } catch (caught) {
-      const error = caught instanceof BrokenCircuitError ? new BreakerOpenError(account === undefined ? provider : `${provider} (account ${account})`, new Date(openedAtMs + target.breaker.halfOpenAfterMs)) : caught;
+      const error =
+        caught instanceof BrokenCircuitError
+          ? new BreakerOpenError(account === undefined ? provider : `${provider} (account ${account})`, new Date(openedAtMs + target.breaker.halfOpenAfterMs))
+          : caught;
       metrics.call(provider, outcomeOf(error), (performance.now() - started) / 1000);
       throw error;
     }

@@ -49,7 +49,6 @@ export const highImpactKinds: readonly PaymentKind[] = ['payment.refunded', 'pay
 /** Gateways whose webhook is only a notice (ids, hardly any state): every kind is re-read. Each gateway's module says so. */
 const sendsThinNotifications = (gateway: GatewayApi | undefined): boolean => gateway !== undefined && builtInGateways[gateway.name]?.thinNotifications === true;
 
-
 function builtInDefault(gateway: GatewayApi | undefined, kind: PaymentKind): OrderingStrategy {
   if (!gateway) return 'occurred_at';
   if (sendsThinNotifications(gateway)) return 'refetch';
@@ -103,10 +102,15 @@ function accountKeyProblems(input: RefetchInput, key: string | undefined): strin
   if (key) {
     return accounts
       .filter((account) => !account.key)
-      .map((account) => `provider "${input.provider}": account "${account.account}" has no apiKey, and the provider has an API key (${apiKeyEnvName(input.provider)} or api.key): its charges could not be re-read; give it its own apiKey`);
+      .map(
+        (account) =>
+          `provider "${input.provider}": account "${account.account}" has no apiKey, and the provider has an API key (${apiKeyEnvName(input.provider)} or api.key): its charges could not be re-read; give it its own apiKey`,
+      );
   }
   return accounts.some((account) => account.key)
-    ? [`provider "${input.provider}": its accounts have API keys but the provider has none; set ${apiKeyEnvName(input.provider)} (or api.key) for its own account too`]
+    ? [
+        `provider "${input.provider}": its accounts have API keys but the provider has none; set ${apiKeyEnvName(input.provider)} (or api.key) for its own account too`,
+      ]
     : [];
 }
 
@@ -127,7 +131,9 @@ export function resolveRefetchConfig(input: RefetchInput, problems: string[]): P
   if (declared.api?.gateway && !gateway) problems.push(unknownGatewayProblem(input, declared.api.gateway));
   const key = input.envApiKey || declared.api?.key;
   if (declared.connect && gateway && !gateway.accountHeaders) {
-    problems.push(`provider "${provider}": connect is set, but the ${gateway.name} API has no way to read on behalf of an account (connect is for Stripe Connect)`);
+    problems.push(
+      `provider "${provider}": connect is set, but the ${gateway.name} API has no way to read on behalf of an account (connect is for Stripe Connect)`,
+    );
   }
   const keyProblems = gateway ? accountKeyProblems(input, key) : [];
   problems.push(...keyProblems);

@@ -47,7 +47,8 @@ describe('clients per account', () => {
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_acct_bad', undefined, 'acct_bad'), BreakerOpenError);
     assert.equal(refetcher.breakerState('stripe', 'acct_bad'), 'open');
     // More accounts than the clients kept: the closed ones make room, the open one stays.
-    for (const account of ['acct_1', 'acct_2', 'acct_3']) assert.equal((await refetcher.fetchCharge('stripe', `ch_${account}`, undefined, account)).status, 'paid');
+    for (const account of ['acct_1', 'acct_2', 'acct_3'])
+      assert.equal((await refetcher.fetchCharge('stripe', `ch_${account}`, undefined, account)).status, 'paid');
     assert.equal(refetcher.breakerState('stripe', 'acct_bad'), 'open', 'the open breaker was not dropped');
     assert.equal(refetcher.breakerState('stripe'), 'closed', "the provider's own reads are not held back");
     const badCalls = gateway.requests.filter((r) => r.headers['stripe-account'] === 'acct_bad').length;

@@ -33,28 +33,60 @@ describe('the account of an event', () => {
     await waitUntilSettled(database.sql, ['evt_acct_1', 'evt_acct_2', 'evt_direct_1']);
 
     const inbox = await database.sql`select event_id, account from webhook_inbox order by event_id`;
-    assert.deepEqual(inbox.map((r) => [r.event_id, r.account]), [['evt_acct_1', 'acct_1Connected'], ['evt_acct_2', 'acct_1Connected'], ['evt_direct_1', null]]);
+    assert.deepEqual(
+      inbox.map((r) => [r.event_id, r.account]),
+      [
+        ['evt_acct_1', 'acct_1Connected'],
+        ['evt_acct_2', 'acct_1Connected'],
+        ['evt_direct_1', null],
+      ],
+    );
     const facts = await database.sql`select event_id, account from payment_facts order by event_id`;
-    assert.deepEqual(facts.map((r) => [r.event_id, r.account]), [['evt_acct_1', 'acct_1Connected'], ['evt_acct_2', 'acct_1Connected'], ['evt_direct_1', null]]);
+    assert.deepEqual(
+      facts.map((r) => [r.event_id, r.account]),
+      [
+        ['evt_acct_1', 'acct_1Connected'],
+        ['evt_acct_2', 'acct_1Connected'],
+        ['evt_direct_1', null],
+      ],
+    );
     const payments = await database.sql`select gateway_charge_id, account, status from payments order by gateway_charge_id`;
-    assert.deepEqual(payments.map((r) => [r.gateway_charge_id, r.account, r.status]), [['ch_acct_1', 'acct_1Connected', 'refunded'], ['ch_direct_1', null, 'paid']]);
+    assert.deepEqual(
+      payments.map((r) => [r.gateway_charge_id, r.account, r.status]),
+      [
+        ['ch_acct_1', 'acct_1Connected', 'refunded'],
+        ['ch_direct_1', null, 'paid'],
+      ],
+    );
 
     const events = await feedOnceItHolds(service.baseUrl, 3);
-    assert.deepEqual(
-      events.map((e) => [e.payment.charge_id, e.sequence, e.payment.account]).sort(),
-      [['ch_acct_1', 1, 'acct_1Connected'], ['ch_acct_1', 2, 'acct_1Connected'], ['ch_direct_1', 1, null]],
-    );
+    assert.deepEqual(events.map((e) => [e.payment.charge_id, e.sequence, e.payment.account]).sort(), [
+      ['ch_acct_1', 1, 'acct_1Connected'],
+      ['ch_acct_1', 2, 'acct_1Connected'],
+      ['ch_direct_1', 1, null],
+    ]);
     const lookup = await fetch(`${service.baseUrl}/api/v1/payments/stripe/ch_acct_1`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
     const view = (await lookup.json()) as { payment: { account: string | null }; events: { payment: { account: string | null } }[] };
     assert.equal(view.payment.account, 'acct_1Connected');
-    assert.deepEqual(view.events.map((e) => e.payment.account), ['acct_1Connected', 'acct_1Connected']);
+    assert.deepEqual(
+      view.events.map((e) => e.payment.account),
+      ['acct_1Connected', 'acct_1Connected'],
+    );
   });
 
-  test('filters the feed: ?account= gives that account\'s events only, in the feed\'s order', async () => {
+  test("filters the feed: ?account= gives that account's events only, in the feed's order", async () => {
     const auth = { authorization: `Bearer ${API_TOKEN}` };
     const page = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Connected`, { headers: auth })).json()) as FeedPage;
-    assert.deepEqual(page.events.map((e) => [e.payment.charge_id, e.sequence]), [['ch_acct_1', 1], ['ch_acct_1', 2]]);
-    const next = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Connected&after=${encodeURIComponent(page.next_cursor)}`, { headers: auth })).json()) as FeedPage;
+    assert.deepEqual(
+      page.events.map((e) => [e.payment.charge_id, e.sequence]),
+      [
+        ['ch_acct_1', 1],
+        ['ch_acct_1', 2],
+      ],
+    );
+    const next = (await (
+      await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Connected&after=${encodeURIComponent(page.next_cursor)}`, { headers: auth })
+    ).json()) as FeedPage;
     assert.deepEqual(next.events, []);
     const none = (await (await fetch(`${service.baseUrl}/api/v1/payment-events?account=acct_1Nobody`, { headers: auth })).json()) as FeedPage;
     assert.deepEqual(none.events, []);

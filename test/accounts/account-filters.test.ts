@@ -37,12 +37,27 @@ setup(async () => {
   consumer.behaviour = () => ({ kind: 'status', status: 503 });
   database.onTeardown(() => consumer.close());
   database.onTeardown(() => rmSync(path.dirname(configPath), { recursive: true, force: true }));
-  const file = JSON.stringify({ providers: { stripe: { driver: 'stripe', connect: true, api: { baseUrl: gateway.baseUrl }, ordering: { default: 'occurred_at' } } }, destinations: { app: {} } });
+  const file = JSON.stringify({
+    providers: { stripe: { driver: 'stripe', connect: true, api: { baseUrl: gateway.baseUrl }, ordering: { default: 'occurred_at' } } },
+    destinations: { app: {} },
+  });
   writeFileSync(configPath, file);
-  env = { INBOX_CONFIG: configPath, WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_platform', DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: secret, INBOX_DASHBOARD: 'on' };
+  env = {
+    INBOX_CONFIG: configPath,
+    WEBHOOK_SECRET_STRIPE: SECRET,
+    GATEWAY_API_KEY_STRIPE: 'sk_test_platform',
+    DESTINATION_URL_APP: consumer.url,
+    DESTINATION_SECRET_APP: secret,
+    INBOX_DASHBOARD: 'on',
+  };
   service = await startTestService({ database, env, files: { [configPath]: file } });
   const created = Math.floor(Date.now() / 1000) - 3600;
-  for (const [account, n] of [[A, 1], [A, 2], [B, 1], [B, 2]] as const) {
+  for (const [account, n] of [
+    [A, 1],
+    [A, 2],
+    [B, 1],
+    [B, 2],
+  ] as const) {
     const body = connectEvent(account, { id: `evt_${account}_${n}`, type: 'charge.succeeded', chargeId: `ch_${account}_${n}`, created });
     assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   }
@@ -56,25 +71,38 @@ after(async () => {
 const cli = (args: string[]) => runInboxctl(args, { ...env, DATABASE_URL: database.url });
 
 describe('filters by account', () => {
-  test('inboxctl lanes --account lists the lanes of that account\'s payments only', async () => {
+  test("inboxctl lanes --account lists the lanes of that account's payments only", async () => {
     await waitFor(async () => (await cli(['lanes', '--json'])).json().lanes.length === 4, { message: 'four lanes behind' });
     const run = await cli(['lanes', '--account', A, '--json']);
-    assert.deepEqual(run.json().lanes.map((l: { chargeId: string; account: string }) => [l.chargeId, l.account]).sort(), [[`ch_${A}_1`, A], [`ch_${A}_2`, A]]);
+    assert.deepEqual(
+      run
+        .json()
+        .lanes.map((l: { chargeId: string; account: string }) => [l.chargeId, l.account])
+        .sort(),
+      [
+        [`ch_${A}_1`, A],
+        [`ch_${A}_2`, A],
+      ],
+    );
   });
 
-  test('inboxctl replay --account replays that account\'s events only', async () => {
+  test("inboxctl replay --account replays that account's events only", async () => {
     await database.sql`update webhook_inbox set status = 'failed', last_error = 'test' where event_id like 'evt_acct_1Filter%'`;
     const run = await cli(['replay', 'stripe', '--account', B, '--json']);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.json().replayed, 2);
     const rows = await database.sql`select event_id, status from webhook_inbox where event_id like 'evt_acct_1Filter%' order by event_id`;
-    assert.deepEqual(rows.filter((r) => r.status === 'failed').map((r) => r.event_id), [`evt_${A}_1`, `evt_${A}_2`], "A's events were left alone");
+    assert.deepEqual(
+      rows.filter((r) => r.status === 'failed').map((r) => r.event_id),
+      [`evt_${A}_1`, `evt_${A}_2`],
+      "A's events were left alone",
+    );
   });
 
   test("the dashboard's event list filters by account", async () => {
     const page = await (await fetch(`${service.baseUrl}/dashboard/events?account=${A}`)).text();
     assert.ok(page.includes(`evt_${A}_1`) && page.includes(`evt_${A}_2`), 'its events listed');
-    assert.ok(!page.includes(`evt_${B}_1`), 'not another account\'s');
+    assert.ok(!page.includes(`evt_${B}_1`), "not another account's");
   });
 
   test("an event's account is shown by inboxctl show and on the dashboard's event page", async () => {
@@ -85,12 +113,16 @@ describe('filters by account', () => {
     assert.ok(page.includes(`<dt>account</dt><dd><a href="/dashboard/events?account=${A}"><code>${A}</code></a></dd>`), 'the event page names its account');
   });
 
-  test('inboxctl backfill --account lists the account\'s events on its behalf (Stripe-Account) and stores them with it', async () => {
+  test("inboxctl backfill --account lists the account's events on its behalf (Stripe-Account) and stores them with it", async () => {
     const created = Math.floor(Date.now() / 1000) - 1800;
     // Stripe's GET /v1/events for a connected account; the listed events carry no `account` here.
     const listed = JSON.parse(connectEvent(undefined, { id: 'evt_backfilled_a', type: 'charge.succeeded', chargeId: 'ch_backfilled_a', created })) as unknown;
     gateway.rules.push((request) =>
-      request.pathname === '/v1/events' ? (request.headers['stripe-account'] === A ? { status: 200, json: { object: 'list', data: [listed], has_more: false } } : { status: 403, json: {} }) : undefined,
+      request.pathname === '/v1/events'
+        ? request.headers['stripe-account'] === A
+          ? { status: 200, json: { object: 'list', data: [listed], has_more: false } }
+          : { status: 403, json: {} }
+        : undefined,
     );
     const run = await cli(['backfill', 'stripe', '--since', '2h', '--account', A, '--json']);
     assert.ok(run.code === 0 || run.code === 1, run.stderr);

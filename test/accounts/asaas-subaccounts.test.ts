@@ -42,7 +42,16 @@ setup(async () => {
     const paid = charge.status !== 'PENDING';
     return {
       status: 200,
-      json: { object: 'payment', id: match[1], status: charge.status, value: 150.25, deleted: false, refunds: null, confirmedDate: paid ? '2026-06-12' : null, paymentDate: paid ? '2026-06-12' : null },
+      json: {
+        object: 'payment',
+        id: match[1],
+        status: charge.status,
+        value: 150.25,
+        deleted: false,
+        refunds: null,
+        confirmedDate: paid ? '2026-06-12' : null,
+        paymentDate: paid ? '2026-06-12' : null,
+      },
     };
   });
 });
@@ -75,7 +84,17 @@ function webhook(eventId: string, chargeId: string, event = 'PAYMENT_RECEIVED'):
     id: eventId,
     event,
     dateCreated: '2026-06-12 16:45:03',
-    payment: { object: 'payment', id: chargeId, value: 150.25, netValue: 148.01, billingType: 'PIX', status: 'RECEIVED', deleted: false, confirmedDate: '2026-06-12', paymentDate: '2026-06-12' },
+    payment: {
+      object: 'payment',
+      id: chargeId,
+      value: 150.25,
+      netValue: 148.01,
+      billingType: 'PIX',
+      status: 'RECEIVED',
+      deleted: false,
+      confirmedDate: '2026-06-12',
+      paymentDate: '2026-06-12',
+    },
   });
 }
 
@@ -101,10 +120,18 @@ describe('Asaas subaccounts', () => {
       }
     }
     // Interleaved and sent at once: attribution must not depend on order or company.
-    const shuffled = deliveries.map((d, i) => ({ d, k: (i * 7) % deliveries.length })).sort((a, b) => a.k - b.k).map(({ d }) => d);
+    const shuffled = deliveries
+      .map((d, i) => ({ d, k: (i * 7) % deliveries.length }))
+      .sort((a, b) => a.k - b.k)
+      .map(({ d }) => d);
     const statuses = await Promise.all(shuffled.map(({ eventId, chargeId, owner }) => post(webhook(eventId, chargeId), tokenOf(owner))));
     assert.deepEqual(new Set(statuses), new Set([200]));
-    await waitUntilSettled(database.sql, deliveries.map((d) => d.eventId), 30_000, 'asaas');
+    await waitUntilSettled(
+      database.sql,
+      deliveries.map((d) => d.eventId),
+      30_000,
+      'asaas',
+    );
 
     const expectedAccount = (owner: Owner) => (owner === 'root' ? null : owner);
     const inbox = await database.sql`select event_id, account, status from webhook_inbox order by event_id`;
@@ -129,7 +156,7 @@ describe('Asaas subaccounts', () => {
     }
   });
 
-  test('a wrong token, another provider\'s, or none is 401 and stores nothing', async () => {
+  test("a wrong token, another provider's, or none is 401 and stores nothing", async () => {
     const before = await database.sql`select count(*)::int as n from webhook_inbox`;
     for (const token of ['asaas-subconta-c-token-not-configured-000', ACCOUNTS['loja-a'].token.slice(0, -1), `${ACCOUNTS['loja-b'].token} x`, undefined]) {
       assert.equal(await post(webhook('evt_refused&1', 'pay_refused'), token), 401, String(token));

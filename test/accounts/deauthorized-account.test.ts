@@ -27,7 +27,9 @@ let requestsPerAccount: Map<string, number>;
 setup(async () => {
   gateway = await startFakeGateway();
   requestsPerAccount = serveConnectedCharges(gateway, owners);
-  const file = JSON.stringify({ providers: { stripe: { driver: 'stripe', connect: true, api: { baseUrl: gateway.baseUrl }, ordering: { default: 'refetch' } } } });
+  const file = JSON.stringify({
+    providers: { stripe: { driver: 'stripe', connect: true, api: { baseUrl: gateway.baseUrl }, ordering: { default: 'refetch' } } },
+  });
   const env = { INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_platform', INBOX_DASHBOARD: 'on' };
   service = await startTestService({ database, env, files: { '/inbox.json': file } });
 });
@@ -60,10 +62,17 @@ describe('a deauthorized connected account', () => {
     const payments = await database.sql`select gateway_charge_id, account, status, amount_refunded from payments order by gateway_charge_id`;
     assert.deepEqual(
       payments.map((p) => [p.gateway_charge_id, p.account, p.status, Number(p.amount_refunded)]),
-      [['ch_gone', GONE, 'refunded', 2000], ['ch_live', LIVE, 'partially_refunded', 700]],
+      [
+        ['ch_gone', GONE, 'refunded', 2000],
+        ['ch_live', LIVE, 'partially_refunded', 700],
+      ],
     );
     const facts = await database.sql`select event_id, fact->>'snapshot' as snapshot from webhook_inbox where event_id like 'evt_gone_%' order by event_id`;
-    assert.deepEqual(facts.map((f) => f.snapshot), [null, null], 'folded from the payloads, no snapshot');
+    assert.deepEqual(
+      facts.map((f) => f.snapshot),
+      [null, null],
+      'folded from the payloads, no snapshot',
+    );
     assert.equal(requestsPerAccount.get(GONE) ?? 0, 0, 'no gateway read on behalf of the deauthorized account');
     assert.ok((requestsPerAccount.get(LIVE) ?? 0) > 0, 'the other account is read');
 
@@ -71,7 +80,10 @@ describe('a deauthorized connected account', () => {
     assert.match(text.out, new RegExp(`Deauthorized accounts .*: 1\\n {2}stripe ${GONE}: since `));
     const one = (await runInboxctl(['stats', '--account', GONE, '--json'], cliEnv())).json();
     assert.equal(one.totals.processed + one.totals.ignored, 3, 'its deauthorization and its two charge events');
-    assert.deepEqual(one.deauthorizedAccounts.map((d: { provider: string; account: string }) => [d.provider, d.account]), [['stripe', GONE]]);
+    assert.deepEqual(
+      one.deauthorizedAccounts.map((d: { provider: string; account: string }) => [d.provider, d.account]),
+      [['stripe', GONE]],
+    );
 
     const overview = await (await fetch(`${service.baseUrl}/dashboard`)).text();
     assert.ok(overview.includes(`stripe ${GONE}: deauthorized`), 'the overview says so');

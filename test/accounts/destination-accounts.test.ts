@@ -66,17 +66,26 @@ describe('a destination filtered by account', () => {
     const byPayment = charges.map(({ chargeId }) => events.filter((e) => e.id.startsWith(`evt_${chargeId}_`)));
     for (let step = 0; step < 3; step += 1) {
       for (const history of shuffled(byPayment, step + 1)) assert.equal((await postStripe(service.baseUrl, history[step]!.body, SECRET)).status, 200);
-      await waitUntilSettled(database.sql, byPayment.map((h) => h[step]!.id));
+      await waitUntilSettled(
+        database.sql,
+        byPayment.map((h) => h[step]!.id),
+      );
     }
 
     await waitFor(() => every.received.filter((e) => e.accepted).length === charges.length * 3, { message: 'every event at the unfiltered destination' });
-    await waitFor(() => charges.filter((c) => c.account === WANTED).every((c) => only.acceptedFor(c.chargeId).length === 3), { message: "the wanted account's events" });
+    await waitFor(() => charges.filter((c) => c.account === WANTED).every((c) => only.acceptedFor(c.chargeId).length === 3), {
+      message: "the wanted account's events",
+    });
 
     const received = only.received.filter((e) => e.accepted);
     assert.deepEqual([...new Set(received.map((e) => e.account))], [WANTED], 'nothing of another account, nor of a direct integration');
     assert.equal(received.length, 4 * 3);
     for (const { chargeId } of charges.filter((c) => c.account === WANTED)) {
-      assert.deepEqual(only.acceptedFor(chargeId).map((e) => e.sequence), [1, 2, 3], `${chargeId} in order`);
+      assert.deepEqual(
+        only.acceptedFor(chargeId).map((e) => e.sequence),
+        [1, 2, 3],
+        `${chargeId} in order`,
+      );
     }
     assert.deepEqual([...new Set(every.received.map((e) => e.account ?? null))].sort(), [OTHER, WANTED, null].sort());
   });

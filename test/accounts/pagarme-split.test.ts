@@ -67,8 +67,24 @@ const publishedSplit = [
 ];
 
 const expectedSplit = [
-  { recipient_id: 'rp_5yGwpMGckBHVYmb6', rule_id: 'sr_z57bX1Yujni9EMXa', amount: 10000, percentage: null, liable: true, charge_processing_fee: true, charge_remainder_fee: true },
-  { recipient_id: 'rp_yLnAyVpHbQIqZxwO', rule_id: 'sr_VjnrOnXT01t2a5L3', amount: null, percentage: 50, liable: false, charge_processing_fee: false, charge_remainder_fee: false },
+  {
+    recipient_id: 'rp_5yGwpMGckBHVYmb6',
+    rule_id: 'sr_z57bX1Yujni9EMXa',
+    amount: 10000,
+    percentage: null,
+    liable: true,
+    charge_processing_fee: true,
+    charge_remainder_fee: true,
+  },
+  {
+    recipient_id: 'rp_yLnAyVpHbQIqZxwO',
+    rule_id: 'sr_VjnrOnXT01t2a5L3',
+    amount: null,
+    percentage: 50,
+    liable: false,
+    charge_processing_fee: false,
+    charge_remainder_fee: false,
+  },
 ];
 
 function hook(id: string, type: string, createdAt: string, data: Record<string, unknown>): string {
@@ -108,7 +124,14 @@ describe('a Pagar.me split charge', () => {
       status: 'paid',
       paid_amount: 20000,
       paid_at: '2025-01-01T04:15:39Z',
-      last_transaction: { id: 'tran_71eaxPbUAUZGronE', transaction_type: 'credit_card', amount: 20000, status: 'captured', success: true, split: publishedSplit },
+      last_transaction: {
+        id: 'tran_71eaxPbUAUZGronE',
+        transaction_type: 'credit_card',
+        amount: 20000,
+        status: 'captured',
+        success: true,
+        split: publishedSplit,
+      },
     });
     assert.equal(await post(paid), 200);
     await waitUntilSettled(database.sql, ['hook_split_paid'], 20_000, 'pagarme');
@@ -117,9 +140,16 @@ describe('a Pagar.me split charge', () => {
     assert.equal(first.payment.status, 'paid');
     assert.deepEqual(first.payment.split, expectedSplit);
     const feed = await feedOnceItHolds(service.baseUrl, 1);
-    assert.deepEqual(feed.map((e) => [e.sequence, e.payment.split]), [[1, expectedSplit]], 'the outbound event carries the split');
+    assert.deepEqual(
+      feed.map((e) => [e.sequence, e.payment.split]),
+      [[1, expectedSplit]],
+      'the outbound event carries the split',
+    );
 
-    const purge = await runInboxctl(['purge', '--older-than', '0s', '--provider', 'pagarme', '--force'], { DATABASE_URL: database.url, INBOX_ARCHIVE_DIR: archiveDir });
+    const purge = await runInboxctl(['purge', '--older-than', '0s', '--provider', 'pagarme', '--force'], {
+      DATABASE_URL: database.url,
+      INBOX_ARCHIVE_DIR: archiveDir,
+    });
     assert.equal(purge.code, 0, purge.stderr);
     const [inbox] = await database.sql`select count(*)::int as n from webhook_inbox`;
     assert.equal(inbox!.n, 0, 'the payload is gone');
@@ -142,11 +172,19 @@ describe('a Pagar.me split charge', () => {
     const second = await lookup();
     assert.deepEqual([second.payment.status, second.payment.amount_refunded], ['partially_refunded', 5000]);
     assert.deepEqual(second.payment.split, expectedSplit, "the charge's split, folded from the kept facts, not the refund's");
-    assert.deepEqual(second.events.map((e) => [e.sequence, e.payment.split]), [[1, expectedSplit], [2, expectedSplit]]);
+    assert.deepEqual(
+      second.events.map((e) => [e.sequence, e.payment.split]),
+      [
+        [1, expectedSplit],
+        [2, expectedSplit],
+      ],
+    );
   });
 
   test('a charge with no split has none on the lookup (null) and no split field in its events', async () => {
-    const plain = JSON.parse(hook('hook_plain_paid', 'charge.paid', '2025-01-03T00:00:00Z', { status: 'paid', paid_amount: 20000 })) as { data: Record<string, unknown> };
+    const plain = JSON.parse(hook('hook_plain_paid', 'charge.paid', '2025-01-03T00:00:00Z', { status: 'paid', paid_amount: 20000 })) as {
+      data: Record<string, unknown>;
+    };
     plain.data.id = 'ch_plain_1';
     const body = JSON.stringify(plain);
     assert.equal(await post(body), 200);
@@ -154,6 +192,9 @@ describe('a Pagar.me split charge', () => {
     const response = await fetch(`${service.baseUrl}/api/v1/payments/pagarme/ch_plain_1`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
     const view = (await response.json()) as PaymentView;
     assert.equal(view.payment.split, null);
-    assert.deepEqual(view.events.map((e) => 'split' in e.payment), [false]);
+    assert.deepEqual(
+      view.events.map((e) => 'split' in e.payment),
+      [false],
+    );
   });
 });

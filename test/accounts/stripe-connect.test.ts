@@ -71,11 +71,20 @@ function eventsOfRound(round: string, created: number) {
 }
 
 describe('a Stripe Connect endpoint', () => {
-  test('folds 50 accounts\' events, interleaved, shuffled and duplicated, each payment read on behalf of its own account', async () => {
+  test("folds 50 accounts' events, interleaved, shuffled and duplicated, each payment read on behalf of its own account", async () => {
     const events = eventsOfRound('a', Math.floor(Date.now() / 1000) - 600);
     const duplicates = events.filter((_, i) => i % 3 === 0);
-    await postAll(shuffled([...events, ...duplicates].map((e) => e.body), 33));
-    await waitUntilSettled(database.sql, events.map((e) => e.id), 25_000);
+    await postAll(
+      shuffled(
+        [...events, ...duplicates].map((e) => e.body),
+        33,
+      ),
+    );
+    await waitUntilSettled(
+      database.sql,
+      events.map((e) => e.id),
+      25_000,
+    );
 
     const payments = await database.sql`select gateway_charge_id, account, status, amount, amount_refunded from payments where gateway_charge_id like 'ch_a_%'`;
     assert.equal(payments.length, ACCOUNTS.length);
@@ -90,7 +99,7 @@ describe('a Stripe Connect endpoint', () => {
     // Every read named an account; the platform's own account was never asked.
     assert.equal(requestsPerAccount.get('') ?? 0, 0, 'no read without Stripe-Account');
     const refetched = await database.sql`select count(*)::int as n from webhook_inbox where decision = 'refetched' or fact->>'snapshot' = 'true'`;
-    assert.ok(refetched[0]!.n > 0, 'the events were folded from the API\'s answers');
+    assert.ok(refetched[0]!.n > 0, "the events were folded from the API's answers");
     const [counted] = await database.sql`select count(*)::int as n from webhook_inbox where event_id like 'evt_a_%'`;
     assert.equal(counted?.n, events.length, 'each duplicate stored once');
   });
@@ -99,19 +108,35 @@ describe('a Stripe Connect endpoint', () => {
     const broken = ACCOUNTS[7]!;
     gateway.rules.unshift((request) => (request.headers['stripe-account'] === broken ? { status: 500, json: { error: { message: 'internal' } } } : undefined));
     const events = eventsOfRound('b', Math.floor(Date.now() / 1000) - 300);
-    await postAll(shuffled(events.map((e) => e.body), 7));
+    await postAll(
+      shuffled(
+        events.map((e) => e.body),
+        7,
+      ),
+    );
     const healthy = events.filter((e) => !e.id.startsWith('evt_b_7_'));
-    await waitUntilSettled(database.sql, healthy.map((e) => e.id), 25_000);
+    await waitUntilSettled(
+      database.sql,
+      healthy.map((e) => e.id),
+      25_000,
+    );
 
-    const payments = await database.sql`select gateway_charge_id, account, status, amount_refunded from payments where gateway_charge_id like 'ch_b_%' and account <> ${broken}`;
+    const payments =
+      await database.sql`select gateway_charge_id, account, status, amount_refunded from payments where gateway_charge_id like 'ch_b_%' and account <> ${broken}`;
     assert.equal(payments.length, ACCOUNTS.length - 1);
     for (const row of payments) assert.equal(row.status, 'partially_refunded', `payment ${row.gateway_charge_id}`);
 
-    const deferred = await waitFor(async () => {
-      const rows = await database.sql`select event_id, status, last_error from webhook_inbox where event_id like 'evt_b_7_%'`;
-      return rows.length === 2 && rows.some((r) => String(r.last_error).includes('BreakerOpenError')) ? rows : undefined;
-    }, { message: 'the broken account\'s events to be deferred by its open breaker' });
-    assert.ok(deferred.every((r) => r.status === 'pending'), 'its events wait for the breaker, none is settled without its read');
+    const deferred = await waitFor(
+      async () => {
+        const rows = await database.sql`select event_id, status, last_error from webhook_inbox where event_id like 'evt_b_7_%'`;
+        return rows.length === 2 && rows.some((r) => String(r.last_error).includes('BreakerOpenError')) ? rows : undefined;
+      },
+      { message: "the broken account's events to be deferred by its open breaker" },
+    );
+    assert.ok(
+      deferred.every((r) => r.status === 'pending'),
+      'its events wait for the breaker, none is settled without its read',
+    );
     assert.match(deferred.map((r) => String(r.last_error)).join('\n'), new RegExp(`account ${broken}`));
     assert.ok((requestsPerAccount.get(broken) ?? 0) <= CONSECUTIVE_FAILURES + 1, `the open breaker stops calls for ${broken}`);
   });

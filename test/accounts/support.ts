@@ -8,7 +8,12 @@ export function connectEvent(account: string | undefined, options: Parameters<ty
 }
 
 /** An `account.application.*` event of a connected account, as Stripe sends it. */
-export function applicationEvent(account: string, type: 'account.application.deauthorized' | 'account.application.authorized', id: string, created: number): string {
+export function applicationEvent(
+  account: string,
+  type: 'account.application.deauthorized' | 'account.application.authorized',
+  id: string,
+  created: number,
+): string {
   return JSON.stringify({
     id,
     object: 'event',
@@ -24,7 +29,19 @@ export function applicationEvent(account: string, type: 'account.application.dea
 }
 
 export function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
-  return { id, object: 'charge', amount: 2000, amount_captured: 2000, amount_refunded: 0, captured: true, currency: 'brl', disputed: false, refunded: false, status: 'succeeded', ...overrides };
+  return {
+    id,
+    object: 'charge',
+    amount: 2000,
+    amount_captured: 2000,
+    amount_refunded: 0,
+    captured: true,
+    currency: 'brl',
+    disputed: false,
+    refunded: false,
+    status: 'succeeded',
+    ...overrides,
+  };
 }
 
 /**
@@ -40,7 +57,8 @@ export function serveConnectedCharges(gateway: FakeGateway, owners: Map<string, 
     perAccount.set(account, (perAccount.get(account) ?? 0) + 1);
     const match = /^\/v1\/charges\/([^/]+)$/.exec(request.pathname);
     const owned = match ? owners.get(decodeURIComponent(match[1]!)) : undefined;
-    if (!owned || owned.account !== account) return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such charge: '${match?.[1]}'` } } };
+    if (!owned || owned.account !== account)
+      return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such charge: '${match?.[1]}'` } } };
     return { status: 200, json: owned.charge };
   });
   return perAccount;
@@ -50,7 +68,7 @@ export function serveConnectedCharges(gateway: FakeGateway, owners: Map<string, 
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
   const out = [...items];
   let state = seed >>> 0;
-  const next = () => ((state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
+  const next = () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
   for (let i = out.length - 1; i > 0; i -= 1) {
     const j = Math.floor(next() * (i + 1));
     [out[i], out[j]] = [out[j]!, out[i]!];

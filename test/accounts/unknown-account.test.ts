@@ -45,13 +45,21 @@ describe('an event naming an account the configuration does not know', () => {
     await waitUntilSettled(database.sql, ['evt_known_1', 'evt_stranger_1', 'evt_stranger_2', 'evt_stranger_3']);
 
     const payments = await database.sql`select gateway_charge_id, account, status from payments order by gateway_charge_id`;
-    assert.deepEqual(payments.map((p) => [p.gateway_charge_id, p.account, p.status]), [
-      ['ch_known_1', 'acct_1Known', 'paid'],
-      ['ch_stranger_1', 'acct_1Stranger', 'refunded'],
-      ['ch_stranger_2', 'acct_1Stranger', 'paid'],
-    ]);
+    assert.deepEqual(
+      payments.map((p) => [p.gateway_charge_id, p.account, p.status]),
+      [
+        ['ch_known_1', 'acct_1Known', 'paid'],
+        ['ch_stranger_1', 'acct_1Stranger', 'refunded'],
+        ['ch_stranger_2', 'acct_1Stranger', 'paid'],
+      ],
+    );
     assert.deepEqual(await unknownAccountsMetric(), ['inbox_unknown_accounts_total{provider="stripe"} 1']);
-    const reports = lines.map((line) => JSON.parse(line) as { msg: string; account?: string }).filter((entry) => entry.msg.includes('account the configuration does not know'));
-    assert.deepEqual(reports.map((r) => r.account), ['acct_1Stranger']);
+    const reports = lines
+      .map((line) => JSON.parse(line) as { msg: string; account?: string })
+      .filter((entry) => entry.msg.includes('account the configuration does not know'));
+    assert.deepEqual(
+      reports.map((r) => r.account),
+      ['acct_1Stranger'],
+    );
   });
 });

@@ -41,7 +41,6 @@ setup(async () => {
   await writer.close();
 });
 
-
 describe('the API token', () => {
   test('no Authorization header: 401 token_missing with WWW-Authenticate: Bearer', async () => {
     const response = await get(service, '/api/v1/payment-events', {});
@@ -63,7 +62,12 @@ describe('the API token', () => {
   test('two Authorization headers, even both with the right token: 401 token_ambiguous, never accepted', async () => {
     const host = new URL(service.baseUrl).host;
     const wrong = `Bearer ${'x'.repeat(API_TOKEN.length)}`;
-    for (const authorization of [[auth.authorization, auth.authorization], [auth.authorization, wrong], [wrong, auth.authorization], [`${auth.authorization}, ${wrong}`]]) {
+    for (const authorization of [
+      [auth.authorization, auth.authorization],
+      [auth.authorization, wrong],
+      [wrong, auth.authorization],
+      [`${auth.authorization}, ${wrong}`],
+    ]) {
       const response = await requestWithHost(`${service.baseUrl}/api/v1/payment-events`, { host, headers: { authorization } });
       assert.equal(response.status, 401, authorization.join(' | '));
       assert.match(String(response.headers['www-authenticate']), /^Bearer .*error="invalid_request"/);
@@ -168,7 +172,7 @@ describe('the feed refuses what it cannot read', () => {
     assert.deepEqual(await (await get(service, `/api/v1/payment-events?after=${beyond}`)).json(), { events: [], next_cursor: beyond });
   });
 
-  test('a v1 cursor, issued before cursors named their cluster, is read as this cluster\'s and answered with a v2 one', async () => {
+  test("a v1 cursor, issued before cursors named their cluster, is read as this cluster's and answered with a v2 one", async () => {
     const v1 = Buffer.from('v1:0:0').toString('base64url');
     const page = (await (await get(service, `/api/v1/payment-events?after=${v1}&limit=1000`)).json()) as { events: unknown[]; next_cursor: string };
     assert.equal(page.events.length, 151);
@@ -186,11 +190,23 @@ describe('GET /api/v1/payments/:provider/:chargeId', () => {
       transitions: { from_status: string | null; to_status: string }[];
     };
     assert.deepEqual(
-      { provider: view.payment.provider, charge_id: view.payment.charge_id, status: view.payment.status, amount: view.payment.amount, event_sequence: view.payment.event_sequence },
+      {
+        provider: view.payment.provider,
+        charge_id: view.payment.charge_id,
+        status: view.payment.status,
+        amount: view.payment.amount,
+        event_sequence: view.payment.event_sequence,
+      },
       { provider: 'stripe', charge_id: 'ch_api_1', status: 'paid', amount: 1234, event_sequence: 1 },
     );
-    assert.deepEqual(view.events.map((e) => [e.sequence, e.type, e.cause.event_id]), [[1, 'payment.paid', 'evt_api_1']]);
-    assert.deepEqual(view.transitions.map((t) => [t.from_status, t.to_status]), [[null, 'paid']]);
+    assert.deepEqual(
+      view.events.map((e) => [e.sequence, e.type, e.cause.event_id]),
+      [[1, 'payment.paid', 'evt_api_1']],
+    );
+    assert.deepEqual(
+      view.transitions.map((t) => [t.from_status, t.to_status]),
+      [[null, 'paid']],
+    );
   });
 
   test('an unknown payment, or a known charge under another provider: 404 payment_not_found', async () => {
@@ -245,7 +261,12 @@ describe('GET /api/v1/openapi.json', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
     };
     assert.match(document.openapi, /^3\.1\./);
-    assert.deepEqual(Object.keys(document.paths).sort(), ['/api/v1/openapi.json', '/api/v1/payment-events', '/api/v1/payments/{provider}/{chargeId}', '/api/v1/payouts/{provider}/{payoutId}']);
+    assert.deepEqual(Object.keys(document.paths).sort(), [
+      '/api/v1/openapi.json',
+      '/api/v1/payment-events',
+      '/api/v1/payments/{provider}/{chargeId}',
+      '/api/v1/payouts/{provider}/{payoutId}',
+    ]);
     assert.deepEqual(document.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'INBOX_API_TOKEN' });
     assert.deepEqual(document.security, [{ bearer: [] }]);
     // Every $ref points at a component that exists.

@@ -46,6 +46,9 @@ test('the database down: the feed and the payments lookup answer 503 database_un
   }
   assert.equal((await get(paths[0]!)).status, 200);
   assert.equal((await get(paths[1]!)).status, 404);
-  const document = (await (await fetch(`${service.baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, { get: { responses: Record<string, unknown> } }> };
-  for (const path of ['/api/v1/payment-events', '/api/v1/payments/{provider}/{chargeId}']) assert.ok(document.paths[path]!.get.responses['503'], `OpenAPI: 503 on ${path}`);
+  const document = (await (await fetch(`${service.baseUrl}/api/v1/openapi.json`)).json()) as {
+    paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+  };
+  for (const path of ['/api/v1/payment-events', '/api/v1/payments/{provider}/{chargeId}'])
+    assert.ok(document.paths[path]!.get.responses['503'], `OpenAPI: 503 on ${path}`);
 });

@@ -60,10 +60,13 @@ after(async () => {
 describe('a cursor from another PostgreSQL cluster', () => {
   test('is refused with 409 cursor_from_other_cluster, saying to read from the start and deduplicate on the event id', async () => {
     let page: Page | undefined;
-    await waitFor(async () => {
-      page = (await (await feed(here, '')).json()) as Page;
-      return page.events.length === 1;
-    }, { message: 'the event in the feed of the cluster it was written in' });
+    await waitFor(
+      async () => {
+        page = (await (await feed(here, '')).json()) as Page;
+        return page.events.length === 1;
+      },
+      { message: 'the event in the feed of the cluster it was written in' },
+    );
     const saved = page!.next_cursor;
 
     const response = await feed(restored, saved);

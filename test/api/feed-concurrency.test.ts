@@ -134,10 +134,13 @@ async function runSchedule(reader: Reader, prefix: string): Promise<Outcome> {
   // Other transactions still open (pg-boss's, the service's) may hold the horizon back for a moment;
   // a reader that can lose events is read once more, not waited for.
   if (reader === feedReader) {
-    await waitFor(async () => {
-      await drain();
-      return seen.filter((id) => committed.has(id)).length >= committed.size;
-    }, { message: 'the feed to reach every committed event' }).catch(() => undefined);
+    await waitFor(
+      async () => {
+        await drain();
+        return seen.filter((id) => committed.has(id)).length >= committed.size;
+      },
+      { message: 'the feed to reach every committed event' },
+    ).catch(() => undefined);
   } else await drain();
   const byId = new Map(rows.map((r) => [r.id as string, r]));
   const sequencesInFeedOrder = new Map<string, number[]>();
@@ -159,11 +162,15 @@ describe('the payment-events feed under concurrent writers', () => {
     assert.deepEqual(new Set(seen), committed, 'the feed skipped a committed event or returned one that never committed');
     for (const id of heldIds) assert.ok(seen.includes(id), `held event ${id} missing`);
     for (const [payment, sequences] of sequencesInFeedOrder) {
-      assert.deepEqual(sequences, sequences.map((_, i) => i + 1), `payment ${payment}: sequences in feed order ${sequences}`);
+      assert.deepEqual(
+        sequences,
+        sequences.map((_, i) => i + 1),
+        `payment ${payment}: sequences in feed order ${sequences}`,
+      );
     }
   });
 
-  test('control: a bare position cursor over the same schedule skips the long-running transactions\' events', async () => {
+  test("control: a bare position cursor over the same schedule skips the long-running transactions' events", async () => {
     const { seen, committed, heldIds } = await runSchedule(naiveReader, 'ch_naive');
     const missing = [...committed].filter((id) => !seen.includes(id));
     // Every held event is lost; the concurrent writers usually lose it some more (they commit out of order too).
@@ -186,11 +193,20 @@ describe('the payment-events feed under concurrent writers', () => {
     await writer.db.transaction((tx) => writeChanges(tx, [payment!], 'paid'));
     laterBatch.open();
     await early;
-    const events = await waitFor(async () => {
-      const page = await readFeedPage(service.baseUrl, cursor, 1000);
-      const mine = page.events.filter((e) => e.payment.charge_id === payment!.chargeId);
-      return mine.length === 2 ? mine : undefined;
-    }, { message: 'both events in the feed' });
-    assert.deepEqual(events.map((e) => [e.sequence, e.payment.status]), [[1, 'paid'], [2, 'refunded']]);
+    const events = await waitFor(
+      async () => {
+        const page = await readFeedPage(service.baseUrl, cursor, 1000);
+        const mine = page.events.filter((e) => e.payment.charge_id === payment!.chargeId);
+        return mine.length === 2 ? mine : undefined;
+      },
+      { message: 'both events in the feed' },
+    );
+    assert.deepEqual(
+      events.map((e) => [e.sequence, e.payment.status]),
+      [
+        [1, 'paid'],
+        [2, 'refunded'],
+      ],
+    );
   });
 });

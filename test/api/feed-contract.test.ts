@@ -72,9 +72,12 @@ describe('the API answers what it describes', () => {
     );
     assert.equal(page.status, 200);
     assert.ok(component('PaymentEventsPage')(page.body), JSON.stringify(component('PaymentEventsPage').errors));
-    for (const event of page.body.events as Record<string, unknown>[]) assert.ok(contract(event), `${JSON.stringify(contract.errors)} for ${JSON.stringify(event)}`);
+    for (const event of page.body.events as Record<string, unknown>[])
+      assert.ok(contract(event), `${JSON.stringify(contract.errors)} for ${JSON.stringify(event)}`);
 
-    const byCharge = Object.fromEntries((page.body.events as { payment: { charge_id: string; currency: string | null } }[]).map((e) => [e.payment.charge_id, e.payment.currency]));
+    const byCharge = Object.fromEntries(
+      (page.body.events as { payment: { charge_id: string; currency: string | null } }[]).map((e) => [e.payment.charge_id, e.payment.currency]),
+    );
     assert.deepEqual(byCharge, { ch_cur_ok: 'BRL', ch_cur_empty: null, ch_cur_long: null, ch_cur_digits: null, ch_cur_number: null });
 
     for (const chargeId of Object.keys(currencies)) {

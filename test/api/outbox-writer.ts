@@ -28,7 +28,9 @@ let causeCounter = 0;
 export async function writeChanges(tx: Transaction, targets: readonly TestPayment[], status: PaymentStatus = 'paid'): Promise<void> {
   const sorted = [...targets].sort((a, b) => a.id - b.id);
   const ids = `{${sorted.map((p) => p.id).join(',')}}`;
-  const locked = await tx.execute<{ id: string; event_sequence: number }>(sql`select id, event_sequence from payments where id = any(${ids}::bigint[]) order by id for update`);
+  const locked = await tx.execute<{ id: string; event_sequence: number }>(
+    sql`select id, event_sequence from payments where id = any(${ids}::bigint[]) order by id for update`,
+  );
   const lastSequence = new Map(locked.map((row) => [Number(row.id), row.event_sequence]));
   const changes: PaymentChange[] = sorted.map((p) => {
     causeCounter += 1;
@@ -40,7 +42,16 @@ export async function writeChanges(tx: Transaction, targets: readonly TestPaymen
       chargeId: p.chargeId,
       account: null,
       previousStatus: 'pending',
-      state: { status, amount: 1000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: new Date(), inquiryOpen: false, statusBeforeDispute: null, split: null },
+      state: {
+        status,
+        amount: 1000,
+        amountRefunded: 0,
+        currency: 'BRL',
+        lastGatewayEventAt: new Date(),
+        inquiryOpen: false,
+        statusBeforeDispute: null,
+        split: null,
+      },
       occurredAt: new Date(),
       cause: { inboxId: causeCounter, eventId: `evt_feed_${causeCounter}`, eventType: 'charge.succeeded' },
     };

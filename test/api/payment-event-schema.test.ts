@@ -70,7 +70,10 @@ describe('the payment event contract', () => {
 
   test('bodies from real payment_events rows, every status among them, validate against the committed schema and carry no field it omits', () => {
     const validate = validator();
-    assert.deepEqual(new Set(bodies.map((b) => b.payment.status)), new Set(['pending', 'authorized', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back']));
+    assert.deepEqual(
+      new Set(bodies.map((b) => b.payment.status)),
+      new Set(['pending', 'authorized', 'paid', 'failed', 'canceled', 'refunded', 'partially_refunded', 'disputed', 'charged_back']),
+    );
     for (const body of bodies) {
       const wire = JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
       assert.ok(validate(wire), `${JSON.stringify(validate.errors)} for ${JSON.stringify(wire)}`);

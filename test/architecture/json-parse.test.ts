@@ -13,11 +13,11 @@ const checkout = path.resolve(import.meta.dirname, '../..');
 const ALLOWED: Record<string, string> = {
   'src/format/json-parse.ts': 'the one careful parse: JSON.parse where no key holds an escape',
   'src/format/json-text.ts': 'only checks that the text is JSON; the value is dropped, the text laid out as written',
-  'src/inbox/sql/event-columns.ts': "the verification proof this service wrote: its own keys, none escaped",
-  'src/operations/verify-events.ts': "the verification proof this service wrote: its own keys, none escaped",
+  'src/inbox/sql/event-columns.ts': 'the verification proof this service wrote: its own keys, none escaped',
+  'src/operations/verify-events.ts': 'the verification proof this service wrote: its own keys, none escaped',
   'src/db/embedded-binaries.ts': "the embedded PostgreSQL package's own package.json",
   'src/db/embedded-location.ts': 'the location record this service wrote',
-  'src/domain/payments/checkpoint.ts': "the payment checkpoint this service wrote (encodeCheckpoint): its own keys, none escaped",
+  'src/domain/payments/checkpoint.ts': 'the payment checkpoint this service wrote (encodeCheckpoint): its own keys, none escaped',
   'src/reconciliation/sql/findings.ts': "a finding's evidence this service wrote: its own keys, none escaped",
 };
 

@@ -21,12 +21,13 @@ interface Violation {
 /** dependency-cruiser with the project's rules, run in `cwd`: every violation it found. */
 async function violationsIn(cwd: string, folders: string[]): Promise<Violation[]> {
   // It exits non-zero when it finds violations; the JSON report is on stdout either way.
-  const { stdout } = await run(process.execPath, [depcruise, ...folders, '--config', config, '--output-type', 'json'], { cwd, maxBuffer: 64 * 1024 * 1024 }).catch(
-    (error: { stdout?: string; stderr?: string }) => {
-      if (!error.stdout) throw error;
-      return { stdout: error.stdout };
-    },
-  );
+  const { stdout } = await run(process.execPath, [depcruise, ...folders, '--config', config, '--output-type', 'json'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stdout?: string; stderr?: string }) => {
+    if (!error.stdout) throw error;
+    return { stdout: error.stdout };
+  });
   return (JSON.parse(stdout) as { summary: { violations: Violation[] } }).summary.violations;
 }
 
@@ -55,11 +56,13 @@ test('the check finds an upward arrow, a sideways one between faces, a circle, a
     'src/inbox/store.ts': "import { waitFor } from '../../test/support/wait.ts';\nexport const store = waitFor;\n",
     'test/support/wait.ts': 'export const waitFor = 1;\n',
     'test/inbox/harness.ts': 'export const harness = 1;\n',
-    'test/inbox/store.test.ts': "import { harness } from './harness.ts';\nimport { runIngest } from '../../bench/scenarios/ingest.ts';\nimport { levels } from '../../bench/support/levels.ts';\nexport const used = [harness, runIngest, levels];\n",
+    'test/inbox/store.test.ts':
+      "import { harness } from './harness.ts';\nimport { runIngest } from '../../bench/scenarios/ingest.ts';\nimport { levels } from '../../bench/support/levels.ts';\nexport const used = [harness, runIngest, levels];\n",
     'test/inbox/replay.test.ts': "import { used } from './store.test.ts';\nexport const again = used;\n",
     'test/inbox/store.system.test.ts': "await import('./store.test.ts');\n",
     'bench/support/levels.ts': 'export const levels = 1;\n',
-    'bench/scenarios/ingest.ts': "import { waitFor } from '../../test/support/wait.ts';\nimport { harness } from '../../test/inbox/harness.ts';\nexport const runIngest = [waitFor, harness];\n",
+    'bench/scenarios/ingest.ts':
+      "import { waitFor } from '../../test/support/wait.ts';\nimport { harness } from '../../test/inbox/harness.ts';\nexport const runIngest = [waitFor, harness];\n",
   };
   try {
     for (const [file, text] of Object.entries(files)) {

@@ -57,12 +57,18 @@ export function peerContract(
   test('when the COMMIT fails the answer is 500 and neither the row nor its job remains', async () => {
     // A deferred constraint trigger fails the transaction at COMMIT, after both inserts succeeded:
     // a job sent outside the row's transaction, or a 200 sent before COMMIT, would show here.
-    await database.sql.unsafe(`create function peer_test_refuse_commit() returns trigger language plpgsql as $$ begin raise exception 'commit refused by the test'; end $$`);
-    await database.sql.unsafe(`create constraint trigger peer_test_refuse_commit after insert on webhook_inbox deferrable initially deferred for each row execute function peer_test_refuse_commit()`);
+    await database.sql.unsafe(
+      `create function peer_test_refuse_commit() returns trigger language plpgsql as $$ begin raise exception 'commit refused by the test'; end $$`,
+    );
+    await database.sql.unsafe(
+      `create constraint trigger peer_test_refuse_commit after insert on webhook_inbox deferrable initially deferred for each row execute function peer_test_refuse_commit()`,
+    );
     try {
       assert.equal((await postStripe(peer().baseUrl, event(5), BENCH_SECRET)).status, 500);
       assert.equal((await storedFor(`evt_${prefix}_5`)).length, 0, 'no row');
-      const [jobs] = await database.sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'webhooks' and singleton_key = ${`ch_${prefix}_5`}`;
+      const [jobs] = await database.sql<
+        { n: number }[]
+      >`select count(*)::int as n from pgboss.job where name = 'webhooks' and singleton_key = ${`ch_${prefix}_5`}`;
       assert.equal(jobs!.n, 0, 'no job');
     } finally {
       await database.sql.unsafe(`drop trigger peer_test_refuse_commit on webhook_inbox`);

@@ -19,7 +19,17 @@ const KEYS: Record<string, string> = { 'loja-a': '$aact_backfill_loja_a', 'loja-
 const saoPauloDate = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000 - 3 * 3_600_000).toISOString().slice(0, 10);
 
 function charge(id: string, status: string) {
-  return { object: 'payment', id, status, value: 80.5, dateCreated: saoPauloDate(1), deleted: false, refunds: null, confirmedDate: saoPauloDate(1), paymentDate: saoPauloDate(1) };
+  return {
+    object: 'payment',
+    id,
+    status,
+    value: 80.5,
+    dateCreated: saoPauloDate(1),
+    deleted: false,
+    refunds: null,
+    confirmedDate: saoPauloDate(1),
+    paymentDate: saoPauloDate(1),
+  };
 }
 
 /** Each key's account at Asaas: the charges it holds. */
@@ -64,13 +74,28 @@ describe('inboxctl backfill --account (Asaas subaccounts)', () => {
     await waitUntilSettled(database.sql, ids, 20_000, PROVIDER);
 
     const rows = await database.sql`select event_id, account from webhook_inbox order by event_id`;
-    assert.deepEqual(rows.map((r) => [r.event_id, r.account]), ids.map((id) => [id, 'loja-b']));
+    assert.deepEqual(
+      rows.map((r) => [r.event_id, r.account]),
+      ids.map((id) => [id, 'loja-b']),
+    );
     const payments = await database.sql`select gateway_charge_id, account, status from payments order by gateway_charge_id`;
-    assert.deepEqual(payments.map((r) => [r.gateway_charge_id, r.account, r.status]), [['pay_b_1', 'loja-b', 'paid'], ['pay_b_2', 'loja-b', 'refunded']]);
+    assert.deepEqual(
+      payments.map((r) => [r.gateway_charge_id, r.account, r.status]),
+      [
+        ['pay_b_1', 'loja-b', 'paid'],
+        ['pay_b_2', 'loja-b', 'refunded'],
+      ],
+    );
     // The refund is a high-impact kind, re-read by default: with loja-b's key, as the list was.
     const used = backfill.gateway.requests.map((r) => [r.pathname, r.headers.access_token]);
-    assert.ok(used.some(([path]) => path === '/v3/payments/pay_b_2'), JSON.stringify(used));
-    assert.ok(used.every(([, key]) => key === KEYS['loja-b']), JSON.stringify(used));
+    assert.ok(
+      used.some(([path]) => path === '/v3/payments/pay_b_2'),
+      JSON.stringify(used),
+    );
+    assert.ok(
+      used.every(([, key]) => key === KEYS['loja-b']),
+      JSON.stringify(used),
+    );
   });
 
   test('an account the provider does not have is exit 2, before any call', async () => {

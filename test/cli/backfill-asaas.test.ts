@@ -18,7 +18,18 @@ type Charge = Record<string, unknown> & { id: string; status: string; dateCreate
 
 function charge(id: string, status: string, createdDaysAgo: number, extra: Record<string, unknown> = {}): Charge {
   const paid = !['PENDING', 'OVERDUE'].includes(status);
-  return { object: 'payment', id, status, value: 150.25, dateCreated: saoPauloDate(createdDaysAgo), deleted: false, refunds: null, confirmedDate: paid ? saoPauloDate(createdDaysAgo) : null, paymentDate: paid ? saoPauloDate(createdDaysAgo) : null, ...extra };
+  return {
+    object: 'payment',
+    id,
+    status,
+    value: 150.25,
+    dateCreated: saoPauloDate(createdDaysAgo),
+    deleted: false,
+    refunds: null,
+    confirmedDate: paid ? saoPauloDate(createdDaysAgo) : null,
+    paymentDate: paid ? saoPauloDate(createdDaysAgo) : null,
+    ...extra,
+  };
 }
 
 // What the Asaas account holds, in creation order. The test changes it between runs.
@@ -53,7 +64,10 @@ function asaasApi(gateway: FakeGateway) {
     const inWindow = [...account.values()].filter((c) => c.dateCreated >= from).reverse();
     const offset = Number(query.get('offset'));
     const data = inWindow.slice(offset, offset + PAGE_SIZE);
-    return { status: 200, json: { object: 'list', hasMore: offset + PAGE_SIZE < inWindow.length, totalCount: inWindow.length, limit: PAGE_SIZE, offset, data } };
+    return {
+      status: 200,
+      json: { object: 'list', hasMore: offset + PAGE_SIZE < inWindow.length, totalCount: inWindow.length, limit: PAGE_SIZE, offset, data },
+    };
   });
 }
 
@@ -79,9 +93,15 @@ describe('inboxctl backfill asaas', () => {
 
     const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(run.code, 1, run.stderr);
-    assert.deepEqual({ pages: run.json().pages, listed: run.json().listed, stored: run.json().stored, ids: [...run.json().storedEventIds].sort() }, { pages: 3, listed: 5, stored: 5, ids: [...ids].sort() });
+    assert.deepEqual(
+      { pages: run.json().pages, listed: run.json().listed, stored: run.json().stored, ids: [...run.json().storedEventIds].sort() },
+      { pages: 3, listed: 5, stored: 5, ids: [...ids].sort() },
+    );
     const settled = await waitUntilSettled(database.sql, ids, 20_000, PROVIDER);
-    assert.ok(settled.every((row) => row.status === 'processed' && row.attempts === 1), JSON.stringify(settled));
+    assert.ok(
+      settled.every((row) => row.status === 'processed' && row.attempts === 1),
+      JSON.stringify(settled),
+    );
     assert.deepEqual(await statusesOf(Object.keys(first)), ['paid', 'pending', 'partially_refunded', 'refunded', 'pending']);
     assert.equal(await paymentOf(database.sql, 'pay_bf_old', PROVIDER), undefined, 'created before --since: not listed');
     for (const row of await inboxRows()) {
@@ -96,13 +116,19 @@ describe('inboxctl backfill asaas', () => {
     const newer = ['backfill:pay_bf_2:PAYMENT_RECEIVED', 'backfill:pay_bf_6:PAYMENT_CREATED'];
     const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(second.code, 1, second.stderr);
-    assert.deepEqual({ listed: second.json().listed, alreadyPresent: second.json().alreadyPresent, ids: [...second.json().storedEventIds].sort() }, { listed: 6, alreadyPresent: 4, ids: newer });
+    assert.deepEqual(
+      { listed: second.json().listed, alreadyPresent: second.json().alreadyPresent, ids: [...second.json().storedEventIds].sort() },
+      { listed: 6, alreadyPresent: 4, ids: newer },
+    );
     await waitUntilSettled(database.sql, newer, 20_000, PROVIDER);
     assert.deepEqual(await statusesOf(['pay_bf_2', 'pay_bf_6']), ['paid', 'pending']);
 
     const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(third.code, 0, third.stderr);
-    assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
+    assert.deepEqual(
+      { listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored },
+      { listed: 6, alreadyPresent: 6, stored: 0 },
+    );
     assert.equal((await inboxRows()).length, 7);
   });
 });

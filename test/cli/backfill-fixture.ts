@@ -38,7 +38,9 @@ export function useBackfillService(database: TestDatabase, options: BackfillFixt
     options.serve(fixture.gateway);
     configDir = await mkdtemp(path.join(tmpdir(), `inboxctl-backfill-${options.provider}-`));
     const file = path.join(configDir, 'inbox.json');
-    const config = JSON.stringify({ providers: { [options.provider]: { driver: options.provider, ...options.providerConfig, api: { baseUrl: fixture.gateway.baseUrl } } } });
+    const config = JSON.stringify({
+      providers: { [options.provider]: { driver: options.provider, ...options.providerConfig, api: { baseUrl: fixture.gateway.baseUrl } } },
+    });
     await writeFile(file, config);
     fixture.env = { DATABASE_URL: database.url, ...options.env, INBOX_CONFIG: file };
     fixture.baseUrl = (await startTestService({ database, env: fixture.env, files: { [file]: config }, handlers: options.handlers })).baseUrl;

@@ -52,7 +52,9 @@ describe('blamesTheDatabase', () => {
   test("a gateway's network error, however deep, is not the database's", () => {
     for (const code of ['ENOTFOUND', 'ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN']) {
       const network = Object.assign(new Error(`getaddrinfo ${code} api.stripe.com`), { code });
-      const gateway = new GatewayUnavailableError('stripe', 'GET https://api.stripe.com/v1/events failed before an answer', { cause: new TypeError('fetch failed', { cause: network }) });
+      const gateway = new GatewayUnavailableError('stripe', 'GET https://api.stripe.com/v1/events failed before an answer', {
+        cause: new TypeError('fetch failed', { cause: network }),
+      });
       assert.equal(blamesTheDatabase(gateway), false, code);
       assert.equal(blamesTheDatabase(new OperationIncompleteError('backfill', '0 page(s) read', gateway)), false, code);
     }

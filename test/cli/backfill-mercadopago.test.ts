@@ -30,7 +30,15 @@ interface Payment {
 }
 
 function payment(id: number, status: string, createdHoursAgo: number, updatedHoursAgo = createdHoursAgo): Payment {
-  return { id, status, transaction_amount: 150.25, transaction_amount_refunded: status === 'refunded' ? 150.25 : 0, currency_id: 'BRL', date_created: mpTime(createdHoursAgo), date_last_updated: mpTime(updatedHoursAgo) };
+  return {
+    id,
+    status,
+    transaction_amount: 150.25,
+    transaction_amount_refunded: status === 'refunded' ? 150.25 : 0,
+    currency_id: 'BRL',
+    date_created: mpTime(createdHoursAgo),
+    date_last_updated: mpTime(updatedHoursAgo),
+  };
 }
 
 // What the Mercado Pago account holds, by payment id. The test changes it between runs.
@@ -64,9 +72,12 @@ function mercadoPagoApi(gateway: FakeGateway) {
     if (request.pathname !== '/v1/payments/search') return undefined;
     const query = new URL(request.path, 'http://x').searchParams;
     const filter = [query.get('range'), query.get('sort'), query.get('criteria'), query.get('end_date')].join(' ');
-    if (filter !== 'date_last_updated date_last_updated desc NOW') return { status: 400, json: { message: `this fake lists by last update, newest first, up to NOW; asked: ${filter}` } };
+    if (filter !== 'date_last_updated date_last_updated desc NOW')
+      return { status: 400, json: { message: `this fake lists by last update, newest first, up to NOW; asked: ${filter}` } };
     const begin = Date.parse(query.get('begin_date')!);
-    const inWindow = [...account.values()].filter((p) => Date.parse(p.date_last_updated) >= begin).sort((a, b) => Date.parse(b.date_last_updated) - Date.parse(a.date_last_updated));
+    const inWindow = [...account.values()]
+      .filter((p) => Date.parse(p.date_last_updated) >= begin)
+      .sort((a, b) => Date.parse(b.date_last_updated) - Date.parse(a.date_last_updated));
     const offset = Number(query.get('offset'));
     return { status: 200, json: { paging: { total: inWindow.length, limit: PAGE_SIZE, offset }, results: inWindow.slice(offset, offset + PAGE_SIZE) } };
   });
@@ -81,7 +92,16 @@ const backfill = useBackfillService(database, {
 
 /** A payment notice as Mercado Pago delivers it, signed per its docs' manifest (id;request-id;ts) with node:crypto. */
 async function deliverNotice(noticeId: number, paymentId: number) {
-  const body = JSON.stringify({ action: 'payment.created', api_version: 'v1', data: { id: String(paymentId) }, date_created: mpTime(5), id: noticeId, live_mode: false, type: 'payment', user_id: 724484980 });
+  const body = JSON.stringify({
+    action: 'payment.created',
+    api_version: 'v1',
+    data: { id: String(paymentId) },
+    date_created: mpTime(5),
+    id: noticeId,
+    live_mode: false,
+    type: 'payment',
+    user_id: 724484980,
+  });
   const ts = String(Date.now());
   const requestId = `req-${noticeId}`;
   const v1 = createHmac('sha256', SECRET).update(`id:${paymentId};request-id:${requestId};ts:${ts};`).digest('hex');
@@ -102,7 +122,21 @@ describe('inboxctl backfill mercadopago', () => {
 
     const dry = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: PROVIDER, dryRun: true, pages: 3, listed: 5, alreadyPresent: 0, stored: 5, storedEventIds: [...listed].reverse(), rateLimitedWaits: 0, refused: [], since: undefined });
+    assert.deepEqual(
+      { ...dry.json<Record<string, unknown>>(), since: undefined },
+      {
+        provider: PROVIDER,
+        dryRun: true,
+        pages: 3,
+        listed: 5,
+        alreadyPresent: 0,
+        stored: 5,
+        storedEventIds: [...listed].reverse(),
+        rateLimitedWaits: 0,
+        refused: [],
+        since: undefined,
+      },
+    );
     assert.equal((await backfillRows()).length, 1, 'the dry run stored nothing');
 
     const run = await runInboxctl(['backfill', PROVIDER, '--since', '72h'], backfill.env);
@@ -121,10 +155,13 @@ describe('inboxctl backfill mercadopago', () => {
     assert.equal(refetchesOf(9005), 2);
     assert.equal((await transitionsOf(database.sql, '9005', PROVIDER)).length, 1, 'payment 9005: one transition (to pending), not two');
     assert.equal(refetchesOf(9006), 0, 'changed before --since: not listed, not refetched');
-    assert.deepEqual(
-      await Promise.all([9001, 9002, 9003, 9004, 9005].map(async (id) => (await paymentOf(database.sql, String(id), PROVIDER))?.status)),
-      ['paid', 'pending', 'failed', 'paid', 'pending'],
-    );
+    assert.deepEqual(await Promise.all([9001, 9002, 9003, 9004, 9005].map(async (id) => (await paymentOf(database.sql, String(id), PROVIDER))?.status)), [
+      'paid',
+      'pending',
+      'failed',
+      'paid',
+      'pending',
+    ]);
     for (const row of (await backfillRows()).slice(1)) {
       assert.equal(row.source, 'backfill');
       assert.equal(row.verification.scheme, 'gateway-api');
@@ -138,7 +175,12 @@ describe('inboxctl backfill mercadopago', () => {
     const second = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(second.code, 1, second.stderr);
     assert.deepEqual(
-      { listed: second.json().listed, alreadyPresent: second.json().alreadyPresent, stored: second.json().stored, ids: [...second.json().storedEventIds].sort() },
+      {
+        listed: second.json().listed,
+        alreadyPresent: second.json().alreadyPresent,
+        stored: second.json().stored,
+        ids: [...second.json().storedEventIds].sort(),
+      },
       { listed: 6, alreadyPresent: 4, stored: 2, ids: [...newer].sort() },
     );
     await waitUntilSettled(database.sql, newer, 20_000, PROVIDER);
@@ -148,8 +190,14 @@ describe('inboxctl backfill mercadopago', () => {
 
     const third = await runInboxctl(['backfill', PROVIDER, '--since', '72h', '--json'], backfill.env);
     assert.equal(third.code, 0, third.stderr);
-    assert.deepEqual({ listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored }, { listed: 6, alreadyPresent: 6, stored: 0 });
-    assert.deepEqual((await backfillRows()).map((r) => r.source), ['webhook', ...Array(7).fill('backfill')]);
+    assert.deepEqual(
+      { listed: third.json().listed, alreadyPresent: third.json().alreadyPresent, stored: third.json().stored },
+      { listed: 6, alreadyPresent: 6, stored: 0 },
+    );
+    assert.deepEqual(
+      (await backfillRows()).map((r) => r.source),
+      ['webhook', ...Array(7).fill('backfill')],
+    );
   });
 
   test('a payment changed while the run pages moves the offset list on by one: the payment seen on two pages is listed and counted once', async () => {
@@ -158,7 +206,8 @@ describe('inboxctl backfill mercadopago', () => {
     // Between the first page and the second, payment 9010 changes: the list grows at its head, so
     // the second page starts with the first page's last payment again.
     const shift = (request: RecordedRequest) => {
-      if (request.pathname === '/v1/payments/search' && new URL(request.path, 'http://x').searchParams.get('offset') === String(PAGE_SIZE)) account.set(9010, payment(9010, 'approved', 0.1));
+      if (request.pathname === '/v1/payments/search' && new URL(request.path, 'http://x').searchParams.get('offset') === String(PAGE_SIZE))
+        account.set(9010, payment(9010, 'approved', 0.1));
       return undefined;
     };
     backfill.gateway.rules.unshift(shift);

@@ -14,7 +14,8 @@ import { runInboxctl } from './run-inboxctl.ts';
 
 const database = useTestDatabase();
 const created = Math.floor(Date.now() / 1000) - 3600;
-const event = (id: string, type: string, i: number) => JSON.parse(chargeEvent({ id, type, chargeId: `ch_${id}`, created: created + i })) as Record<string, unknown>;
+const event = (id: string, type: string, i: number) =>
+  JSON.parse(chargeEvent({ id, type, chargeId: `ch_${id}`, created: created + i })) as Record<string, unknown>;
 const longType = `charge.${'x'.repeat(90)}`;
 
 // Oldest first: two the inbox stores, a type too long for it, one without `created` (the Stripe
@@ -32,12 +33,20 @@ const backfill = useBackfillService(database, {
   providerConfig: { ordering: { default: 'occurred_at' } },
   env: { WEBHOOK_SECRET_STRIPE: 'whsec_backfill_refused', GATEWAY_API_KEY_STRIPE: 'sk_test_backfill_refused' },
   serve: (gateway: FakeGateway) =>
-    gateway.rules.push((request) => (request.pathname === '/v1/events' ? { status: 200, json: { object: 'list', url: '/v1/events', has_more: false, data: [...listedOldestFirst].reverse() } } : undefined)),
+    gateway.rules.push((request) =>
+      request.pathname === '/v1/events'
+        ? { status: 200, json: { object: 'list', url: '/v1/events', has_more: false, data: [...listedOldestFirst].reverse() } }
+        : undefined,
+    ),
 });
 
 setup(async () => {
-  await database.sql.unsafe(`create function refuse_as_data_error() returns trigger language plpgsql as $$ begin raise exception 'value refused (simulated)' using errcode = '22023'; end $$`);
-  await database.sql.unsafe(`create trigger refuse_insert before insert on webhook_inbox for each row when (new.event_id = 'evt_rf_db_refuses') execute function refuse_as_data_error()`);
+  await database.sql.unsafe(
+    `create function refuse_as_data_error() returns trigger language plpgsql as $$ begin raise exception 'value refused (simulated)' using errcode = '22023'; end $$`,
+  );
+  await database.sql.unsafe(
+    `create trigger refuse_insert before insert on webhook_inbox for each row when (new.event_id = 'evt_rf_db_refuses') execute function refuse_as_data_error()`,
+  );
 });
 
 const storedIds = async () => (await database.sql`select event_id from webhook_inbox order by event_id`).map((r) => r.event_id as string);
@@ -46,15 +55,27 @@ describe('inboxctl backfill with listed events the inbox refuses', () => {
   test('stores every other missing event, names each refused one with why, and exits 1 (done, needs attention), every run', async () => {
     const dry = await runInboxctl(['backfill', 'stripe', '--since', '2h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual(dry.json().refused.map((r: { eventId: string }) => r.eventId), ['evt_rf_no_created', 'evt_rf_long_type'], 'the driver refuses these two before anything is stored');
+    assert.deepEqual(
+      dry.json().refused.map((r: { eventId: string }) => r.eventId),
+      ['evt_rf_no_created', 'evt_rf_long_type'],
+      'the driver refuses these two before anything is stored',
+    );
 
     const run = await runInboxctl(['backfill', 'stripe', '--since', '2h', '--json'], backfill.env);
     assert.equal(run.code, 1, `done, with events that need attention; stderr: ${run.stderr}`);
     const answer = run.json();
-    assert.deepEqual({ listed: answer.listed, alreadyPresent: answer.alreadyPresent, stored: answer.stored, storedEventIds: answer.storedEventIds }, { listed: 5, alreadyPresent: 0, stored: 2, storedEventIds: ['evt_rf_1', 'evt_rf_2'] });
+    assert.deepEqual(
+      { listed: answer.listed, alreadyPresent: answer.alreadyPresent, stored: answer.stored, storedEventIds: answer.storedEventIds },
+      { listed: 5, alreadyPresent: 0, stored: 2, storedEventIds: ['evt_rf_1', 'evt_rf_2'] },
+    );
     const refused = new Map<string, RefusedEvent>(answer.refused.map((r: RefusedEvent) => [r.eventId, r]));
     assert.deepEqual([...refused.keys()].sort(), ['evt_rf_db_refuses', 'evt_rf_long_type', 'evt_rf_no_created']);
-    assert.deepEqual(refused.get('evt_rf_long_type'), { eventId: 'evt_rf_long_type', eventType: longType, code: 'malformed_payload', reason: refused.get('evt_rf_long_type')!.reason });
+    assert.deepEqual(refused.get('evt_rf_long_type'), {
+      eventId: 'evt_rf_long_type',
+      eventType: longType,
+      code: 'malformed_payload',
+      reason: refused.get('evt_rf_long_type')!.reason,
+    });
     assert.match(refused.get('evt_rf_long_type')!.reason, /eventType/);
     assert.equal(refused.get('evt_rf_no_created')!.eventType, 'charge.succeeded');
     assert.match(refused.get('evt_rf_no_created')!.reason, /created/);

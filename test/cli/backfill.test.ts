@@ -80,8 +80,26 @@ describe('inboxctl backfill stripe', () => {
 
     const dry = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dry.code, 1, dry.stderr);
-    assert.deepEqual({ ...dry.json<Record<string, unknown>>(), since: undefined }, { provider: 'stripe', dryRun: true, pages: 3, listed: 7, alreadyPresent: 1, stored: 6, storedEventIds: missing, rateLimitedWaits: 1, refused: [], since: undefined });
-    assert.deepEqual((await inboxRowsBySource()).map((r) => r.event_id), [delivered.id], 'the dry run stored nothing');
+    assert.deepEqual(
+      { ...dry.json<Record<string, unknown>>(), since: undefined },
+      {
+        provider: 'stripe',
+        dryRun: true,
+        pages: 3,
+        listed: 7,
+        alreadyPresent: 1,
+        stored: 6,
+        storedEventIds: missing,
+        rateLimitedWaits: 1,
+        refused: [],
+        since: undefined,
+      },
+    );
+    assert.deepEqual(
+      (await inboxRowsBySource()).map((r) => r.event_id),
+      [delivered.id],
+      'the dry run stored nothing',
+    );
 
     const run = await runInboxctl(['backfill', 'stripe', '--since', '72h'], backfill.env);
     assert.equal(run.code, 1, `missing events are exit 1 (attention); stderr: ${run.stderr}`);
@@ -99,10 +117,22 @@ describe('inboxctl backfill stripe', () => {
     }
     assert.ok(pageRequests.every((r) => new URL(r.path, 'http://x').searchParams.get('limit') === '100'));
 
-    const settled = await waitUntilSettled(database.sql, account.map((e) => e.id));
-    assert.ok(settled.every((row) => row.status === 'processed'), JSON.stringify(settled));
+    const settled = await waitUntilSettled(
+      database.sql,
+      account.map((e) => e.id),
+    );
+    assert.ok(
+      settled.every((row) => row.status === 'processed'),
+      JSON.stringify(settled),
+    );
     const rows = await inboxRowsBySource();
-    assert.deepEqual(rows.filter((r) => r.source === 'backfill').map((r) => r.event_id).sort(), [...missing].sort());
+    assert.deepEqual(
+      rows
+        .filter((r) => r.source === 'backfill')
+        .map((r) => r.event_id)
+        .sort(),
+      [...missing].sort(),
+    );
     const webhookRow = rows.find((r) => r.event_id === delivered.id)!;
     assert.equal(webhookRow.source, 'webhook');
     assert.equal(webhookRow.verification.scheme, 'stripe-v1', 'the delivered event keeps its signature proof');
@@ -117,8 +147,17 @@ describe('inboxctl backfill stripe', () => {
     for (const e of account) assert.equal(applies.appliedOf(e.id), 1, `${e.id} applied once`);
 
     assert.deepEqual(
-      await Promise.all(['ch_bf_a', 'ch_bf_b', 'ch_bf_c'].map(async (charge) => [(await paymentOf(database.sql, charge))?.status, (await transitionsOf(database.sql, charge)).length])),
-      [['partially_refunded', 2], ['charged_back', 3], ['refunded', 2]],
+      await Promise.all(
+        ['ch_bf_a', 'ch_bf_b', 'ch_bf_c'].map(async (charge) => [
+          (await paymentOf(database.sql, charge))?.status,
+          (await transitionsOf(database.sql, charge)).length,
+        ]),
+      ),
+      [
+        ['partially_refunded', 2],
+        ['charged_back', 3],
+        ['refunded', 2],
+      ],
     );
 
     // An operator reading one event sees how it arrived.
@@ -132,10 +171,17 @@ describe('inboxctl backfill stripe', () => {
     await database.sql`delete from webhook_inbox where event_id = 'evt_bf_a_paid'`;
     const dryAgain = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--dry-run', '--json'], backfill.env);
     assert.equal(dryAgain.code, 0, dryAgain.stderr);
-    assert.deepEqual({ alreadyPresent: dryAgain.json().alreadyPresent, stored: dryAgain.json().stored }, { alreadyPresent: 7, stored: 0 }, 'a purged payload whose key is kept is not missing');
+    assert.deepEqual(
+      { alreadyPresent: dryAgain.json().alreadyPresent, stored: dryAgain.json().stored },
+      { alreadyPresent: 7, stored: 0 },
+      'a purged payload whose key is kept is not missing',
+    );
     const again = await runInboxctl(['backfill', 'stripe', '--since', '72h', '--json'], backfill.env);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual({ listed: again.json().listed, alreadyPresent: again.json().alreadyPresent, stored: again.json().stored }, { listed: 7, alreadyPresent: 7, stored: 0 });
+    assert.deepEqual(
+      { listed: again.json().listed, alreadyPresent: again.json().alreadyPresent, stored: again.json().stored },
+      { listed: 7, alreadyPresent: 7, stored: 0 },
+    );
     assert.equal((await database.sql`select count(*)::int as n from webhook_inbox`)[0]!.n, 6);
     assert.equal((await database.sql`select count(*)::int as n from webhook_inbox_conflicts`)[0]!.n, 0, 'present events are not touched');
   });
@@ -160,13 +206,17 @@ describe('inboxctl backfill stripe', () => {
     const asked = backfill.gateway.requests.length;
     // The answer repeats the key and runs long: quoted, but bounded and with the key masked.
     const answer = { error: { type: 'rate_limit_error', message: `Too many requests with ${API_KEY}.${' Slow down.'.repeat(40)}` } };
-    const rateLimited = (request: RecordedRequest) => (request.pathname === '/v1/events' ? { status: 429, headers: { 'retry-after': '3600' }, json: answer } : undefined);
+    const rateLimited = (request: RecordedRequest) =>
+      request.pathname === '/v1/events' ? { status: 429, headers: { 'retry-after': '3600' }, json: answer } : undefined;
     backfill.gateway.rules.unshift(rateLimited);
     try {
       const startedAt = Date.now();
       const run = await runInboxctl(['backfill', 'stripe', '--since', '1h', '--dry-run'], backfill.env);
       assert.equal(run.code, 4, run.stderr);
-      assert.match(run.stderr, /the stripe API answered 429 \(\{"error":\{"type":"rate_limit_error","message":"Too many requests with \[api key\]\. Slow down\./);
+      assert.match(
+        run.stderr,
+        /the stripe API answered 429 \(\{"error":\{"type":"rate_limit_error","message":"Too many requests with \[api key\]\. Slow down\./,
+      );
       assert.match(run.stderr, /Slow down[^)]*…\); it asks to wait 3600 s \(Retry-After\)/, 'the answer is cut, and says so');
       assert.ok(!run.stderr.includes(API_KEY), 'the key is never quoted');
       assert.ok(run.stderr.length < 1000, run.stderr);

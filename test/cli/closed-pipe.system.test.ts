@@ -22,7 +22,12 @@ setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-pipe-'));
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_pipe', INBOX_ARCHIVE_DIR: archiveDir };
   // Enough archived events that restore --print is still writing when the reader has gone.
-  const old = Array.from({ length: 300 }, (_, i) => ({ eventId: `evt_pipe_old_${i}`, status: 'processed' as const, receivedAt: daysAgo(60), processedAt: daysAgo(60) }));
+  const old = Array.from({ length: 300 }, (_, i) => ({
+    eventId: `evt_pipe_old_${i}`,
+    status: 'processed' as const,
+    receivedAt: daysAgo(60),
+    processedAt: daysAgo(60),
+  }));
   await insertInboxRows(database.sql, [...old, { eventId: 'evt_pipe_failed', status: 'failed', lastError: 'TypeError: boom', receivedAt: minutesAgo(5) }]);
   const purge = await runInboxctl(['purge', '--older-than', '40d'], env);
   assert.equal(purge.code, 0, purge.stderr);
@@ -52,7 +57,11 @@ describe('a reader that closes the pipe (`inboxctl … | head`)', () => {
   for (const [args, code] of commands) {
     test(`inboxctl ${args.join(' ')} ends quietly with exit ${code}`, async () => {
       // The real bin in a process of its own: the pipe and its EPIPE are the process's stdout.
-      const run = await spawnInboxctl(args.map((a) => (a === 'ARCHIVE' ? archiveFile : a)), env, { closeStdout: true });
+      const run = await spawnInboxctl(
+        args.map((a) => (a === 'ARCHIVE' ? archiveFile : a)),
+        env,
+        { closeStdout: true },
+      );
       assert.equal(run.stderr, '', 'no stack trace, nothing on stderr');
       assert.equal(run.code, code);
     });

@@ -27,7 +27,12 @@ setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'inboxctl-pipe-'));
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_pipe', INBOX_ARCHIVE_DIR: archiveDir };
   // Enough archived events that restore --print is still writing when the reader has gone.
-  const old = Array.from({ length: 300 }, (_, i) => ({ eventId: `evt_pipe_old_${i}`, status: 'processed' as const, receivedAt: daysAgo(60), processedAt: daysAgo(60) }));
+  const old = Array.from({ length: 300 }, (_, i) => ({
+    eventId: `evt_pipe_old_${i}`,
+    status: 'processed' as const,
+    receivedAt: daysAgo(60),
+    processedAt: daysAgo(60),
+  }));
   await insertInboxRows(database.sql, [...old, { eventId: 'evt_pipe_failed', status: 'failed', lastError: 'TypeError: boom', receivedAt: minutesAgo(5) }]);
   const purge = await runInboxctl(['purge', '--older-than', '40d'], env);
   assert.equal(purge.code, 0, purge.stderr);
@@ -76,7 +81,10 @@ describe('a reader that closes the pipe (`inboxctl … | head`)', () => {
     });
   }
 
-  for (const [args, code] of [[['stats'], 1], [['restore', '--print', 'ARCHIVE'], 0]] as const) {
+  for (const [args, code] of [
+    [['stats'], 1],
+    [['restore', '--print', 'ARCHIVE'], 0],
+  ] as const) {
     test(`the bin: inboxctl ${args.join(' ')} ends quietly with exit ${code}`, async () => {
       const run = await spawnInboxctl(withArchive([...args]), env, { closeStdout: true });
       assert.equal(run.stderr, '', 'no stack trace, nothing on stderr');

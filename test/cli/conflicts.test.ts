@@ -20,14 +20,15 @@ setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET };
   // Real deliveries through the real service; inboxctl then reads what they left.
   service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
-  for (const body of [succeeded, refunded, succeeded, refunded, failed, plain, plain]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
+  for (const body of [succeeded, refunded, succeeded, refunded, failed, plain, plain])
+    assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   // The other event's conflict happened long ago: outside a 1 h window.
   await database.sql`insert into webhook_inbox_conflicts (inbox_id, inbox_received_at, provider, event_id, fingerprint, differences, raw_body, received_at)
     select id, received_at, provider, event_id, 'f', '[]', '\\x7b7d', now() - interval '2 days' from webhook_inbox where event_id = 'evt_cli_other'`;
 });
 
 describe('inboxctl and conflicting duplicates', () => {
-  test('show lists the stored event\'s conflicts: when, how many bytes, each field stored → received', async () => {
+  test("show lists the stored event's conflicts: when, how many bytes, each field stored → received", async () => {
     const run = await runInboxctl(['show', 'stripe', 'evt_cli_conflict'], env);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.out, /type\s+charge\.succeeded/, 'the stored event is the first body');
@@ -38,12 +39,15 @@ describe('inboxctl and conflicting duplicates', () => {
     assert.match(run.out, /amountRefunded\s+0 → 2000/);
   });
 
-  test('show --json carries each conflict\'s exact bytes and differences', async () => {
+  test("show --json carries each conflict's exact bytes and differences", async () => {
     const shown = (await runInboxctl(['show', 'stripe', 'evt_cli_conflict', '--json'], env)).json();
     assert.equal(shown.conflicts.length, 2);
     for (const conflict of shown.conflicts) {
       assert.ok(Buffer.from(conflict.rawBodyBase64, 'base64').equals(Buffer.from(refunded)));
-      assert.deepEqual(conflict.differences.map((d: { field: string }) => d.field), ['eventType', 'status', 'amountRefunded']);
+      assert.deepEqual(
+        conflict.differences.map((d: { field: string }) => d.field),
+        ['eventType', 'status', 'amountRefunded'],
+      );
     }
   });
 

@@ -14,7 +14,8 @@ import { runInboxctl } from './run-inboxctl.ts';
 // round trip through JavaScript numbers would show.
 const DEPTHS = [3000, 10_000];
 const INNERMOST = '{"innermost": 12345678901234567890}';
-const bodyOf = (depth: number) => Buffer.from(`{"id": "evt_deep_${depth}", "type": "charge.succeeded", "data": ${'['.repeat(depth)}${INNERMOST}${']'.repeat(depth)}}`);
+const bodyOf = (depth: number) =>
+  Buffer.from(`{"id": "evt_deep_${depth}", "type": "charge.succeeded", "data": ${'['.repeat(depth)}${INNERMOST}${']'.repeat(depth)}}`);
 
 const database = useTestDatabase();
 let archiveDir: string;
@@ -25,7 +26,13 @@ setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_deep', INBOX_ARCHIVE_DIR: archiveDir };
   await insertInboxRows(
     database.sql,
-    DEPTHS.map((depth) => ({ eventId: `evt_deep_${depth}`, status: 'processed' as const, receivedAt: daysAgo(60), processedAt: daysAgo(60), rawBody: bodyOf(depth) })),
+    DEPTHS.map((depth) => ({
+      eventId: `evt_deep_${depth}`,
+      status: 'processed' as const,
+      receivedAt: daysAgo(60),
+      processedAt: daysAgo(60),
+      rawBody: bodyOf(depth),
+    })),
   );
 });
 
@@ -71,8 +78,14 @@ describe('an event nested deeper than JavaScript recursion goes', () => {
     const [file] = await readdir(path.join(archiveDir, 'stripe'));
     const run = await runInboxctl(['restore', '--print', path.join(archiveDir, 'stripe', file!)], env);
     assert.equal(run.code, 0, run.stderr);
-    const lines = run.out.trimEnd().split('\n').map((line) => JSON.parse(line));
-    assert.deepEqual(lines.map((l) => descend(l.payload.data).depth).sort((a, b) => a - b), DEPTHS);
+    const lines = run.out
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((l) => descend(l.payload.data).depth).sort((a, b) => a - b),
+      DEPTHS,
+    );
     assert.deepEqual(lines.map((l) => l.raw_body).sort(), DEPTHS.map((d) => bodyOf(d).toString('utf8')).sort());
   });
 

@@ -42,7 +42,12 @@ async function assertRefused(args: string[], named: string) {
   const run = await runInboxctl(args, env);
   const what = `inboxctl ${args.map((a) => JSON.stringify(a)).join(' ')}`;
   assert.equal(run.code, 2, `${what}: exit ${run.code}\n${run.stderr}${run.out}`);
-  if (args.includes('--json')) assert.deepEqual(run.json(), { error: { code: 'usage', exitCode: 2, message: run.stderr.replace(/^inboxctl: /, '').trimEnd() } }, `${what}: the error alone on stdout`);
+  if (args.includes('--json'))
+    assert.deepEqual(
+      run.json(),
+      { error: { code: 'usage', exitCode: 2, message: run.stderr.replace(/^inboxctl: /, '').trimEnd() } },
+      `${what}: the error alone on stdout`,
+    );
   else assert.equal(run.out, '', `${what}: nothing on stdout`);
   assert.match(run.stderr, /^inboxctl: [^\n]+\n$/, `${what}: one line on stderr, got:\n${run.stderr}`);
   assert.doesNotMatch(run.stderr, /\n\s+at |Failed query|params:|\bselect\b|Usage:|Options:/i, `${what}: no stack, SQL or help`);

@@ -42,7 +42,10 @@ describe('the incident playbook: handler bug → fix → replay → verify', () 
       const response = await postStripe(service.baseUrl, chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_bug_${i}`, created }), SECRET);
       assert.equal(response.status, 200);
     }
-    await waitFor(async () => Object.values(await statusesOf(ids)).every((s) => s === 'failed') && Object.keys(await statusesOf(ids)).length === 2, { message: 'both events failed', timeoutMs: 30_000 });
+    await waitFor(async () => Object.values(await statusesOf(ids)).every((s) => s === 'failed') && Object.keys(await statusesOf(ids)).length === 2, {
+      message: 'both events failed',
+      timeoutMs: 30_000,
+    });
 
     const alert = await runInboxctl(['stats', '--provider', 'stripe', '--json'], env);
     assert.equal(alert.code, 1, 'failed events are an alert');
@@ -58,7 +61,13 @@ describe('the incident playbook: handler bug → fix → replay → verify', () 
     const again = await runInboxctl(['replay', 'stripe', '--status', 'failed', '--json'], env);
     assert.equal(again.json().replayed, 0, 'nothing is failed any more');
     const payments = await database.sql`select gateway_charge_id, status from payments where gateway_charge_id like 'ch_bug_%' order by 1`;
-    assert.deepEqual(payments.map((p) => [p.gateway_charge_id, p.status]), [['ch_bug_0', 'paid'], ['ch_bug_1', 'paid']]);
+    assert.deepEqual(
+      payments.map((p) => [p.gateway_charge_id, p.status]),
+      [
+        ['ch_bug_0', 'paid'],
+        ['ch_bug_1', 'paid'],
+      ],
+    );
     const [live] = await database.sql`
       select count(*)::int as n from pgboss.job j join webhook_inbox i on (j.data->>'inboxId')::bigint = i.id
       where j.name = 'webhooks' and i.event_id = any(${ids}) and j.state < 'completed'`;

@@ -70,11 +70,17 @@ describe('--json: a command that refuses prints its error as JSON on stdout, exi
     assert.equal(error.code, 'config_invalid');
     assert.equal(error.exitCode, 2);
     assert.equal(error.problems.length, 2, run.out);
-    assert.ok(error.problems.some((p: string) => p.startsWith('INBOX_CONFIG')), run.out);
-    assert.ok(error.problems.some((p: string) => p.startsWith('WORKER_MAX_ATTEMPTS')), run.out);
+    assert.ok(
+      error.problems.some((p: string) => p.startsWith('INBOX_CONFIG')),
+      run.out,
+    );
+    assert.ok(
+      error.problems.some((p: string) => p.startsWith('WORKER_MAX_ATTEMPTS')),
+      run.out,
+    );
   });
 
-  test('a purge refused inside the dedupe window: exit 2, the refusal\'s own code', async () => {
+  test("a purge refused inside the dedupe window: exit 2, the refusal's own code", async () => {
     const { error } = jsonError(await runInboxctl(['purge', '--older-than', '1d', '--provider', 'stripe', '--json'], env), 2, 'inside_dedupe_window');
     assert.match(error.message, /^refused, nothing changed: /);
   });
@@ -84,7 +90,11 @@ describe('--json: a command that refuses prints its error as JSON on stdout, exi
   });
 
   test('the database unreachable: exit 3, code database_unavailable', async () => {
-    for (const args of [['stats', '--json'], ['replay', 'stripe', '--dry-run', '--json'], ['purge', '--older-than', '90d', '--json']]) {
+    for (const args of [
+      ['stats', '--json'],
+      ['replay', 'stripe', '--dry-run', '--json'],
+      ['purge', '--older-than', '90d', '--json'],
+    ]) {
       const { error } = jsonError(await runInboxctl(args, unreachable), 3, 'database_unavailable');
       assert.match(error.message, /^cannot reach the database at 127\.0\.0\.1:9\/inbox: /);
     }

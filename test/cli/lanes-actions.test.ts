@@ -29,8 +29,13 @@ setup(async () => {
   await ensureDeliveriesQueue(boss, testWorkerConfig);
   await boss.stop({ graceful: false, close: true });
   const sql = database.sql;
-  for (const [chargeId, parked, delivered] of [['ch_1', true, 0], ['ch_2', false, 0], ['ch_3', false, 2]] as const) {
-    const [payment] = await sql`insert into payments (provider, gateway_charge_id, status, event_sequence) values ('stripe', ${chargeId}, 'paid', 2) returning id`;
+  for (const [chargeId, parked, delivered] of [
+    ['ch_1', true, 0],
+    ['ch_2', false, 0],
+    ['ch_3', false, 2],
+  ] as const) {
+    const [payment] =
+      await sql`insert into payments (provider, gateway_charge_id, status, event_sequence) values ('stripe', ${chargeId}, 'paid', 2) returning id`;
     for (const sequence of [1, 2]) {
       await sql`insert into payment_events (payment_id, sequence, provider, gateway_charge_id, status, amount_refunded, occurred_at, cause_inbox_id, cause_event_id, cause_event_type)
         values (${payment!.id}, ${sequence}, 'stripe', ${chargeId}, 'paid', 0, now(), ${sequence}, ${`evt_${chargeId}_${sequence}`}, 'charge.succeeded')`;
@@ -51,8 +56,14 @@ const snapshot = async () => ({
 describe('inboxctl lanes retry | skip | enable --dry-run', () => {
   // Found by a probe: the README promised --dry-run for everything that changes data; these had none.
   const dryRuns: Array<[args: string[], says: RegExp]> = [
-    [['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'], /^orders stripe:ch_1: would be unparked, attempts from zero, a run queued now \(from event 1\)\.$/m],
-    [['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'order deleted', '--dry-run'], /^orders stripe:ch_1: event 1 \([0-9a-f-]{36}\) would be skipped \("order deleted"\), the lane unparked and its later events queued\.$/m],
+    [
+      ['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'],
+      /^orders stripe:ch_1: would be unparked, attempts from zero, a run queued now \(from event 1\)\.$/m,
+    ],
+    [
+      ['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'order deleted', '--dry-run'],
+      /^orders stripe:ch_1: event 1 \([0-9a-f-]{36}\) would be skipped \("order deleted"\), the lane unparked and its later events queued\.$/m,
+    ],
     [['lanes', 'enable', 'orders', '--dry-run'], /^orders: would be enabled; 1 lane with events left would be queued\.$/m],
   ];
   for (const [args, says] of dryRuns) {
@@ -74,7 +85,10 @@ describe('inboxctl lanes retry | skip | enable --dry-run', () => {
   // while nothing is sent to a disabled destination until `lanes enable`.
   test('retry and skip of a lane whose destination is disabled say that nothing is sent until lanes enable', async () => {
     const held = 'The destination is DISABLED (HTTP 410 Gone): nothing is sent to it until `inboxctl lanes enable orders`.';
-    for (const args of [['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'], ['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'x', '--dry-run']]) {
+    for (const args of [
+      ['lanes', 'retry', 'orders', 'stripe:ch_1', '--dry-run'],
+      ['lanes', 'skip', 'orders', 'stripe:ch_1', '--reason', 'x', '--dry-run'],
+    ]) {
       const run = await runInboxctl(args, env);
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.out.split('\n')[1], held, args.join(' '));
@@ -94,7 +108,12 @@ describe('inboxctl lanes, listing', () => {
   // Found by a probe: with the destination gone from the environment (removed, or a shell without
   // its variables), the parked lane was listed and the exit code was 0.
   test('a parked lane of a destination not configured here is listed and exit 1, text and --json', async () => {
-    const elsewhere = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_lanes', DESTINATION_URL_BILLING: 'http://127.0.0.1:9/hooks', DESTINATION_SECRET_BILLING: newDestinationSecret() };
+    const elsewhere = {
+      DATABASE_URL: database.url,
+      WEBHOOK_SECRET_STRIPE: 'whsec_cli_lanes',
+      DESTINATION_URL_BILLING: 'http://127.0.0.1:9/hooks',
+      DESTINATION_SECRET_BILLING: newDestinationSecret(),
+    };
     for (const args of [['lanes', '--parked'], ['lanes']]) {
       const run = await runInboxctl(args, elsewhere);
       assert.match(run.out, /^PARKED +orders +stripe:ch_1 /m, args.join(' '));
@@ -138,7 +157,10 @@ describe('inboxctl lanes retry | skip | enable without their arguments', () => {
   // Found by a probe: `lanes retry` said "the destination is empty; give it a value." for an argument not given at all.
   const cases: Array<[args: string[], says: string]> = [
     [['lanes', 'retry'], 'inboxctl: lanes retry needs a destination and a payment: inboxctl lanes retry <destination> <provider>:<charge id>.\n'],
-    [['lanes', 'skip', 'orders', '--reason', 'x'], 'inboxctl: lanes skip needs a destination and a payment: inboxctl lanes skip <destination> <provider>:<charge id>.\n'],
+    [
+      ['lanes', 'skip', 'orders', '--reason', 'x'],
+      'inboxctl: lanes skip needs a destination and a payment: inboxctl lanes skip <destination> <provider>:<charge id>.\n',
+    ],
     [['lanes', 'enable'], 'inboxctl: lanes enable needs a destination: inboxctl lanes enable <destination>.\n'],
   ];
   for (const [args, says] of cases) {
@@ -166,7 +188,10 @@ describe('inboxctl lanes retry | skip, for real', () => {
   // Found by a probe: --json printed nothing on stdout for a lane that does not exist, where
   // `show --json` prints null for an event that does not.
   test('--json for a lane that does not exist prints null, exit 1 with the reason on stderr', async () => {
-    for (const args of [['lanes', 'retry', 'orders', 'stripe:ch_none', '--json'], ['lanes', 'skip', 'orders', 'stripe:ch_none', '--reason', 'x', '--json']]) {
+    for (const args of [
+      ['lanes', 'retry', 'orders', 'stripe:ch_none', '--json'],
+      ['lanes', 'skip', 'orders', 'stripe:ch_none', '--reason', 'x', '--json'],
+    ]) {
       const run = await runInboxctl(args, env);
       assert.equal(run.code, 1, args.join(' '));
       assert.equal(run.json(), null, args.join(' '));

@@ -74,9 +74,18 @@ describe('inboxctl purge stopped part-way', () => {
   const purge = ['purge', '--older-than', '90d', '--batch-size', '1', '--force'];
 
   test('--json: exit 4, the error and what was archived and deleted before it', async () => {
-    const partial = stoppedPartWay(await runInboxctl([...purge, '--json'], env), 'operation_incomplete', /^The purge of stripe stopped part-way \(1 rows archived and deleted\): .*\(SQLSTATE P0001; raised at fail_statement\(\) line 1\)/);
+    const partial = stoppedPartWay(
+      await runInboxctl([...purge, '--json'], env),
+      'operation_incomplete',
+      /^The purge of stripe stopped part-way \(1 rows archived and deleted\): .*\(SQLSTATE P0001; raised at fail_statement\(\) line 1\)/,
+    );
     assert.deepEqual(
-      partial.map((p: { provider: string; deleted: number; files: unknown[]; dryRun: boolean }) => ({ provider: p.provider, deleted: p.deleted, files: p.files, dryRun: p.dryRun })),
+      partial.map((p: { provider: string; deleted: number; files: unknown[]; dryRun: boolean }) => ({
+        provider: p.provider,
+        deleted: p.deleted,
+        files: p.files,
+        dryRun: p.dryRun,
+      })),
       [
         { provider: 'acme', deleted: 1, files: [{ file: fileOf('acme', '2024-03-01'), rows: 1 }], dryRun: false },
         { provider: 'stripe', deleted: 1, files: [{ file: fileOf('stripe', '2024-03-01'), rows: 1 }], dryRun: false },
@@ -111,9 +120,19 @@ describe('inboxctl purge losing the database part-way', () => {
 
   test('exit 4 with what was done, not 3 ("nothing changed")', async () => {
     const run = await runInboxctl(['purge', '--older-than', '90d', '--provider', 'lost', '--force', '--batch-size', '1', '--json'], env);
-    const partial = stoppedPartWay(run, 'operation_incomplete', /^The purge of lost stopped part-way \(1 rows archived and deleted\): .*terminating connection due to administrator command \(SQLSTATE 57P01\)/);
-    assert.deepEqual(partial.map((p: { provider: string; deleted: number }) => [p.provider, p.deleted]), [['lost', 1]]);
-    assert.deepEqual((await eventIds()).filter((id) => id.startsWith('evt_l')), ['evt_l2_kill']);
+    const partial = stoppedPartWay(
+      run,
+      'operation_incomplete',
+      /^The purge of lost stopped part-way \(1 rows archived and deleted\): .*terminating connection due to administrator command \(SQLSTATE 57P01\)/,
+    );
+    assert.deepEqual(
+      partial.map((p: { provider: string; deleted: number }) => [p.provider, p.deleted]),
+      [['lost', 1]],
+    );
+    assert.deepEqual(
+      (await eventIds()).filter((id) => id.startsWith('evt_l')),
+      ['evt_l2_kill'],
+    );
   });
 });
 
@@ -138,7 +157,10 @@ describe('inboxctl restore of a torn archive', () => {
       { file, dryRun: false, read: 1, inserted: 1, skipped: 0 },
       { file: damaged, dryRun: false, read: 2, inserted: 2, skipped: 0 },
     ]);
-    assert.deepEqual((await eventIds()).filter((id) => id.startsWith('evt_t')), ['evt_t1', 'evt_t2', 'evt_t3']);
+    assert.deepEqual(
+      (await eventIds()).filter((id) => id.startsWith('evt_t')),
+      ['evt_t1', 'evt_t2', 'evt_t3'],
+    );
 
     const text = await runInboxctl(['restore', damaged], env);
     assert.equal(text.code, 4, text.stderr);
@@ -157,9 +179,20 @@ describe('inboxctl restore stopped part-way', () => {
     // An archive from another database, whose ids are just ahead of this one's: a restore's first
     // batch is 500 rows, so the 501st is in the second, which the inbox refuses.
     const events = Array.from({ length: 501 }, (_, i) => ({
-      v: 1, id: sequence!.last + 1 + i, provider: 'seq', event_id: i === 500 ? 'evt_q_stop' : `evt_q${i}`, event_type: 'charge.succeeded', resource_id: null,
-      status: 'processed', attempts: 1, last_error: null, occurred_at: '2024-06-01T10:00:00.000000Z', received_at: '2024-06-01T10:00:00.000000Z',
-      processed_at: null, payload_json: '{}', raw_body_base64: Buffer.from('{}').toString('base64'),
+      v: 1,
+      id: sequence!.last + 1 + i,
+      provider: 'seq',
+      event_id: i === 500 ? 'evt_q_stop' : `evt_q${i}`,
+      event_type: 'charge.succeeded',
+      resource_id: null,
+      status: 'processed',
+      attempts: 1,
+      last_error: null,
+      occurred_at: '2024-06-01T10:00:00.000000Z',
+      received_at: '2024-06-01T10:00:00.000000Z',
+      processed_at: null,
+      payload_json: '{}',
+      raw_body_base64: Buffer.from('{}').toString('base64'),
     }));
     const file = path.join(archiveDir, 'seq-2024-06-01.jsonl.gz');
     await writeFile(file, gzipSync(events.map((e) => `${JSON.stringify(e)}\n`).join('')));
@@ -184,32 +217,55 @@ describe('inboxctl replay stopped part-way', () => {
   });
 
   test('--json: exit 4, the error and the replay as far as it got', async () => {
-    const partial = stoppedPartWay(await runInboxctl(['replay', 'stripe', '--batch-size', '1', '--json'], env), 'operation_incomplete', /^The replay of stripe stopped part-way \(1 of 3 events replayed\)/);
+    const partial = stoppedPartWay(
+      await runInboxctl(['replay', 'stripe', '--batch-size', '1', '--json'], env),
+      'operation_incomplete',
+      /^The replay of stripe stopped part-way \(1 of 3 events replayed\)/,
+    );
     assert.deepEqual({ matched: partial.matched, replayed: partial.replayed, dryRun: partial.dryRun }, { matched: 3, replayed: 1, dryRun: false });
     const statuses = await database.sql`select event_id, status from webhook_inbox where event_id like 'evt_r%' order by event_id`;
-    assert.deepEqual(statuses.map((r) => `${r.event_id} ${r.status}`), ['evt_r1 pending', 'evt_r2_stop failed', 'evt_r3 failed']);
+    assert.deepEqual(
+      statuses.map((r) => `${r.event_id} ${r.status}`),
+      ['evt_r1 pending', 'evt_r2_stop failed', 'evt_r3 failed'],
+    );
   });
 });
 
 describe('inboxctl backfill stopped part-way', () => {
   const created = Math.floor(Date.now() / 1000) - 3600;
-  const listed = ['evt_bf_1', 'evt_bf_2_stop', 'evt_bf_3'].map((id, i) => JSON.parse(chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_${id}`, created: created + i })));
+  const listed = ['evt_bf_1', 'evt_bf_2_stop', 'evt_bf_3'].map((id, i) =>
+    JSON.parse(chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_${id}`, created: created + i })),
+  );
   let backfillEnv: Record<string, string>;
 
   // The gateway lists three missing events; the inbox refuses to store the second.
   setup(async () => {
     gateway = await startFakeGateway();
-    gateway.rules.push((request) => (request.pathname === '/v1/events' ? { status: 200, json: { object: 'list', url: '/v1/events', has_more: false, data: [...listed].reverse() } } : undefined));
+    gateway.rules.push((request) =>
+      request.pathname === '/v1/events'
+        ? { status: 200, json: { object: 'list', url: '/v1/events', has_more: false, data: [...listed].reverse() } }
+        : undefined,
+    );
     const config = path.join(archiveDir, 'inbox.json');
-    await writeFile(config, JSON.stringify({ providers: { stripe: { driver: 'stripe', ordering: { default: 'occurred_at' }, api: { baseUrl: gateway.baseUrl } } } }));
+    await writeFile(
+      config,
+      JSON.stringify({ providers: { stripe: { driver: 'stripe', ordering: { default: 'occurred_at' }, api: { baseUrl: gateway.baseUrl } } } }),
+    );
     backfillEnv = { ...env, GATEWAY_API_KEY_STRIPE: 'sk_test_partial', INBOX_CONFIG: config };
     await failOn('insert', 'evt_bf_2_stop', 'insert refused (simulated)');
   });
 
   test('--json: exit 4, the error and the events stored before it', async () => {
-    const partial = stoppedPartWay(await runInboxctl(['backfill', 'stripe', '--since', '2h', '--json'], backfillEnv), 'operation_incomplete', /^The backfill stopped part-way/);
+    const partial = stoppedPartWay(
+      await runInboxctl(['backfill', 'stripe', '--since', '2h', '--json'], backfillEnv),
+      'operation_incomplete',
+      /^The backfill stopped part-way/,
+    );
     const stored = await database.sql`select event_id from webhook_inbox where event_id like 'evt_bf%' order by event_id`;
-    assert.deepEqual(stored.map((r) => r.event_id), ['evt_bf_1', 'evt_bf_3']);
+    assert.deepEqual(
+      stored.map((r) => r.event_id),
+      ['evt_bf_1', 'evt_bf_3'],
+    );
     assert.deepEqual(
       { pages: partial.pages, listed: partial.listed, alreadyPresent: partial.alreadyPresent, stored: partial.stored, storedEventIds: partial.storedEventIds },
       { pages: 1, listed: 3, alreadyPresent: 0, stored: 2, storedEventIds: ['evt_bf_1', 'evt_bf_3'] },
@@ -232,22 +288,38 @@ describe('inboxctl verify stopped part-way', () => {
       { provider: 'pagarme', eventId: 'hook_v1_unproven', status: 'processed', receivedAt: minutesAgo(5) },
       { provider: 'pagarme', eventId: 'hook_v2_signed', status: 'processed', receivedAt: minutesAgo(4) },
     ]);
-    const proof = { scheme: 'pagarme-rs256', kid: 'key-1', secret: null, verifiedAt: minutesAgo(4).toISOString(), signed: { headers: { 'x-webhook-asymmetric-signature': 'alg=RS256; kid=key-1; signature=c2lnbmF0dXJl' } } };
+    const proof = {
+      scheme: 'pagarme-rs256',
+      kid: 'key-1',
+      secret: null,
+      verifiedAt: minutesAgo(4).toISOString(),
+      signed: { headers: { 'x-webhook-asymmetric-signature': 'alg=RS256; kid=key-1; signature=c2lnbmF0dXJl' } },
+    };
     await database.sql`update webhook_inbox set verification = ${database.sql.json(proof)} where event_id = 'hook_v2_signed'`;
   });
 
   const verify = ['verify', '--since', '1h', '--provider', 'pagarme'];
 
   test('--json: exit 4, the error and the events checked before it', async () => {
-    const partial = stoppedPartWay(await runInboxctl([...verify, '--json'], verifyEnv), 'signing_keys_unavailable', /signing keys could not be fetched from 127\.0\.0\.1/);
-    assert.deepEqual(partial.events.map((e: { eventId: string; now: { outcome: string } }) => [e.eventId, e.now.outcome]), [['hook_v1_unproven', 'not_checkable']]);
+    const partial = stoppedPartWay(
+      await runInboxctl([...verify, '--json'], verifyEnv),
+      'signing_keys_unavailable',
+      /signing keys could not be fetched from 127\.0\.0\.1/,
+    );
+    assert.deepEqual(
+      partial.events.map((e: { eventId: string; now: { outcome: string } }) => [e.eventId, e.now.outcome]),
+      [['hook_v1_unproven', 'not_checkable']],
+    );
     assert.deepEqual(partial.summary, { matches: 0, noMatch: 0, notCheckable: 1 });
   });
 
   test('without --json: the events as they were checked, their summary, then the error', async () => {
     const run = await runInboxctl(verify, verifyEnv);
     assert.equal(run.code, 4, run.stderr);
-    assert.match(run.out, /hook_v1_unproven[^]*cannot be checked: no proof stored[^]*\n1 event: 0 still verify, 0 verify with NO configured secret, 1 cannot be checked\.\n$/);
+    assert.match(
+      run.out,
+      /hook_v1_unproven[^]*cannot be checked: no proof stored[^]*\n1 event: 0 still verify, 0 verify with NO configured secret, 1 cannot be checked\.\n$/,
+    );
     assert.match(run.stderr, /^inboxctl: .*signing keys could not be fetched/m);
   });
 });

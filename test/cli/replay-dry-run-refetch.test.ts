@@ -46,7 +46,15 @@ setup(async () => {
     // ch_plain: charge.succeeded is ordered by occurred_at: nothing to re-read.
     row('evt_plain_paid', 'charge.succeeded', 'ch_plain', 'failed', 10),
   ]);
-  const snapshot = { chargeId: 'ch_snap', status: 'refunded', occurredAt: snapshotObservedAt, amount: 2000, amountRefunded: 2000, currency: 'BRL', snapshot: true };
+  const snapshot = {
+    chargeId: 'ch_snap',
+    status: 'refunded',
+    occurredAt: snapshotObservedAt,
+    amount: 2000,
+    amountRefunded: 2000,
+    currency: 'BRL',
+    snapshot: true,
+  };
   await database.sql`update webhook_inbox set fact = ${database.sql.json(snapshot)}, processed_at = now() where id = ${refetched!}`;
 });
 
@@ -56,10 +64,12 @@ describe('inboxctl replay --dry-run with refetch-ordered kinds', () => {
     assert.equal(dry.code, 0, dry.stderr);
     assert.deepEqual(gateway.requests, [], 'no request reached the gateway');
     const events = Object.fromEntries(
-      dry.json().prediction.events.map((e: { eventId: string; outcome: string; refetch?: { from: string; observedAt?: string }; decision?: { decision: string } }) => [
-        e.eventId,
-        { outcome: e.outcome, decision: e.decision?.decision, refetch: e.refetch },
-      ]),
+      dry
+        .json()
+        .prediction.events.map((e: { eventId: string; outcome: string; refetch?: { from: string; observedAt?: string }; decision?: { decision: string } }) => [
+          e.eventId,
+          { outcome: e.outcome, decision: e.decision?.decision, refetch: e.refetch },
+        ]),
     );
     assert.deepEqual(events, {
       evt_snap_dispute: { outcome: 'processed', decision: 'refetched', refetch: { from: 'stored_snapshot', observedAt: snapshotObservedAt } },

@@ -62,14 +62,26 @@ async function databaseState() {
 }
 
 setup(async () => {
-  service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '1' }, handlers: createHandlerRegistry([paymentsWithBug]) });
+  service = await startTestService({
+    database,
+    env: { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '1' },
+    handlers: createHandlerRegistry([paymentsWithBug]),
+  });
   // The CLI has a destination: the dry run's payment changes queue delivery jobs in its transaction (rolled back).
-  env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, DESTINATION_URL_ORDERS: 'http://127.0.0.1:9/hooks', DESTINATION_SECRET_ORDERS: `whsec_${Buffer.alloc(32, 7).toString('base64')}` };
+  env = {
+    DATABASE_URL: database.url,
+    WEBHOOK_SECRET_STRIPE: SECRET,
+    DESTINATION_URL_ORDERS: 'http://127.0.0.1:9/hooks',
+    DESTINATION_SECRET_ORDERS: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+  };
   for (const event of history) {
     const response = await postStripe(service.baseUrl, chargeEvent(event), SECRET);
     assert.equal(response.status, 200);
     // In order: the history above is the order of arrival.
-    await waitFor(async () => ['processed', 'ignored', 'failed'].includes((await inboxStatuses())[event.id] ?? ''), { message: `${event.id} settled`, timeoutMs: 30_000 });
+    await waitFor(async () => ['processed', 'ignored', 'failed'].includes((await inboxStatuses())[event.id] ?? ''), {
+      message: `${event.id} settled`,
+      timeoutMs: 30_000,
+    });
   }
 });
 
@@ -88,7 +100,9 @@ describe('inboxctl replay --dry-run', () => {
     });
     bugDeployed = false; // the fix is deployed
     // A row settles before pg-boss completes its job: wait for the queues to be still, so the state read is.
-    await waitFor(async () => (await database.sql`select 1 from pgboss.job where name like 'webhooks%' and state < 'completed'`).length === 0, { message: 'no job queued or running' });
+    await waitFor(async () => (await database.sql`select 1 from pgboss.job where name like 'webhooks%' and state < 'completed'`).length === 0, {
+      message: 'no job queued or running',
+    });
 
     const before = await databaseState();
     const dry = await runInboxctl(['replay', 'stripe', '--status', 'failed,ignored', '--dry-run', '--json'], env);
@@ -98,7 +112,9 @@ describe('inboxctl replay --dry-run', () => {
     const { prediction, matched, replayed } = dry.json();
     assert.equal(matched, 5);
     assert.equal(replayed, 0);
-    const predicted = Object.fromEntries(prediction.events.map((e: { eventId: string; outcome: string; decision?: { decision: string } }) => [e.eventId, [e.outcome, e.decision?.decision]]));
+    const predicted = Object.fromEntries(
+      prediction.events.map((e: { eventId: string; outcome: string; decision?: { decision: string } }) => [e.eventId, [e.outcome, e.decision?.decision]]),
+    );
     assert.deepEqual(predicted, {
       evt_bug_refund: ['processed', 'applied'],
       evt_bug_new: ['processed', 'applied'],
@@ -106,7 +122,9 @@ describe('inboxctl replay --dry-run', () => {
       evt_ok_dispute: ['ignored', 'rejected_transition'],
       evt_ok_customer: ['ignored', 'not_a_payment_event'],
     });
-    const predictedPayments = Object.fromEntries(prediction.payments.map((p: { chargeId: string; now: string | null; after: string | null }) => [p.chargeId, [p.now, p.after]]));
+    const predictedPayments = Object.fromEntries(
+      prediction.payments.map((p: { chargeId: string; now: string | null; after: string | null }) => [p.chargeId, [p.now, p.after]]),
+    );
     assert.deepEqual(predictedPayments, {
       ch_refund: ['paid', 'refunded'],
       ch_new: [null, 'paid'],
@@ -132,7 +150,11 @@ describe('inboxctl replay --dry-run', () => {
     assert.deepEqual(real, predicted, 'each event ended, and was decided, as the dry run said');
     const payments = await database.sql`select gateway_charge_id, status from payments order by id`;
     const after = Object.fromEntries(payments.map((p) => [p.gateway_charge_id, p.status]));
-    assert.deepEqual(after, Object.fromEntries(Object.entries(predictedPayments).map(([chargeId, [, status]]) => [chargeId, status])), 'each payment ended as the dry run said');
+    assert.deepEqual(
+      after,
+      Object.fromEntries(Object.entries(predictedPayments).map(([chargeId, [, status]]) => [chargeId, status])),
+      'each payment ended as the dry run said',
+    );
   });
 });
 

@@ -44,7 +44,14 @@ describe('inboxctl replay', () => {
     assert.equal(replay.code, 0, replay.stderr);
     assert.equal(replay.json().replayed, 2);
     const rows = await database.sql`select event_id, status, last_error from webhook_inbox where id = any(${ids}) order by id`;
-    assert.deepEqual(rows.map((r) => [r.event_id, r.status, r.last_error]), [['evt_rp1', 'pending', null], ['evt_rp2', 'pending', null], ['evt_rp_ignored', 'ignored', null]]);
+    assert.deepEqual(
+      rows.map((r) => [r.event_id, r.status, r.last_error]),
+      [
+        ['evt_rp1', 'pending', null],
+        ['evt_rp2', 'pending', null],
+        ['evt_rp_ignored', 'ignored', null],
+      ],
+    );
     assert.equal((await jobsFor(database.sql, ids)).length, 2);
 
     const again = await runInboxctl(['replay', 'stripe', '--json'], env);
@@ -59,7 +66,10 @@ describe('inboxctl replay', () => {
     ]);
     const run = await runInboxctl(['replay', 'stripe', '--status', 'ignored', '--event-id', 'evt_one', '--json'], env);
     assert.deepEqual(run.json().sampleEventIds, ['evt_one']);
-    assert.deepEqual((await jobsFor(database.sql, ids)).map((j) => j.inboxId), [ids[0]]);
+    assert.deepEqual(
+      (await jobsFor(database.sql, ids)).map((j) => j.inboxId),
+      [ids[0]],
+    );
   });
 
   // Found by a probe: `--event-id` of a processed event said only "0 events matched (status
@@ -129,7 +139,10 @@ describe('inboxctl purge and restore', () => {
     assert.deepEqual(await snapshot(), before);
     // Rows of a provider this configuration does not know, under no built-in gateway's name: its dedupe window is unknown.
     await insertInboxRows(database.sql, [{ provider: 'acme', eventId: 'evt_acme', status: 'processed', receivedAt: daysAgo(12) }]);
-    const unconfigured = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'acme'], { DATABASE_URL: database.url, WEBHOOK_SECRET_ASAAS: 'asaas_token' });
+    const unconfigured = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'acme'], {
+      DATABASE_URL: database.url,
+      WEBHOOK_SECRET_ASAAS: 'asaas_token',
+    });
     assert.equal(unconfigured.code, 2);
     assert.match(unconfigured.stderr, /provider "acme" is not configured here, so its dedupe window is unknown/);
     await database.sql`delete from webhook_inbox where provider = 'acme'`;
@@ -150,7 +163,10 @@ describe('inboxctl purge and restore', () => {
     assert.deepEqual(await snapshot(), before);
     const dry = await runInboxctl(['purge', '--older-than', '400d', '--provider', 'stripe', '--dry-run'], noSecrets);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.match(dry.stderr, /stripe is not configured here \(no WEBHOOK_SECRET_STRIPE\): its dedupe window is taken as a zero-config stripe's, INBOX_RETENTION_DAYS \(30 days\)/);
+    assert.match(
+      dry.stderr,
+      /stripe is not configured here \(no WEBHOOK_SECRET_STRIPE\): its dedupe window is taken as a zero-config stripe's, INBOX_RETENTION_DAYS \(30 days\)/,
+    );
     assert.match(dry.out, /Dry run: nothing changed/);
     await database.sql`delete from webhook_inbox where event_id = 'evt_no_secret'`;
   });
@@ -168,7 +184,10 @@ describe('inboxctl purge and restore', () => {
     assert.equal(dry.code, 0, dry.stderr);
     const [plan] = dry.json();
     assert.equal(plan.deleted, 2, 'processed and ignored; failed rows stay unless --include-failed');
-    assert.deepEqual(plan.files.map((f: any) => path.basename(f.file)), ['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz']);
+    assert.deepEqual(
+      plan.files.map((f: any) => path.basename(f.file)),
+      ['stripe-2024-01-05.jsonl.gz', 'stripe-2024-01-06.jsonl.gz'],
+    );
     assert.deepEqual(await snapshot(), before);
     assert.equal(existsSync(path.join(archiveDir, 'stripe')), false, 'no archive written');
 
@@ -192,7 +211,13 @@ describe('inboxctl purge and restore', () => {
     const purged = await snapshot();
     const dryRestore = await runInboxctl(['restore', '--dry-run', ...files, '--json'], env);
     assert.equal(dryRestore.code, 0, dryRestore.stderr);
-    assert.deepEqual(dryRestore.json().map((r: any) => [r.dryRun, r.inserted]), [[true, 1], [true, 1]]);
+    assert.deepEqual(
+      dryRestore.json().map((r: any) => [r.dryRun, r.inserted]),
+      [
+        [true, 1],
+        [true, 1],
+      ],
+    );
     assert.deepEqual(await snapshot(), purged, 'a dry run restores nothing');
 
     const restore = await runInboxctl(['restore', ...files], env);
@@ -201,6 +226,9 @@ describe('inboxctl purge and restore', () => {
     assert.deepEqual(await snapshot(), before, 'every row back, raw bytes and exact payload included');
 
     const twice = await runInboxctl(['restore', file, '--json'], env);
-    assert.deepEqual(twice.json().map((r: any) => [r.inserted, r.skipped]), [[0, 1]]);
+    assert.deepEqual(
+      twice.json().map((r: any) => [r.inserted, r.skipped]),
+      [[0, 1]],
+    );
   });
 });

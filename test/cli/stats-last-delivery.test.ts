@@ -29,15 +29,24 @@ describe('inboxctl stats: the last delivery per provider', () => {
     assert.ok(run.out.includes(`(${threeHoursAgo.toISOString()})`), run.out);
 
     const json = (await runInboxctl(['stats', '--json'], env)).json();
-    assert.deepEqual(json.lastDeliveries, [{ provider: 'asaas', receivedAt: null }, { provider: 'stripe', receivedAt: threeHoursAgo.toISOString() }]);
+    assert.deepEqual(json.lastDeliveries, [
+      { provider: 'asaas', receivedAt: null },
+      { provider: 'stripe', receivedAt: threeHoursAgo.toISOString() },
+    ]);
 
     const one = (await runInboxctl(['stats', '--provider', 'stripe', '--json'], env)).json();
-    assert.deepEqual(one.lastDeliveries.map((d: { provider: string }) => d.provider), ['stripe']);
+    assert.deepEqual(
+      one.lastDeliveries.map((d: { provider: string }) => d.provider),
+      ['stripe'],
+    );
   });
 
   test('with --since the last delivery is still all time: a delivery before the window shows, a backfill inside it does not count', async () => {
     // stats looks in the window first (cheap on a long history); stripe delivered nothing in the last hour but the backfill.
     const json = (await runInboxctl(['stats', '--since', '1h', '--json'], env)).json();
-    assert.deepEqual(json.lastDeliveries, [{ provider: 'asaas', receivedAt: null }, { provider: 'stripe', receivedAt: threeHoursAgo.toISOString() }]);
+    assert.deepEqual(json.lastDeliveries, [
+      { provider: 'asaas', receivedAt: null },
+      { provider: 'stripe', receivedAt: threeHoursAgo.toISOString() },
+    ]);
   });
 });

@@ -19,7 +19,16 @@ setup(async () => {
   env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: 'whsec_cli_stats' };
   const r = (hours: number) => ago(hours * H);
   await insertInboxRows(database.sql, [
-    { provider: 'stripe', eventId: 's_p1', status: 'processed', receivedAt: r(1), occurredAt: after_(r(1), -1000), processedAt: after_(r(1), 2000), attempts: 1, rawBody: stripeRaw },
+    {
+      provider: 'stripe',
+      eventId: 's_p1',
+      status: 'processed',
+      receivedAt: r(1),
+      occurredAt: after_(r(1), -1000),
+      processedAt: after_(r(1), 2000),
+      attempts: 1,
+      rawBody: stripeRaw,
+    },
     { provider: 'stripe', eventId: 's_p2', status: 'processed', receivedAt: r(2), occurredAt: after_(r(2), -1000), processedAt: after_(r(2), 4000) },
     { provider: 'stripe', eventId: 's_p3', status: 'processed', receivedAt: r(3), occurredAt: after_(r(3), -3000), processedAt: after_(r(3), 6000) },
     { provider: 'stripe', eventId: 's_i1', status: 'ignored', receivedAt: r(4), processedAt: r(4) },
@@ -54,7 +63,12 @@ describe('inboxctl stats', () => {
     assert.equal(stats.failed, 1);
     const [failedRow] = await database.sql`select id from webhook_inbox where event_id = 's_f1'`;
     assert.deepEqual(stats.topErrors, [
-      { provider: 'stripe', error: 'TypeError: amount is undefined\n    at handler', count: 1, example: { id: Number(failedRow!.id), eventId: 's_f1', error: 'TypeError: amount is undefined\n    at handler' } },
+      {
+        provider: 'stripe',
+        error: 'TypeError: amount is undefined\n    at handler',
+        count: 1,
+        example: { id: Number(failedRow!.id), eventId: 's_f1', error: 'TypeError: amount is undefined\n    at handler' },
+      },
     ]);
     assert.ok(Math.abs(stats.oldestPendingAgeSeconds - 1200) < 120, `oldest pending about 20 minutes old, got ${stats.oldestPendingAgeSeconds}`);
     // Settled (processed or ignored, with a settling time): s_i1 settled at once, so processing lags
@@ -68,7 +82,10 @@ describe('inboxctl stats', () => {
   test('--since all counts every row; --provider narrows to one', async () => {
     const run = await runInboxctl(['stats', '--since', 'all', '--provider', 'stripe', '--json'], env);
     const stats = run.json();
-    assert.deepEqual(stats.providers.map((p: any) => p.provider), ['stripe']);
+    assert.deepEqual(
+      stats.providers.map((p: any) => p.provider),
+      ['stripe'],
+    );
     assert.deepEqual(stats.totals, { pending: 1, processed: 6, ignored: 2, failed: 1 });
   });
 

@@ -28,17 +28,37 @@ async function statusesOf(eventIds: string[]) {
 setup(async () => {
   // The sweep every minute, so the cron runs in the test.
   const serviceEnv = { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '1', SWEEP_CRON: '* * * * *' };
-  await startTestService({ database, env: serviceEnv, handlers: createHandlerRegistry([applies.handler('incident', paymentsHandlerWithBug('evt_bug_', () => true))]) });
+  await startTestService({
+    database,
+    env: serviceEnv,
+    handlers: createHandlerRegistry([
+      applies.handler(
+        'incident',
+        paymentsHandlerWithBug('evt_bug_', () => true),
+      ),
+    ]),
+  });
   // A pending event whose job was lost (stored, no job), older than the sweep's 5 minutes.
   await insertInboxRows(database.sql, [
-    { eventId: 'evt_lost_job', eventType: 'charge.succeeded', resourceId: 'ch_lost', status: 'pending', receivedAt: minutesAgo(6), rawBody: Buffer.from(chargeEvent({ id: 'evt_lost_job', type: 'charge.succeeded', chargeId: 'ch_lost', created })) },
+    {
+      eventId: 'evt_lost_job',
+      eventType: 'charge.succeeded',
+      resourceId: 'ch_lost',
+      status: 'pending',
+      receivedAt: minutesAgo(6),
+      rawBody: Buffer.from(chargeEvent({ id: 'evt_lost_job', type: 'charge.succeeded', chargeId: 'ch_lost', created })),
+    },
   ]);
 });
 
 describe('the sweeper, on the service cron', () => {
   // Started with the service in before(): the cron's first pass can be ~30 s after start.
   test('picks up the pending event whose job was lost, and it is processed', async () => {
-    await waitFor(async () => (await statusesOf(['evt_lost_job'])).evt_lost_job === 'processed', { message: 'the lost-job event processed', timeoutMs: 90_000, intervalMs: 500 });
+    await waitFor(async () => (await statusesOf(['evt_lost_job'])).evt_lost_job === 'processed', {
+      message: 'the lost-job event processed',
+      timeoutMs: 90_000,
+      intervalMs: 500,
+    });
     assert.equal(applies.appliedOf('evt_lost_job'), 1);
     const [sweeps] = await database.sql`select count(*)::int as n from pgboss.job where name = 'inbox-sweep' and state = 'completed'`;
     assert.ok(sweeps!.n >= 1, 'a sweep job ran');

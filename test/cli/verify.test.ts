@@ -63,7 +63,11 @@ function cliEnv(secrets: { stripe?: string; standardWebhooks?: string; asaas?: s
 }
 
 async function post(provider: string, body: string, headers: Record<string, string>): Promise<void> {
-  const response = await fetch(`${service.baseUrl}/webhooks/${provider}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const response = await fetch(`${service.baseUrl}/webhooks/${provider}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   assert.equal(response.status, 200, await response.text());
 }
 
@@ -129,16 +133,26 @@ describe('the proof of verification stored with each delivery', () => {
 
   test('pagarme v5: RS256 with the JWKS key id', async () => {
     const body = JSON.stringify({
-      id: 'hook_proofProofProof1', type: 'charge.paid', created_at: '2025-01-01T04:15:39Z',
+      id: 'hook_proofProofProof1',
+      type: 'charge.paid',
+      created_at: '2025-01-01T04:15:39Z',
       data: { id: 'ch_proof_pagarme_1', amount: 2590, paid_amount: 2590, status: 'paid', currency: 'BRL', paid_at: '2025-01-01T04:15:39Z' },
     });
     await post('pagarme', body, { 'x-webhook-asymmetric-signature': pagarmeKey.header(body) });
     const row = await storedRow('pagarme', 'hook_proofProofProof1');
-    assert.deepEqual({ scheme: row.verification.scheme, kid: row.verification.kid, secret: row.verification.secret }, { scheme: 'pagarme-rs256', kid: 'proof-key-1', secret: null });
+    assert.deepEqual(
+      { scheme: row.verification.scheme, kid: row.verification.kid, secret: row.verification.secret },
+      { scheme: 'pagarme-rs256', kid: 'proof-key-1', secret: null },
+    );
   });
 
   test('asaas: a static token is kept as its fingerprint only', async () => {
-    const body = JSON.stringify({ id: 'evt_proof_asaas_1&1', event: 'PAYMENT_RECEIVED', dateCreated: '2024-06-12 16:45:03', payment: { object: 'payment', id: 'pay_proof_1', value: 10.0, status: 'RECEIVED' } });
+    const body = JSON.stringify({
+      id: 'evt_proof_asaas_1&1',
+      event: 'PAYMENT_RECEIVED',
+      dateCreated: '2024-06-12 16:45:03',
+      payment: { object: 'payment', id: 'pay_proof_1', value: 10.0, status: 'RECEIVED' },
+    });
     await post('asaas', body, { 'asaas-access-token': ASAAS_OLD });
     const row = await storedRow('asaas', 'evt_proof_asaas_1&1');
     assert.deepEqual(Object.keys(row.verification).sort(), ['header', 'scheme', 'secret', 'verifiedAt']);
@@ -165,7 +179,10 @@ describe('inboxctl verify: the stored bytes against the secrets configured now',
     assert.equal(rotated.code, 0, rotated.stderr);
     const [event] = rotated.json().events;
     assert.equal(event.proof.secret.position, 1, 'position at receipt');
-    assert.deepEqual({ outcome: event.now.outcome, position: event.now.secret.position, by: event.now.by }, { outcome: 'matches', position: 2, by: 'signature' });
+    assert.deepEqual(
+      { outcome: event.now.outcome, position: event.now.secret.position, by: event.now.by },
+      { outcome: 'matches', position: 2, by: 'signature' },
+    );
     assert.equal(event.now.secret.fingerprint, event.proof.secret.fingerprint, 'the same secret, now at position 2');
 
     for (const run of [withA, withB, rotated]) assertNoSecretIn(run.out + run.stderr, 'inboxctl verify output');
@@ -189,11 +206,17 @@ describe('inboxctl verify: the stored bytes against the secrets configured now',
     const env = cliEnv({ standardWebhooks: `${SW_NEW},${SW_OLD}`, asaas: `${ASAAS_NEW},${ASAAS_OLD}` });
     const sw = await runInboxctl(['verify', '--since', '1h', '--provider', 'standard-webhooks', '--json'], env);
     assert.equal(sw.code, 0, sw.stderr);
-    assert.deepEqual(sw.json().events.map((e: any) => [e.eventId, e.now.outcome, e.now.secret.position, e.now.by]), [['msg_proof_sw_1', 'matches', 2, 'signature']]);
+    assert.deepEqual(
+      sw.json().events.map((e: any) => [e.eventId, e.now.outcome, e.now.secret.position, e.now.by]),
+      [['msg_proof_sw_1', 'matches', 2, 'signature']],
+    );
 
     const asaas = await runInboxctl(['verify', '--since', '1h', '--provider', 'asaas', '--json'], env);
     assert.equal(asaas.code, 0, asaas.stderr);
-    assert.deepEqual(asaas.json().events.map((e: any) => [e.now.outcome, e.now.secret.position, e.now.by]), [['matches', 2, 'fingerprint']]);
+    assert.deepEqual(
+      asaas.json().events.map((e: any) => [e.now.outcome, e.now.secret.position, e.now.by]),
+      [['matches', 2, 'fingerprint']],
+    );
 
     const asaasGone = await runInboxctl(['verify', '--since', '1h', '--provider', 'asaas'], cliEnv({ asaas: ASAAS_NEW }));
     assert.equal(asaasGone.code, 1, asaasGone.stderr);
@@ -201,7 +224,10 @@ describe('inboxctl verify: the stored bytes against the secrets configured now',
 
     const pagarme = await runInboxctl(['verify', '--since', '1h', '--provider', 'pagarme', '--json'], env);
     assert.equal(pagarme.code, 0, pagarme.stderr);
-    assert.deepEqual(pagarme.json().events.map((e: any) => [e.now.outcome, e.now.secret]), [['matches', null]]);
+    assert.deepEqual(
+      pagarme.json().events.map((e: any) => [e.now.outcome, e.now.secret]),
+      [['matches', null]],
+    );
 
     const everything = await runInboxctl(['verify', '--since', '30d'], cliEnv({ stripe: STRIPE_B }));
     assert.equal(everything.code, 1, 'the stripe events no longer verify with B alone');

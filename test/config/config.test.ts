@@ -24,10 +24,11 @@ describe('loadConfig', () => {
   });
 
   test('INBOX_CONFIG declares two Stripe accounts, each with its own secret from the environment', () => {
-    const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe', unknownPayment: 'require' }, 'stripe-us': { driver: 'stripe', retentionDays: 45 } } });
-    const config = loadConfig(
-      { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br', WEBHOOK_SECRET_STRIPE_US: 'whsec_us' },
-      (path) => (path === '/etc/inbox.json' ? file : noFiles(path)),
+    const file = JSON.stringify({
+      providers: { 'stripe-br': { driver: 'stripe', unknownPayment: 'require' }, 'stripe-us': { driver: 'stripe', retentionDays: 45 } },
+    });
+    const config = loadConfig({ INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br', WEBHOOK_SECRET_STRIPE_US: 'whsec_us' }, (path) =>
+      path === '/etc/inbox.json' ? file : noFiles(path),
     );
     assert.deepEqual([...config.providers.keys()].sort(), ['stripe-br', 'stripe-us']);
     assert.equal(config.providers.get('stripe-br')!.unknownPayment, 'require');
@@ -37,11 +38,16 @@ describe('loadConfig', () => {
   test('reconcile.settlementDays per provider in INBOX_CONFIG (unset: the ledger default); RECONCILE_CRON and RECONCILE_WINDOW_DAYS; bad values named', () => {
     const file = JSON.stringify({ providers: { asaas: { driver: 'asaas', reconcile: { settlementDays: 40 } }, stripe: { driver: 'stripe' } } });
     const read = (path: string) => (path === '/etc/inbox.json' ? file : noFiles(path));
-    const config = loadConfig({ INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_ASAAS: 'token', WEBHOOK_SECRET_STRIPE: 'whsec_x', RECONCILE_WINDOW_DAYS: '3' }, read);
+    const config = loadConfig(
+      { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_ASAAS: 'token', WEBHOOK_SECRET_STRIPE: 'whsec_x', RECONCILE_WINDOW_DAYS: '3' },
+      read,
+    );
     assert.deepEqual([config.providers.get('asaas')!.settlementDays, config.providers.get('stripe')!.settlementDays], [40, undefined]);
     assert.deepEqual([config.operations.reconcileCron, config.operations.reconcileWindowDays], ['45 4 * * *', 3]);
     const bad = JSON.stringify({ providers: { asaas: { driver: 'asaas', reconcile: { settlementDays: -1, after: 2 } } } });
-    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/etc/bad.json', WEBHOOK_SECRET_ASAAS: 'token', RECONCILE_CRON: 'daily' }, () => bad)).join('\n');
+    const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: '/etc/bad.json', WEBHOOK_SECRET_ASAAS: 'token', RECONCILE_CRON: 'daily' }, () => bad)).join(
+      '\n',
+    );
     assert.match(problems, /providers\.asaas\.reconcile\.settlementDays/);
     assert.match(problems, /providers\.asaas\.reconcile: .*after/);
     assert.match(problems, /RECONCILE_CRON: must be a 5-field cron expression/);
@@ -57,10 +63,7 @@ describe('loadConfig', () => {
 
   test('every problem is reported at once', () => {
     const problems = problemsOf(() =>
-      loadConfig(
-        { PORT: 'eighty', DATABASE_URL: 'mysql://nope', MAX_BODY_BYTES: '0', WEBHOOK_SECRET_NOPE: 'x', INBOX_RETENTION_DAYS: '2' },
-        noFiles,
-      ),
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://nope', MAX_BODY_BYTES: '0', WEBHOOK_SECRET_NOPE: 'x', INBOX_RETENTION_DAYS: '2' }, noFiles),
     );
     const text = problems.join('\n');
     assert.match(text, /PORT/);
@@ -136,15 +139,28 @@ describe('loadConfig', () => {
   });
 
   test('ingest first: on by default, with its thresholds; off, and bad values refused by name', () => {
-    assert.deepEqual(loadConfig({}, noFiles).ingestFirst, { enabled: true, ackLatencyMs: 10, queueDepth: 16, quietMs: 1000, yieldBatchSize: 10, yieldPauseMs: 50 });
+    assert.deepEqual(loadConfig({}, noFiles).ingestFirst, {
+      enabled: true,
+      ackLatencyMs: 10,
+      queueDepth: 16,
+      quietMs: 1000,
+      yieldBatchSize: 10,
+      yieldPauseMs: 50,
+    });
     assert.equal(loadConfig({ INGEST_FIRST: 'off' }, noFiles).ingestFirst.enabled, false);
     assert.equal(loadConfig({ INGEST_PRESSURE_ACK_MS: '0', INGEST_PRESSURE_QUEUE_DEPTH: '0' }, noFiles).ingestFirst.queueDepth, 0);
-    const problems = problemsOf(() => loadConfig({ INGEST_FIRST: 'yes', INGEST_QUIET_MS: '0', WORKER_YIELD_BATCH_SIZE: '0', WORKER_YIELD_PAUSE_MS: 'soon' }, noFiles)).join('\n');
-    for (const variable of ['INGEST_FIRST', 'INGEST_QUIET_MS', 'WORKER_YIELD_BATCH_SIZE', 'WORKER_YIELD_PAUSE_MS']) assert.match(problems, new RegExp(`${variable}:`));
+    const problems = problemsOf(() =>
+      loadConfig({ INGEST_FIRST: 'yes', INGEST_QUIET_MS: '0', WORKER_YIELD_BATCH_SIZE: '0', WORKER_YIELD_PAUSE_MS: 'soon' }, noFiles),
+    ).join('\n');
+    for (const variable of ['INGEST_FIRST', 'INGEST_QUIET_MS', 'WORKER_YIELD_BATCH_SIZE', 'WORKER_YIELD_PAUSE_MS'])
+      assert.match(problems, new RegExp(`${variable}:`));
   });
 
   test('the dashboard’s names: INBOX_PUBLIC_URL becomes an origin, INBOX_ALLOWED_HOSTS a lower-cased list', () => {
-    const dashboard = loadConfig({ INBOX_PUBLIC_URL: 'HTTPS://Ops.Example.com:8443/dashboard', INBOX_ALLOWED_HOSTS: ' Inbox:3000, ,ops-2.internal ' }, noFiles).dashboard;
+    const dashboard = loadConfig(
+      { INBOX_PUBLIC_URL: 'HTTPS://Ops.Example.com:8443/dashboard', INBOX_ALLOWED_HOSTS: ' Inbox:3000, ,ops-2.internal ' },
+      noFiles,
+    ).dashboard;
     assert.equal(dashboard.publicOrigin, 'https://ops.example.com:8443');
     assert.equal(dashboard.publishedOverHttps, true, 'the scheme in any case');
     assert.deepEqual(dashboard.allowedHosts, ['inbox:3000', 'ops-2.internal']);
@@ -160,12 +176,17 @@ describe('loadConfig', () => {
       assert.match(problemsOf(() => loadConfig(env, noFiles)).join('\n'), /INBOX_PUBLIC_URL: must be the http:\/\/ or https:\/\/ URL/);
     }
     for (const hosts of ['ok.example,*.example.com', 'ok.example/dashboard', 'user@ok.example']) {
-      assert.match(problemsOf(() => loadConfig({ INBOX_ALLOWED_HOSTS: hosts }, noFiles)).join('\n'), /INBOX_ALLOWED_HOSTS: must be host names or host:port/, hosts);
+      assert.match(
+        problemsOf(() => loadConfig({ INBOX_ALLOWED_HOSTS: hosts }, noFiles)).join('\n'),
+        /INBOX_ALLOWED_HOSTS: must be host names or host:port/,
+        hosts,
+      );
     }
   });
 
   test('a warning at start when the dashboard listens beyond loopback but answers only to loopback names', () => {
-    const warningOf = (env: Record<string, string>) => loadConfig({ INBOX_ADMIN_TOKEN: 'config-test-admin-token-0123', ...env }, noFiles).dashboard.startupWarning;
+    const warningOf = (env: Record<string, string>) =>
+      loadConfig({ INBOX_ADMIN_TOKEN: 'config-test-admin-token-0123', ...env }, noFiles).dashboard.startupWarning;
     assert.match(warningOf({}) ?? '', /HOST=0\.0\.0\.0 .* set INBOX_PUBLIC_URL/);
     assert.match(warningOf({ HOST: '::' }) ?? '', /HOST=::/);
     assert.equal(warningOf({ HOST: '127.0.0.1' }), undefined);
@@ -179,7 +200,10 @@ describe('loadConfig', () => {
   // "provider") was dropped without a word, so its settings silently did not apply.
   test('an unknown top-level key in INBOX_CONFIG is a problem naming the key; providers and destinations are taken', () => {
     const problems = problemsOf(() => loadConfig({ INBOX_CONFIG: 'f.json' }, () => JSON.stringify({ bogus: 1, provider: {} })));
-    assert.deepEqual(problems.filter((p) => p.includes('f.json')), ['INBOX_CONFIG f.json: unknown keys "bogus", "provider"; the file takes "providers" and "destinations"']);
+    assert.deepEqual(
+      problems.filter((p) => p.includes('f.json')),
+      ['INBOX_CONFIG f.json: unknown keys "bogus", "provider"; the file takes "providers" and "destinations"'],
+    );
     const file = JSON.stringify({ providers: { 'stripe-br': { driver: 'stripe' } }, destinations: {} });
     assert.ok(loadConfig({ INBOX_CONFIG: 'f.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_br' }, () => file).providers.has('stripe-br'));
   });

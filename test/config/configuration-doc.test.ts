@@ -46,7 +46,10 @@ test('a variable parsed without a meaning is named, and so is one with two defau
 });
 
 test("an INBOX_CONFIG object without a meaning of its own is its keys' rows; a key without one is named", () => {
-  const providers = z.looseObject({ driver: z.string().describe('Required.'), api: z.strictObject({ key: z.string().optional(), timeoutMs: z.number().optional().describe('T.') }).optional() });
+  const providers = z.looseObject({
+    driver: z.string().describe('Required.'),
+    api: z.strictObject({ key: z.string().optional(), timeoutMs: z.number().optional().describe('T.') }).optional(),
+  });
   const destinations = z.strictObject({ start: z.string().optional().meta({ whenUnset: '`"now"`', description: 'S.' }) });
   const { markdown, problems } = renderFileKeys(providers, destinations);
   assert.deepEqual(problems, ["INBOX_CONFIG api.key: has no meaning; give its schema one with .describe('…') (or .meta({ description }))"]);
@@ -56,7 +59,8 @@ test("an INBOX_CONFIG object without a meaning of its own is its keys' rows; a k
 });
 
 test('the page keeps its hand-written prose and refuses to be written without its markers', () => {
-  const page = 'before\n<!-- generated: environment (npm run docs:config; the meanings live beside the zod schemas in src/config/) -->\nold\n<!-- end generated: environment -->\nafter\n';
+  const page =
+    'before\n<!-- generated: environment (npm run docs:config; the meanings live beside the zod schemas in src/config/) -->\nold\n<!-- end generated: environment -->\nafter\n';
   const sections = { environment: 'NEW', 'inbox-config': 'KEYS' };
   assert.throws(() => withGeneratedSections(page, sections), /must hold the line <!-- generated: inbox-config/);
   const both = `${page}<!-- generated: inbox-config (npm run docs:config; the meanings live beside the zod schemas in src/config/) -->\n<!-- end generated: inbox-config -->\nend\n`;

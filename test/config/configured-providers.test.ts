@@ -45,8 +45,14 @@ describe('WEBHOOK_SECRET_<NAME> enables the built-in driver of that name', () =>
   for (const name of needOptions) {
     test(`${secretEnvName(name)} alone says which options the ${name} driver needs`, () => {
       const problems = problemsOf(() => loadConfig({ [secretEnvName(name)]: 'a-secret' }, noFiles));
-      assert.ok(problems.some((p) => p.startsWith(`provider "${name}": option header:`)), problems.join('\n'));
-      assert.ok(problems.some((p) => p.startsWith(`provider "${name}": option typePath:`)), problems.join('\n'));
+      assert.ok(
+        problems.some((p) => p.startsWith(`provider "${name}": option header:`)),
+        problems.join('\n'),
+      );
+      assert.ok(
+        problems.some((p) => p.startsWith(`provider "${name}": option typePath:`)),
+        problems.join('\n'),
+      );
     });
   }
 
@@ -85,13 +91,19 @@ describe('INBOX_CONFIG driver options', () => {
       /^provider "pagarme": option jwksUrl: must be https/,
       /^provider "asaas": no secret; set WEBHOOK_SECRET_ASAAS/,
     ];
-    for (const pattern of expected) assert.ok(problems.some((p) => pattern.test(p)), `${pattern} in:\n${problems.join('\n')}`);
+    for (const pattern of expected)
+      assert.ok(
+        problems.some((p) => pattern.test(p)),
+        `${pattern} in:\n${problems.join('\n')}`,
+      );
     assert.equal(problems.length, expected.length, problems.join('\n'));
   });
 
   test('a generic hmac provider configured in full', () => {
     const file = JSON.stringify({
-      providers: { acme: { driver: 'hmac', header: 'X-Acme-Signature', prefix: 'sha256=', idPath: 'event_id', typePath: 'event_type', resourcePath: 'charge.id' } },
+      providers: {
+        acme: { driver: 'hmac', header: 'X-Acme-Signature', prefix: 'sha256=', idPath: 'event_id', typePath: 'event_type', resourcePath: 'charge.id' },
+      },
     });
     const config = loadConfig({ INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_ACME: 'acme-secret' }, () => file);
     assert.equal(config.providers.get('acme')?.driver.name, 'hmac');

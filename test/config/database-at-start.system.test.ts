@@ -92,5 +92,8 @@ test('no DATABASE_URL and an INBOX_DATA_DIR where no folder can be made (/proc):
   // Node's mkdir(…, { recursive: true }) never returns there: the service once spun a core until killed.
   const service = await startService({ INBOX_DATA_DIR: '/proc/inbox-data' }, await freePort());
   assert.equal(service.code, 1, service.stderr);
-  assert.equal(service.stderr.trim(), "webhook-inbox: Cannot make /proc/inbox-data, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ENOENT. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.");
+  assert.equal(
+    service.stderr.trim(),
+    "webhook-inbox: Cannot make /proc/inbox-data, the embedded PostgreSQL's folder (INBOX_DATA_DIR): ENOENT. Point INBOX_DATA_DIR at a folder this user can create, or set DATABASE_URL.",
+  );
 });

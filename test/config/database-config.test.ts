@@ -24,11 +24,14 @@ test('a value that is not true or false, a migration URL that is not a URL, or o
     () => load({ DATABASE_PREPARED_STATEMENTS: 'no', DATABASE_LISTEN_NOTIFY: '0', DATABASE_MIGRATION_URL: 'db:5432' }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
-      assert.deepEqual(error.problems.filter((p) => p.startsWith('DATABASE_')), [
-        'DATABASE_PREPARED_STATEMENTS: must be true or false',
-        'DATABASE_LISTEN_NOTIFY: must be true or false',
-        'DATABASE_MIGRATION_URL: must be a postgres:// or postgresql:// URL',
-      ]);
+      assert.deepEqual(
+        error.problems.filter((p) => p.startsWith('DATABASE_')),
+        [
+          'DATABASE_PREPARED_STATEMENTS: must be true or false',
+          'DATABASE_LISTEN_NOTIFY: must be true or false',
+          'DATABASE_MIGRATION_URL: must be a postgres:// or postgresql:// URL',
+        ],
+      );
       return true;
     },
   );
@@ -54,9 +57,11 @@ test('a DATABASE_URL that names no host, user or database, or whose port is not 
     'DATABASE_URL: names no database (postgres://user@host:5432/database)',
   ]);
   for (const url of ['postgres://127.0.0.1:99999/test', 'postgres://h:abc/db']) {
-    assert.deepEqual(databaseUrlProblems({ DATABASE_URL: url }), [
-      'DATABASE_URL: cannot be read as a URL: check the port (1–65535) and percent-encode any of : / @ ? # % in the user name and password',
-    ], url);
+    assert.deepEqual(
+      databaseUrlProblems({ DATABASE_URL: url }),
+      ['DATABASE_URL: cannot be read as a URL: check the port (1–65535) and percent-encode any of : / @ ? # % in the user name and password'],
+      url,
+    );
   }
   assert.deepEqual(databaseUrlProblems({ DATABASE_URL: 'postgres://u@h:0/db' }), ['DATABASE_URL: port 0 is not a port PostgreSQL can listen on (1–65535)']);
   assert.deepEqual(databaseUrlProblems({ DATABASE_URL: 'postgres://u@127.0.0.1:5432/test?sslmode=bogus' }), [

@@ -23,5 +23,8 @@ test('INBOX_ENV_FILE names the file; set and empty, none is read; one that canno
   const read = files({ '/etc/inbox.env': 'INBOX_ROLE=worker\n', '.env': 'INBOX_ROLE=receiver\n' });
   assert.equal(withEnvFile({ INBOX_ENV_FILE: '/etc/inbox.env' }, read).env.INBOX_ROLE, 'worker');
   assert.equal(withEnvFile({ INBOX_ENV_FILE: '' }, read).env.INBOX_ROLE, undefined);
-  assert.throws(() => withEnvFile({ INBOX_ENV_FILE: '/etc/missing.env' }, read), (error: unknown) => error instanceof ConfigError && /INBOX_ENV_FILE: cannot read \/etc\/missing\.env \(ENOENT\)/.test(error.message));
+  assert.throws(
+    () => withEnvFile({ INBOX_ENV_FILE: '/etc/missing.env' }, read),
+    (error: unknown) => error instanceof ConfigError && /INBOX_ENV_FILE: cannot read \/etc\/missing\.env \(ENOENT\)/.test(error.message),
+  );
 });

@@ -22,7 +22,13 @@ describe('INBOX_CONFIG accounts (Asaas subaccounts)', () => {
     )();
     const api = config.providers.get('asaas')!.refetch.api!;
     assert.equal(api.key, '$aact_root');
-    assert.deepEqual([...api.accountKeys!], [['loja-a', '$aact_a'], ['loja-b', '$aact_b']]);
+    assert.deepEqual(
+      [...api.accountKeys!],
+      [
+        ['loja-a', '$aact_a'],
+        ['loja-b', '$aact_b'],
+      ],
+    );
   });
 
   test('one token for two accounts, or an account token that is also the provider secret, or one id twice: refused, the token never repeated', () => {
@@ -56,6 +62,8 @@ describe('INBOX_CONFIG accounts (Asaas subaccounts)', () => {
 
   test('a driver that cannot tell accounts by token refuses them', () => {
     const problems = problemsOf(configWith([{ id: 'x', token: TOKEN_A }], { WEBHOOK_SECRET_ASAAS: 'whsec_x' }, 'stripe'));
-    assert.deepEqual(problems, ['provider "asaas": accounts with a webhook token each are for Asaas subaccounts; the stripe driver cannot tell an account\'s deliveries by their token']);
+    assert.deepEqual(problems, [
+      'provider "asaas": accounts with a webhook token each are for Asaas subaccounts; the stripe driver cannot tell an account\'s deliveries by their token',
+    ]);
   });
 });

@@ -39,7 +39,7 @@ describe('admin sessions', () => {
     assert.equal(createAdminAccess('the-rotated-token-0123456789abc').sessionOf(cookie, now), undefined);
   });
 
-  test("a CSRF token is valid for its own session only", () => {
+  test('a CSRF token is valid for its own session only', () => {
     const first = access.sessionOf(access.issueSession(now), now)!;
     const second = access.sessionOf(access.issueSession(now), now)!;
     assert.equal(access.checkCsrfToken(first, access.csrfTokenFor(first)), true);
@@ -62,7 +62,11 @@ describe('isSameOriginRequest', () => {
   test('Origin must be the request’s own allowed host, or INBOX_PUBLIC_URL’s origin', () => {
     assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:3000' }), hosts), true);
     assert.equal(isSameOriginRequest(headers({ host: 'inbox:3000', origin: 'https://ops.example.com' }), hosts), true, 'a proxy rewrote Host');
-    assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:4000' }), hosts), false, 'another port is another origin');
+    assert.equal(
+      isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'http://inbox.internal:4000' }), hosts),
+      false,
+      'another port is another origin',
+    );
     assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'https://evil.example' }), hosts), false);
     assert.equal(isSameOriginRequest(headers({ host: 'inbox.internal:3000', origin: 'null' }), hosts), false);
   });

@@ -82,20 +82,34 @@ setup(async () => {
   baseUrl = service.baseUrl;
   // Real traffic: one event fails (the bug), others are ignored (no handler for customers).
   const created = Math.floor(Date.now() / 1000);
-  assert.equal((await postStripe(baseUrl, chargeEvent({ id: 'evt_browser_paid', type: 'charge.succeeded', chargeId: 'ch_browser_1', created }), SECRET)).status, 200);
+  assert.equal(
+    (await postStripe(baseUrl, chargeEvent({ id: 'evt_browser_paid', type: 'charge.succeeded', chargeId: 'ch_browser_1', created }), SECRET)).status,
+    200,
+  );
   for (let i = 0; i < 3; i++) {
-    const body = JSON.stringify({ id: `evt_browser_cus_${i}`, object: 'event', type: 'customer.created', created, data: { object: { id: `cus_${i}`, object: 'customer' } } });
+    const body = JSON.stringify({
+      id: `evt_browser_cus_${i}`,
+      object: 'event',
+      type: 'customer.created',
+      created,
+      data: { object: { id: `cus_${i}`, object: 'customer' } },
+    });
     assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
   }
-  failedId = await waitFor(async () => {
-    const [row] = await database.sql`select id from webhook_inbox where event_id = 'evt_browser_paid' and status = 'failed'`;
-    return row ? Number(row.id) : undefined;
-  }, { message: 'the charge event to fail', timeoutMs: 30_000 });
+  failedId = await waitFor(
+    async () => {
+      const [row] = await database.sql`select id from webhook_inbox where event_id = 'evt_browser_paid' and status = 'failed'`;
+      return row ? Number(row.id) : undefined;
+    },
+    { message: 'the charge event to fail', timeoutMs: 30_000 },
+  );
 
   // Another origin's page that tries to replay the event with the admin's cookie.
   attacker = createServer((_req, res) => {
     res.setHeader('content-type', 'text/html');
-    res.end(`<form id="f" method="post" action="${baseUrl}/dashboard/events/${failedId}/replay"><input name="csrf" value="guessed"></form><script>document.getElementById('f').submit()</script>`);
+    res.end(
+      `<form id="f" method="post" action="${baseUrl}/dashboard/events/${failedId}/replay"><input name="csrf" value="guessed"></form><script>document.getElementById('f').submit()</script>`,
+    );
   });
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as { port: number }).port}/`;

@@ -18,7 +18,10 @@ const refunded = JSON.stringify({
 });
 
 setup(async () => {
-  service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', INBOX_DASHBOARD: 'on', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_ASAAS: 'asaas-token' } });
+  service = await startTestService({
+    database,
+    env: { INBOX_ROLE: 'receiver', INBOX_DASHBOARD: 'on', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_ASAAS: 'asaas-token' },
+  });
   for (const body of [succeeded, refunded, succeeded]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
   const [row] = await database.sql`select id::int as id from webhook_inbox where event_id = 'evt_dash_conflict'`;
   storedId = row!.id;
@@ -51,7 +54,8 @@ describe('the dashboard shows conflicting duplicates', () => {
 
   test("the overview counts the last day's conflicts per provider and in the status line", async () => {
     const html = await page('/dashboard');
-    const card = (provider: string) => html.slice(html.indexOf(`data-provider="${provider}"`), html.indexOf('</section>', html.indexOf(`data-provider="${provider}"`)));
+    const card = (provider: string) =>
+      html.slice(html.indexOf(`data-provider="${provider}"`), html.indexOf('</section>', html.indexOf(`data-provider="${provider}"`)));
     assert.match(card('stripe'), /<div class="figure warn"><b data-figure="conflicts-day">1<\/b>/);
     assert.match(card('asaas'), /<div class="figure"><b data-figure="conflicts-day">0<\/b>/);
     assert.match(html, /<span class="pill pending" data-figure="conflicts-total">1 conflicting duplicate\(s\), 24 h<\/span>/);

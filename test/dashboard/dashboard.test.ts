@@ -70,19 +70,27 @@ describe('GET /dashboard', () => {
     assert.ok(!page.includes('name="csrf"'), 'signed out: no action forms');
   });
 
-  test("the event page shows the payload pretty-printed and HTML-escaped", async () => {
+  test('the event page shows the payload pretty-printed and HTML-escaped', async () => {
     const { id } = await failedEvent({ description: '</pre><script>alert("x")</script>', gateway_reference: '__BIG__' });
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${id}`)).text();
     assert.ok(!page.includes('<script>'), 'no markup from the payload reaches the page');
     assert.ok(page.includes('&lt;/pre&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;'));
     assert.match(page, /&quot;gateway_reference&quot;: 12345678901234567890\n/, 'a 64-bit number keeps its digits');
-    assert.match(page, /<pre id="payload">\{\n {2}&quot;id&quot;: &quot;evt_dash_\d+&quot;,\n {2}&quot;object&quot;: &quot;event&quot;,\n/, 'pretty-printed, in the order the gateway sent');
+    assert.match(
+      page,
+      /<pre id="payload">\{\n {2}&quot;id&quot;: &quot;evt_dash_\d+&quot;,\n {2}&quot;object&quot;: &quot;event&quot;,\n/,
+      'pretty-printed, in the order the gateway sent',
+    );
   });
 
   test('the event page shows how the delivery was verified, never the secret', async () => {
     const { id } = await failedEvent();
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${id}`)).text();
-    assert.match(page, /<dd id="verification">stripe-v1: secret #1 \(fingerprint [0-9a-f]{12}\), signed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, verified \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/dd>/, 'in the page’s one time format');
+    assert.match(
+      page,
+      /<dd id="verification">stripe-v1: secret #1 \(fingerprint [0-9a-f]{12}\), signed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, verified \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/dd>/,
+      'in the page’s one time format',
+    );
     assert.ok(!page.includes(SECRET), 'the secret is not on the page');
   });
 
@@ -195,7 +203,10 @@ describe('dashboard actions', () => {
     const chargeId = (await database.sql`select resource_id from webhook_inbox where id = ${id}`)[0]!.resource_id as string;
     assert.match(page, new RegExp(`<td><code>stripe:${chargeId}</code></td><td>\\(none\\)</td><td>paid</td>`));
     assert.match(page, new RegExp(`<b>${failedBefore}</b> of ${failedBefore} payments? would change status`));
-    assert.match(page, new RegExp(`<td><code>${eventIdOf}</code></td><td>charge.succeeded</td><td>failed</td><td>processed</td><td>applied: created the payment as paid</td>`));
+    assert.match(
+      page,
+      new RegExp(`<td><code>${eventIdOf}</code></td><td>charge.succeeded</td><td>failed</td><td>processed</td><td>applied: created the payment as paid</td>`),
+    );
     assert.equal((await database.sql`select count(*)::int as n from payments`)[0]!.n, 0, 'no payment row left behind');
     const confirmed = await post('/dashboard/replay', { csrf, provider: 'stripe', status: 'failed', since: '', until: '', confirm: 'yes' }, { cookie });
     assert.equal(confirmed.status, 303);
@@ -213,7 +224,10 @@ describe('signed-out sessions', () => {
     await recordSignedOutSession(db, 'nonce-expiring-later', hours(8), t0);
     await recordSignedOutSession(db, 'nonce-signed-out-later', hours(9), hours(2));
     const left = await database.sql`select nonce from dashboard_signed_out_sessions where nonce like 'nonce-%' order by nonce`;
-    assert.deepEqual(left.map((r) => r.nonce), ['nonce-expiring-later', 'nonce-signed-out-later']);
+    assert.deepEqual(
+      left.map((r) => r.nonce),
+      ['nonce-expiring-later', 'nonce-signed-out-later'],
+    );
   });
 });
 

@@ -66,7 +66,10 @@ describe('GET /dashboard/events: filters', () => {
   test('no filter: the newest 50, newest first, and a link to older ones', async () => {
     const first = await page('');
     assert.equal(first.status, 200);
-    assert.deepEqual(numbersOf(first.eventIds), Array.from({ length: 50 }, (_, i) => 150 - i));
+    assert.deepEqual(
+      numbersOf(first.eventIds),
+      Array.from({ length: 50 }, (_, i) => 150 - i),
+    );
     assert.ok(first.older);
   });
 
@@ -83,7 +86,9 @@ describe('GET /dashboard/events: filters', () => {
       ['?from=2026-11-20T13:00:00Z&status=failed&type=charge.refunded', (g) => g >= 60 && g % 10 === 0 && g % 3 === 0],
     ];
     for (const [query, matches] of cases) {
-      const expected = Array.from({ length: 150 }, (_, i) => 150 - i).filter(matches).slice(0, 50);
+      const expected = Array.from({ length: 150 }, (_, i) => 150 - i)
+        .filter(matches)
+        .slice(0, 50);
       const found = await page(query);
       assert.equal(found.status, 200, query);
       assert.deepEqual(numbersOf(found.eventIds), expected, query);
@@ -112,7 +117,10 @@ describe('GET /dashboard/events: keyset pages', () => {
       seen.push(...numbersOf(found.eventIds));
       query = found.older?.replace('/dashboard/events', '') ?? '';
     }
-    assert.deepEqual(seen, Array.from({ length: 75 }, (_, i) => 150 - 2 * i));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 75 }, (_, i) => 150 - 2 * i),
+    );
     assert.equal(query, '', 'the last page has no older link');
   });
 
@@ -173,13 +181,34 @@ describe('GET /dashboard/events: bad filter values', () => {
 async function storeRefundedPayment(): Promise<void> {
   const at = (minutes: number) => new Date(start + minutes * 60_000);
   const facts = [
-    ['evt_pay_1', 'charge.succeeded', 'processed', 'applied', { chargeId: 'ch_pay_1', status: 'paid', occurredAt: at(1).toISOString(), amount: 4990, amountRefunded: 0, currency: 'BRL' }],
-    ['evt_pay_2', 'charge.refunded', 'processed', 'applied', { chargeId: 'ch_pay_1', status: 'refunded', occurredAt: at(2).toISOString(), amount: 4990, amountRefunded: 4990, currency: 'BRL' }],
-    ['evt_pay_3', 'charge.refunded', 'ignored', 'rejected_amount', { chargeId: 'ch_pay_1', status: 'refunded', occurredAt: at(3).toISOString(), amount: 4990, amountRefunded: 9980, currency: 'BRL' }],
+    [
+      'evt_pay_1',
+      'charge.succeeded',
+      'processed',
+      'applied',
+      { chargeId: 'ch_pay_1', status: 'paid', occurredAt: at(1).toISOString(), amount: 4990, amountRefunded: 0, currency: 'BRL' },
+    ],
+    [
+      'evt_pay_2',
+      'charge.refunded',
+      'processed',
+      'applied',
+      { chargeId: 'ch_pay_1', status: 'refunded', occurredAt: at(2).toISOString(), amount: 4990, amountRefunded: 4990, currency: 'BRL' },
+    ],
+    [
+      'evt_pay_3',
+      'charge.refunded',
+      'ignored',
+      'rejected_amount',
+      { chargeId: 'ch_pay_1', status: 'refunded', occurredAt: at(3).toISOString(), amount: 4990, amountRefunded: 9980, currency: 'BRL' },
+    ],
   ] as const;
   const ids: number[] = [];
   for (const [index, [eventId, type, status, decision, fact]] of facts.entries()) {
-    const detail = decision === 'rejected_amount' ? { status: 'refunded', amount: 4990, amountRefunded: 9980, occurredAt: fact.occurredAt } : { from: index === 0 ? null : 'paid', to: fact.status };
+    const detail =
+      decision === 'rejected_amount'
+        ? { status: 'refunded', amount: 4990, amountRefunded: 9980, occurredAt: fact.occurredAt }
+        : { from: index === 0 ? null : 'paid', to: fact.status };
     // Stored pending, then settled by an UPDATE, as processing does: that is what records its payment fact (payment_facts).
     const [row] = await database.sql`
       insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at, received_at)
@@ -195,7 +224,11 @@ async function storeRefundedPayment(): Promise<void> {
     values ('stripe', 'ch_pay_1', 'refunded', 4990, 4990, 'BRL', ${at(2)}, 3, ${at(1)}, ${at(2)}) returning id`;
   const paymentId = Number(payment!.id);
   await database.sql`insert into payment_transitions (payment_id, inbox_id, from_status, to_status, created_at) values (${paymentId}, ${ids[0]!}, null, 'paid', ${at(1)}), (${paymentId}, ${ids[1]!}, 'paid', 'refunded', ${at(2)})`;
-  const events: Array<[number, string, string | null, number]> = [[1, 'paid', null, 0], [2, 'refunded', 'paid', 2000], [3, 'refunded', 'refunded', 4990]];
+  const events: Array<[number, string, string | null, number]> = [
+    [1, 'paid', null, 0],
+    [2, 'refunded', 'paid', 2000],
+    [3, 'refunded', 'refunded', 4990],
+  ];
   for (const [sequence, status, previous, refunded] of events) {
     await database.sql`
       insert into payment_events (payment_id, sequence, provider, gateway_charge_id, status, previous_status, amount, amount_refunded, currency, occurred_at, cause_inbox_id, cause_event_id, cause_event_type, created_at)
@@ -219,10 +252,14 @@ describe('GET /dashboard/payments/:provider/:chargeId', () => {
     assert.doesNotMatch(text, /gateway_charge_id|amount_refunded|event_sequence|last_gateway_event_at/, 'no raw column names');
     // The facts: what each event said, and the refused refund in words.
     assert.match(text, /<tr data-event-id="evt_pay_1">[\s\S]*?paid, R\$49\.90, nothing refunded/);
-    assert.match(text, /<tr data-event-id="evt_pay_3">[\s\S]*?rejected_amount: says refunded with 9980 refunded of an amount of 4990[^<]*check the charge at the gateway/);
+    assert.match(
+      text,
+      /<tr data-event-id="evt_pay_3">[\s\S]*?rejected_amount: says refunded with 9980 refunded of an amount of 4990[^<]*check the charge at the gateway/,
+    );
     assert.match(text, /\(created\) → <b>paid<\/b>[\s\S]*?paid → <b>refunded<\/b>/);
     // Each payment event, per destination.
-    const cell = (sequence: number, destination: string) => new RegExp(`<tr data-sequence="${sequence}">[\\s\\S]*?data-destination="${destination}" data-delivery="([a-z]+)">([^<]*)<`).exec(text)?.slice(1);
+    const cell = (sequence: number, destination: string) =>
+      new RegExp(`<tr data-sequence="${sequence}">[\\s\\S]*?data-destination="${destination}" data-delivery="([a-z]+)">([^<]*)<`).exec(text)?.slice(1);
     assert.deepEqual(cell(1, 'orders')?.[0], 'delivered');
     assert.deepEqual(cell(3, 'orders')?.[0], 'delivered');
     assert.deepEqual(cell(1, 'ledger')?.[0], 'delivered');
@@ -257,7 +294,15 @@ describe('GET /dashboard/payments/:provider/:chargeId', () => {
       paymentId: payment!.id,
       evidence: {
         kind: 'refund_not_in_ledger',
-        payment: { paymentId: payment!.id, key: 'ch_pay_1', status: 'refunded', amount: 4990, amountRefunded: 4990, currency: 'BRL', createdAt: at(0).toISOString() },
+        payment: {
+          paymentId: payment!.id,
+          key: 'ch_pay_1',
+          status: 'refunded',
+          amount: 4990,
+          amountRefunded: 4990,
+          currency: 'BRL',
+          createdAt: at(0).toISOString(),
+        },
         ledgerRefunded: 0,
         entries: [],
       },

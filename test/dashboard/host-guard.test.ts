@@ -38,7 +38,11 @@ async function storedEvent(host = hostOf(service)): Promise<{ id: number; eventI
   return { id: Number(row?.id), eventId, status: response.status };
 }
 
-async function signIn(s: TestService, host: string, origin = `http://${host}`): Promise<{ status: number; cookie: string | undefined; setCookie: string | undefined }> {
+async function signIn(
+  s: TestService,
+  host: string,
+  origin = `http://${host}`,
+): Promise<{ status: number; cookie: string | undefined; setCookie: string | undefined }> {
   const response = await post(s, '/dashboard/session', host, { token: ADMIN_TOKEN }, { origin });
   const setCookie = response.headers['set-cookie']?.[0];
   return { status: response.status, cookie: setCookie?.split(';')[0], setCookie };
@@ -65,7 +69,11 @@ describe('a request naming another host', () => {
       assert.match(response.text, /"code":"misdirected_request"/);
     }
     for (const path of ['/dashboard/session', '/dashboard/session/end', `/dashboard/events/${id}/replay`, '/dashboard/replay']) {
-      assert.equal((await post(service, path, FORGED, { token: ADMIN_TOKEN, provider: 'stripe', status: 'failed', confirm: 'yes' })).status, 421, `POST ${path}`);
+      assert.equal(
+        (await post(service, path, FORGED, { token: ADMIN_TOKEN, provider: 'stripe', status: 'failed', confirm: 'yes' })).status,
+        421,
+        `POST ${path}`,
+      );
     }
   });
 
@@ -131,7 +139,13 @@ describe('the sign-in form’s Origin check uses the same names', () => {
   });
 
   test('X-Forwarded-Host does not vouch for a foreign Origin', async () => {
-    const response = await post(service, '/dashboard/session', hostOf(service), { token: ADMIN_TOKEN }, { origin: `http://${FORGED}`, 'x-forwarded-host': FORGED });
+    const response = await post(
+      service,
+      '/dashboard/session',
+      hostOf(service),
+      { token: ADMIN_TOKEN },
+      { origin: `http://${FORGED}`, 'x-forwarded-host': FORGED },
+    );
     assert.equal(response.status, 403);
   });
 });

@@ -45,7 +45,7 @@ interface Delivery {
 }
 
 let seed = 7;
-const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
 
 /** Busier in the Brazilian afternoon and evening than at night: a weight per UTC hour. */
@@ -61,7 +61,14 @@ function busyTime(start: number, end: number): number {
 function stripeDeliveries(now: number): Delivery[] {
   const deliveries: Delivery[] = [];
   const add = (type: string, chargeId: string, at: number, extra: Partial<Parameters<typeof chargeEvent>[0]> = {}) => {
-    const body = chargeEvent({ id: `evt_${randomBytes(12).toString('hex')}`, type, chargeId, created: Math.floor(at / 1000), amount: 1990 + Math.floor(random() * 40) * 500, ...extra });
+    const body = chargeEvent({
+      id: `evt_${randomBytes(12).toString('hex')}`,
+      type,
+      chargeId,
+      created: Math.floor(at / 1000),
+      amount: 1990 + Math.floor(random() * 40) * 500,
+      ...extra,
+    });
     deliveries.push({ provider: 'stripe', eventId: JSON.parse(body).id, at, body, headers: {} });
   };
   for (let i = 0; i < 260; i++) {
@@ -75,7 +82,13 @@ function stripeDeliveries(now: number): Delivery[] {
   for (let i = 0; i < 120; i++) {
     const type = pick(['customer.created', 'payment_intent.created', 'invoice.paid', 'customer.updated']);
     const at = busyTime(now - DAY_MS + 600_000, now - 240_000);
-    const body = JSON.stringify({ id: `evt_${randomBytes(12).toString('hex')}`, object: 'event', type, created: Math.floor(at / 1000), data: { object: { id: `cus_${randomBytes(7).toString('hex')}`, object: 'customer' } } });
+    const body = JSON.stringify({
+      id: `evt_${randomBytes(12).toString('hex')}`,
+      object: 'event',
+      type,
+      created: Math.floor(at / 1000),
+      data: { object: { id: `cus_${randomBytes(7).toString('hex')}`, object: 'customer' } },
+    });
     deliveries.push({ provider: 'stripe', eventId: JSON.parse(body).id, at, body, headers: {} });
   }
   return deliveries;
@@ -99,7 +112,16 @@ function asaasDeliveries(now: number, missing: Set<string>): Delivery[] {
         id: `evt_${randomBytes(16).toString('hex')}&${Math.floor(random() * 1e9)}`,
         event,
         dateCreated: saoPaulo(when),
-        payment: { object: 'payment', id: paymentId, customer: `cus_${randomBytes(6).toString('hex')}`, value, netValue: Math.round(value * 0.98 * 100) / 100, billingType, status: event === 'PAYMENT_CREATED' ? 'PENDING' : 'RECEIVED', dueDate: saoPaulo(when).slice(0, 10) },
+        payment: {
+          object: 'payment',
+          id: paymentId,
+          customer: `cus_${randomBytes(6).toString('hex')}`,
+          value,
+          netValue: Math.round(value * 0.98 * 100) / 100,
+          billingType,
+          status: event === 'PAYMENT_CREATED' ? 'PENDING' : 'RECEIVED',
+          dueDate: saoPaulo(when).slice(0, 10),
+        },
       });
       deliveries.push({ provider: 'asaas', eventId: JSON.parse(body).id, at: when, body, headers: { 'asaas-access-token': ASAAS_TOKEN } });
     });
@@ -110,14 +132,22 @@ function asaasDeliveries(now: number, missing: Set<string>): Delivery[] {
 function githubDeliveries(now: number): Delivery[] {
   return Array.from({ length: 70 }, () => {
     const event = pick(['push', 'pull_request', 'issues', 'check_suite']);
-    const body = JSON.stringify({ action: event === 'push' ? undefined : pick(['opened', 'closed', 'completed']), repository: { id: 1296269, full_name: 'acme/checkout' }, sender: { login: 'octocat' } });
+    const body = JSON.stringify({
+      action: event === 'push' ? undefined : pick(['opened', 'closed', 'completed']),
+      repository: { id: 1296269, full_name: 'acme/checkout' },
+      sender: { login: 'octocat' },
+    });
     const deliveryId = crypto.randomUUID();
     return {
       provider: 'github' as const,
       eventId: deliveryId,
       at: busyTime(now - DAY_MS + 600_000, now - 240_000),
       body,
-      headers: { 'x-github-event': event, 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}` },
+      headers: {
+        'x-github-event': event,
+        'x-github-delivery': deliveryId,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`,
+      },
     };
   });
 }
@@ -155,18 +185,32 @@ function startConsumers(): Promise<{ server: Server; url: (name: string) => stri
       response.writeHead(failing ? 500 : 204).end(failing ? 'ledger: account mapping missing' : undefined);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: (name) => `http://127.0.0.1:${(server.address() as { port: number }).port}/${name}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: (name) => `http://127.0.0.1:${(server.address() as { port: number }).port}/${name}` })),
+  );
 }
 
 function configFor(role: string, consumerUrl: (name: string) => string) {
   const config = loadConfig(
     {
-      PORT: '0', HOST: '127.0.0.1', INBOX_ROLE: role, INBOX_CONFIG: '/inbox.json', INBOX_ADMIN_TOKEN: ADMIN_TOKEN,
-      WEBHOOK_SECRET_STRIPE: STRIPE_SECRET, WEBHOOK_SECRET_ASAAS: ASAAS_TOKEN, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET,
-      DESTINATION_URL_ORDERS: consumerUrl('orders'), DESTINATION_SECRET_ORDERS: DESTINATION_SECRET,
-      DESTINATION_URL_LEDGER: consumerUrl('ledger'), DESTINATION_SECRET_LEDGER: DESTINATION_SECRET,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      INBOX_ROLE: role,
+      INBOX_CONFIG: '/inbox.json',
+      INBOX_ADMIN_TOKEN: ADMIN_TOKEN,
+      WEBHOOK_SECRET_STRIPE: STRIPE_SECRET,
+      WEBHOOK_SECRET_ASAAS: ASAAS_TOKEN,
+      WEBHOOK_SECRET_GITHUB: GITHUB_SECRET,
+      DESTINATION_URL_ORDERS: consumerUrl('orders'),
+      DESTINATION_SECRET_ORDERS: DESTINATION_SECRET,
+      DESTINATION_URL_LEDGER: consumerUrl('ledger'),
+      DESTINATION_SECRET_LEDGER: DESTINATION_SECRET,
     },
-    () => JSON.stringify({ providers: { asaas: { driver: 'asaas', unknownPayment: 'require' } }, destinations: { ledger: { providers: ['stripe'], maxAttempts: 2, retryDelaySeconds: 0.5, retryDelayMaxSeconds: 1, backoffAfterFailingLanes: 10_000 } } }),
+    () =>
+      JSON.stringify({
+        providers: { asaas: { driver: 'asaas', unknownPayment: 'require' } },
+        destinations: { ledger: { providers: ['stripe'], maxAttempts: 2, retryDelaySeconds: 0.5, retryDelayMaxSeconds: 1, backoffAfterFailingLanes: 10_000 } },
+      }),
   );
   return { ...config, worker: { ...testWorkerConfig, maxAttempts: 3, concurrency: 8 } };
 }
@@ -212,21 +256,37 @@ async function main(): Promise<void> {
     }
     await sendAll(`http://127.0.0.1:${service.port}`, deliveries);
     await waitUntil('every event to settle', async () => (await sql`select 1 from webhook_inbox where status = 'pending' limit 1`).length === 0);
-    await waitUntil('every lane to be delivered or parked', async () =>
-      (await sql`select 1 from payments p join delivery_lanes l on l.payment_id = p.id where l.delivered_sequence < p.event_sequence and l.parked_at is null limit 1`).length === 0);
+    await waitUntil(
+      'every lane to be delivered or parked',
+      async () =>
+        (
+          await sql`select 1 from payments p join delivery_lanes l on l.payment_id = p.id where l.delivered_sequence < p.event_sequence and l.parked_at is null limit 1`
+        ).length === 0,
+    );
     await service.stop();
     await shiftClocks(sql, deliveries);
 
     // Workers down for the last few minutes: what arrives now stays pending.
     service = await startService({ config: configFor('receiver', consumers.url), databaseUrl: database.url, logger });
     const baseUrl = `http://127.0.0.1:${service.port}`;
-    const late = stripeDeliveries(now).slice(0, 14).map((d, i) => ({ ...d, at: now - 13 * 60_000 + i * 50_000 }));
+    const late = stripeDeliveries(now)
+      .slice(0, 14)
+      .map((d, i) => ({ ...d, at: now - 13 * 60_000 + i * 50_000 }));
     await sendAll(baseUrl, late);
     await shiftClocks(sql, late);
 
     browser = await chromium.launchPersistentContext(path.join(scratch, 'chromium'), {
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       headless: true,
       viewport: { width: 1360, height: 900 },
       deviceScaleFactor: 1,
@@ -248,7 +308,8 @@ async function main(): Promise<void> {
       await page.screenshot({ path: eventListOut, fullPage: true });
     }
     if (paymentOut) {
-      const [parked] = await sql`select p.provider, p.gateway_charge_id from payments p join delivery_lanes l on l.payment_id = p.id where l.parked_at is not null order by p.id limit 1`;
+      const [parked] =
+        await sql`select p.provider, p.gateway_charge_id from payments p join delivery_lanes l on l.payment_id = p.id where l.parked_at is not null order by p.id limit 1`;
       await page.goto(`${baseUrl}/dashboard/payments/${parked!.provider}/${parked!.gateway_charge_id}`);
       await page.screenshot({ path: paymentOut, fullPage: true });
     }

@@ -25,11 +25,17 @@ describe('summarizeProviders', () => {
   });
 
   test('configured providers first, then any other name found in the inbox', () => {
-    assert.deepEqual(summary.map((p) => p.provider), ['stripe', 'asaas', 'github']);
+    assert.deepEqual(
+      summary.map((p) => p.provider),
+      ['stripe', 'asaas', 'github'],
+    );
   });
 
   test('conflicting duplicates of the last day per provider, 0 where there were none', () => {
-    assert.deepEqual(summary.map((p) => p.conflictsLastDay), [2, 0, 0]);
+    assert.deepEqual(
+      summary.map((p) => p.conflictsLastDay),
+      [2, 0, 0],
+    );
   });
 
   test('the hour and the day add up their buckets, with the ignored ratio of each', () => {

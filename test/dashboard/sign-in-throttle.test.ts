@@ -16,7 +16,13 @@ const database = useTestDatabase();
 /** A sign-in POST from `client` (a 127.0.0.0/8 address: each is another client to the server). */
 function signIn(client: string, token: string) {
   const host = new URL(service.baseUrl).host;
-  return requestWithHost(`${service.baseUrl}/dashboard/session`, { method: 'POST', host, localAddress: client, headers: { origin: service.baseUrl }, form: { token } });
+  return requestWithHost(`${service.baseUrl}/dashboard/session`, {
+    method: 'POST',
+    host,
+    localAddress: client,
+    headers: { origin: service.baseUrl },
+    form: { token },
+  });
 }
 
 async function failTimes(client: string, times: number): Promise<number[]> {

@@ -67,7 +67,9 @@ setup(async () => {
   proxy = await startResettingProxy(new URL(database.url));
 });
 
-test('a transaction whose connection is reset rejects as an outage, and the same one-connection pool answers every query after', { timeout: 60_000 }, async () => {
+test('a transaction whose connection is reset rejects as an outage, and the same one-connection pool answers every query after', {
+  timeout: 60_000,
+}, async () => {
   // The service's own client; one connection, so every query after the reset must reuse it.
   const client = connectDatabase({ url: proxy.url, poolSize: 1, connectTimeoutSeconds: 5, applicationName: 'reset-victim' });
   database.onTeardown(() => client.close());

@@ -134,7 +134,9 @@ describe('two checkouts side by side', () => {
   });
 });
 
-describe('as root, a checkout the postgres user cannot enter', { skip: isRoot ? false : 'runs only as root: a non-root user runs the cluster as itself' }, () => {
+describe('as root, a checkout the postgres user cannot enter', {
+  skip: isRoot ? false : 'runs only as root: a non-root user runs the cluster as itself',
+}, () => {
   test('the cluster runs from a folder that user can reach, recorded in the checkout; the checkout stays closed; inboxctl finds it', async () => {
     const closed = path.join(scratch, 'closed');
     await mkdir(closed);
@@ -183,13 +185,18 @@ describe('failures are readable', () => {
     });
   });
 
-  test('as root, a program inside a folder the postgres user cannot enter fails with EACCES, explained', { skip: isRoot ? false : 'runs only as root' }, async () => {
+  test('as root, a program inside a folder the postgres user cannot enter fails with EACCES, explained', {
+    skip: isRoot ? false : 'runs only as root',
+  }, async () => {
     const closed = path.join(scratch, 'closed-bin');
     await mkdir(closed);
     await chmod(closed, 0o700);
     const program = path.join(closed, 'initdb');
     await writeFile(program, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    await assert.rejects(runClusterCommand(program, [], await clusterUser(), 'test'), /Cannot run .*closed-bin\/initdb as the `postgres` OS user: EACCES \(it cannot reach or execute the file\)/);
+    await assert.rejects(
+      runClusterCommand(program, [], await clusterUser(), 'test'),
+      /Cannot run .*closed-bin\/initdb as the `postgres` OS user: EACCES \(it cannot reach or execute the file\)/,
+    );
   });
 
   test('npm start on a data folder whose cluster cannot start: exit 1 and one message with PostgreSQL’s reason, no stack', async () => {

@@ -59,13 +59,39 @@ const before = [
     eventId: 'evt_cv_refund',
     body: chargeEvent({ id: 'evt_cv_refund', type: 'charge.refunded', chargeId: 'ch_cv', created: t0 + 60, amount: 2000, amountRefunded: 500 }),
     status: 'processed',
-    fact: { chargeId: 'ch_cv', status: 'refunded', occurredAt: new Date((t0 + 90) * 1000 + 500).toISOString(), amount: 2000, amountRefunded: 2000, currency: 'BRL', snapshot: true },
+    fact: {
+      chargeId: 'ch_cv',
+      status: 'refunded',
+      occurredAt: new Date((t0 + 90) * 1000 + 500).toISOString(),
+      amount: 2000,
+      amountRefunded: 2000,
+      currency: 'BRL',
+      snapshot: true,
+    },
     decision: 'refetched',
   },
   // Settled before facts were recorded: its fact is its payload, read by the driver.
-  { eventId: 'evt_cv_old', body: chargeEvent({ id: 'evt_cv_old', type: 'charge.succeeded', chargeId: 'ch_cv_old', created: t0, amount: 700 }), status: 'processed', fact: null, decision: null },
-  { eventId: 'evt_cv_customer', body: JSON.stringify({ id: 'evt_cv_customer', type: 'customer.created', created: t0, data: { object: { id: 'cus_1' } } }), status: 'ignored', fact: null, decision: 'not_a_payment_event' },
-  { eventId: 'evt_cv_pending', body: chargeEvent({ id: 'evt_cv_pending', type: 'charge.succeeded', chargeId: 'ch_cv_pending', created: t0 }), status: 'pending', fact: null, decision: null },
+  {
+    eventId: 'evt_cv_old',
+    body: chargeEvent({ id: 'evt_cv_old', type: 'charge.succeeded', chargeId: 'ch_cv_old', created: t0, amount: 700 }),
+    status: 'processed',
+    fact: null,
+    decision: null,
+  },
+  {
+    eventId: 'evt_cv_customer',
+    body: JSON.stringify({ id: 'evt_cv_customer', type: 'customer.created', created: t0, data: { object: { id: 'cus_1' } } }),
+    status: 'ignored',
+    fact: null,
+    decision: 'not_a_payment_event',
+  },
+  {
+    eventId: 'evt_cv_pending',
+    body: chargeEvent({ id: 'evt_cv_pending', type: 'charge.succeeded', chargeId: 'ch_cv_pending', created: t0 }),
+    status: 'pending',
+    fact: null,
+    decision: null,
+  },
 ];
 
 async function populate(): Promise<void> {
@@ -90,14 +116,30 @@ async function populate(): Promise<void> {
 
 async function deliver(body: string): Promise<void> {
   const event = JSON.parse(body) as { id: string; type: string; created: number; data: { object: { charge?: string; id: string } } };
-  const inboxId = await storeEvent(database.sql, { eventId: event.id, type: event.type, chargeId: event.data.object.charge ?? event.data.object.id, created: event.created, body });
+  const inboxId = await storeEvent(database.sql, {
+    eventId: event.id,
+    type: event.type,
+    chargeId: event.data.object.charge ?? event.data.object.id,
+    created: event.created,
+    body,
+  });
   const deps = { db: handle.db, providers: config.providers, handlers: createHandlerRegistry(createBuiltInHandlers({})) };
   for (const result of await processBatch(deps, [{ inboxId }])) if ('error' in result) throw result.error;
 }
 
 const keptFacts = () => database.sql`select event_id, inbox_id::int, payment_key, fact, decision, recorded_at from payment_facts order by event_id`;
 const dropThisMonth = () =>
-  dropExpiredPartitions({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { providers: [{ name: 'stripe', retentionDays: 30 }, { name: 'gone', retentionDays: 30 }], now: new Date(Date.now() + 120 * 86_400_000), archiveDir });
+  dropExpiredPartitions(
+    { db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) },
+    {
+      providers: [
+        { name: 'stripe', retentionDays: 30 },
+        { name: 'gone', retentionDays: 30 },
+      ],
+      now: new Date(Date.now() + 120 * 86_400_000),
+      archiveDir,
+    },
+  );
 
 describe('carrying facts over (migration 0018)', () => {
   test('until the carry-over reaches a row, the fold reads its fact where it is and retention leaves it; then it is in payment_facts as it was recorded, or as its payload reads', async () => {
@@ -105,7 +147,8 @@ describe('carrying facts over (migration 0018)', () => {
     await populate();
     await applyMigrations(database.url);
     const [{ max }] = (await database.sql`select max(id)::int as max from webhook_inbox`) as unknown as [{ max: number }];
-    const [progress] = await database.sql`select target_inbox_id::int as target, carried_through_inbox_id::int as carried, finished_at from payment_facts_carry_over`;
+    const [progress] =
+      await database.sql`select target_inbox_id::int as target, carried_through_inbox_id::int as carried, finished_at from payment_facts_carry_over`;
     assert.deepEqual({ ...progress }, { target: max, carried: 0, finished_at: null });
 
     // A late dispute of the refunded charge, before anything is carried: the fold still knows the refund.
@@ -116,11 +159,18 @@ describe('carrying facts over (migration 0018)', () => {
 
     // A payment whose history the previous version purged goes on from its row, not from nothing.
     await deliver(chargeEvent({ id: 'evt_cv_purged_dispute', type: 'charge.dispute.created', chargeId: 'ch_cv_purged', created: t0 + 86_400, amount: 1035 }));
-    assert.deepEqual([(await paymentOf(database.sql, 'ch_cv_purged'))?.status, (await paymentOf(database.sql, 'ch_cv_purged'))?.amountRefunded], ['refunded', 1035]);
-    const [purgedRow] = await database.sql`select checkpoint->>'status' as status, checkpoint->>'amountRefunded' as refunded from payments where gateway_charge_id = 'ch_cv_purged'`;
+    assert.deepEqual(
+      [(await paymentOf(database.sql, 'ch_cv_purged'))?.status, (await paymentOf(database.sql, 'ch_cv_purged'))?.amountRefunded],
+      ['refunded', 1035],
+    );
+    const [purgedRow] =
+      await database.sql`select checkpoint->>'status' as status, checkpoint->>'amountRefunded' as refunded from payments where gateway_charge_id = 'ch_cv_purged'`;
     assert.deepEqual({ ...purgedRow }, { status: 'refunded', refunded: '1035' }, 'its row kept as its checkpoint');
 
-    const purged = await purgeEvents({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { provider: 'stripe', cutoff: new Date(Date.now() - 60_000), archiveDir });
+    const purged = await purgeEvents(
+      { db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) },
+      { provider: 'stripe', cutoff: new Date(Date.now() - 60_000), archiveDir },
+    );
     assert.equal(purged.deleted, 0, 'no row whose fact is not carried yet is purged');
     const kept = await dropThisMonth();
     assert.ok(kept.kept.some((k) => k.blocking >= 5) && kept.dropped.every((d) => d.rows === 0), `the month stays whole: ${JSON.stringify(kept)}`);
@@ -135,31 +185,54 @@ describe('carrying facts over (migration 0018)', () => {
       }
     };
     const ranges = (await Promise.all([carry(), carry()])).flat();
-    assert.equal(ranges.reduce((n, r) => n + r.unreadable, 0), 1, 'the row of a provider no longer configured');
-    assert.equal(ranges.reduce((n, r) => n + r.facts, 0), 3);
+    assert.equal(
+      ranges.reduce((n, r) => n + r.unreadable, 0),
+      1,
+      'the row of a provider no longer configured',
+    );
+    assert.equal(
+      ranges.reduce((n, r) => n + r.facts, 0),
+      3,
+    );
     const facts = await keptFacts();
     const inbox = new Map((await database.sql`select event_id, id::int, processed_at from webhook_inbox`).map((r) => [r.event_id as string, r]));
-    assert.deepEqual(facts.map((f) => [f.event_id, f.payment_key, f.decision]), [
-      ['evt_cv_dispute', 'ch_cv', 'rejected_transition'],
-      ['evt_cv_old', 'ch_cv_old', null],
-      ['evt_cv_paid', 'ch_cv', 'applied'],
-      ['evt_cv_purged_dispute', 'ch_cv_purged', 'rejected_transition'],
-      ['evt_cv_refund', 'ch_cv', 'refetched'],
-    ]);
+    assert.deepEqual(
+      facts.map((f) => [f.event_id, f.payment_key, f.decision]),
+      [
+        ['evt_cv_dispute', 'ch_cv', 'rejected_transition'],
+        ['evt_cv_old', 'ch_cv_old', null],
+        ['evt_cv_paid', 'ch_cv', 'applied'],
+        ['evt_cv_purged_dispute', 'ch_cv_purged', 'rejected_transition'],
+        ['evt_cv_refund', 'ch_cv', 'refetched'],
+      ],
+    );
     for (const fact of facts) {
       assert.equal(fact.inbox_id, inbox.get(fact.event_id)!.id);
       assert.equal(fact.recorded_at.getTime(), inbox.get(fact.event_id)!.processed_at.getTime(), `${fact.event_id}: recorded when it was settled`);
     }
-    for (const row of before.filter((r) => r.fact !== null)) assert.deepEqual(facts.find((f) => f.event_id === row.eventId)!.fact, row.fact, `${row.eventId}: as recorded`);
-    assert.deepEqual(facts.find((f) => f.event_id === 'evt_cv_old')!.fact, { chargeId: 'ch_cv_old', status: 'paid', occurredAt: iso(t0), amount: 700, amountRefunded: 0, currency: 'BRL' });
+    for (const row of before.filter((r) => r.fact !== null))
+      assert.deepEqual(facts.find((f) => f.event_id === row.eventId)!.fact, row.fact, `${row.eventId}: as recorded`);
+    assert.deepEqual(facts.find((f) => f.event_id === 'evt_cv_old')!.fact, {
+      chargeId: 'ch_cv_old',
+      status: 'paid',
+      occurredAt: iso(t0),
+      amount: 700,
+      amountRefunded: 0,
+      currency: 'BRL',
+    });
     const [done] = await database.sql`select carried_through_inbox_id::int as carried, finished_at from payment_facts_carry_over`;
     assert.ok(done!.carried === max && done!.finished_at !== null);
 
     // Carried: the rows may go, their facts stay and the fold reads them there.
-    const purgedNow = await purgeEvents({ db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) }, { provider: 'stripe', cutoff: new Date(Date.now() + 1000), archiveDir });
+    const purgedNow = await purgeEvents(
+      { db: handle.db, archive: createArchiveWriter({ clock: () => new Date() }) },
+      { provider: 'stripe', cutoff: new Date(Date.now() + 1000), archiveDir },
+    );
     assert.equal(purgedNow.deleted, 6, 'every settled stripe row, the disputes too');
     assert.equal((await keptFacts()).length, 5);
-    await deliver(chargeEvent({ id: 'evt_cv_lost', type: 'charge.dispute.closed', chargeId: 'ch_cv', created: t0 + 30 * 86_400, amount: 2000, disputeStatus: 'lost' }));
+    await deliver(
+      chargeEvent({ id: 'evt_cv_lost', type: 'charge.dispute.closed', chargeId: 'ch_cv', created: t0 + 30 * 86_400, amount: 2000, disputeStatus: 'lost' }),
+    );
     assert.deepEqual([(await paymentOf(database.sql, 'ch_cv'))?.status, (await paymentOf(database.sql, 'ch_cv'))?.amountRefunded], ['refunded', 2000]);
   });
 });

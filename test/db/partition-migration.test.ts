@@ -26,7 +26,9 @@ async function populate(): Promise<void> {
     select 'stripe', 'evt_old_' || g, 'charge.succeeded', 'ch_old_' || g, '{}', '\\x7b7d', r, r, 'processed', r
     from generate_series(1, 400) g, lateral (select (${MONTHS}::timestamptz[])[1 + g % 4] as r) m`;
   const now = Math.floor(Date.now() / 1000);
-  const pending = Array.from({ length: 20 }, (_, i) => chargeEvent({ id: `evt_pending_${i}`, type: 'charge.succeeded', chargeId: `ch_pending_${i}`, created: now }));
+  const pending = Array.from({ length: 20 }, (_, i) =>
+    chargeEvent({ id: `evt_pending_${i}`, type: 'charge.succeeded', chargeId: `ch_pending_${i}`, created: now }),
+  );
   const rows = await database.sql`
     insert into webhook_inbox (provider, event_id, event_type, resource_id, payload, raw_body, occurred_at)
     select 'stripe', b->>'id', b->>'type', b->'data'->'object'->>'id', b, convert_to(b::text, 'UTF8'), now()
@@ -64,24 +66,45 @@ describe('the migration to a partitioned inbox, on a populated database (issue 1
 
     // The service applies the remaining migrations at start, then its workers take the queued jobs.
     const service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET } });
-    const [table] = await database.sql<{ partitioned: boolean }[]>`select exists (select 1 from pg_partitioned_table where partrelid = 'webhook_inbox'::regclass) as partitioned`;
+    const [table] = await database.sql<
+      { partitioned: boolean }[]
+    >`select exists (select 1 from pg_partitioned_table where partrelid = 'webhook_inbox'::regclass) as partitioned`;
     assert.equal(table!.partitioned, true);
     const after = await snapshot();
-    assert.deepEqual(after.rows.map((r) => ({ ...r, status: undefined })), before.rows.map((r) => ({ ...r, status: undefined })), 'every row, with its id, time and bytes');
+    assert.deepEqual(
+      after.rows.map((r) => ({ ...r, status: undefined })),
+      before.rows.map((r) => ({ ...r, status: undefined })),
+      'every row, with its id, time and bytes',
+    );
     assert.deepEqual(after.jobs, before.jobs, 'every job, still naming its row');
 
-    await waitFor(async () => {
-      const [row] = await database.sql`select count(*)::int as n from webhook_inbox where event_id like 'evt_pending_%' and status = 'processed'`;
-      return row!.n === 20;
-    }, { message: 'the 20 pending rows processed after the migration', timeoutMs: 60_000 });
+    await waitFor(
+      async () => {
+        const [row] = await database.sql`select count(*)::int as n from webhook_inbox where event_id like 'evt_pending_%' and status = 'processed'`;
+        return row!.n === 20;
+      },
+      { message: 'the 20 pending rows processed after the migration', timeoutMs: 60_000 },
+    );
 
-    const partitions = (await database.sql`select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass order by 1`).map((r) => r.relname);
-    const expected = [...MONTHS.map((m) => monthPartition(new Date(m)).name), ...[0, 1, 2, 3].map((ahead) => monthPartition(new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + ahead, 1))).name), 'webhook_inbox_default'];
+    const partitions = (
+      await database.sql`select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass order by 1`
+    ).map((r) => r.relname);
+    const expected = [
+      ...MONTHS.map((m) => monthPartition(new Date(m)).name),
+      ...[0, 1, 2, 3].map((ahead) => monthPartition(new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + ahead, 1))).name),
+      'webhook_inbox_default',
+    ];
     assert.deepEqual(partitions, [...new Set(expected)].sort());
-    const placed = await database.sql`select tableoid::regclass::text as partition, count(*)::int as n from webhook_inbox where event_id like 'evt_old_%' group by 1 order by 1`;
-    assert.deepEqual(placed.map((p) => p.partition), [...new Set(MONTHS.map((m) => monthPartition(new Date(m)).name))].sort(), 'each row in its month');
+    const placed =
+      await database.sql`select tableoid::regclass::text as partition, count(*)::int as n from webhook_inbox where event_id like 'evt_old_%' group by 1 order by 1`;
+    assert.deepEqual(
+      placed.map((p) => p.partition),
+      [...new Set(MONTHS.map((m) => monthPartition(new Date(m)).name))].sort(),
+      'each row in its month',
+    );
 
-    const [conflict] = await database.sql`select c.inbox_id::int, c.inbox_received_at = i.received_at as same from webhook_inbox_conflicts c join webhook_inbox i on i.id = c.inbox_id`;
+    const [conflict] =
+      await database.sql`select c.inbox_id::int, c.inbox_received_at = i.received_at as same from webhook_inbox_conflicts c join webhook_inbox i on i.id = c.inbox_id`;
     assert.equal(conflict!.same, true, 'the conflict points at its event by (id, received_at)');
 
     const body = chargeEvent({ id: 'evt_after_migration', type: 'charge.succeeded', chargeId: 'ch_after_migration', created: Math.floor(Date.now() / 1000) });

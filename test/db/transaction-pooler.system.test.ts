@@ -113,7 +113,11 @@ for (const mode of modes) {
         history,
         concurrency: 16,
       });
-      await waitFor(async () => (await countUnfinished(direct, prefix)) === 0, { message: 'every delivered event to be processed', timeoutMs: 60_000, intervalMs: 100 });
+      await waitFor(async () => (await countUnfinished(direct, prefix)) === 0, {
+        message: 'every delivered event to be processed',
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      });
       const state = { ...(await readStoredState(direct, prefix)), effects: await readEffects(direct, prefix) };
       const result = checkHistory(history, state, { allowedStatuses: [200], requireProcessedOnce: true });
       t.diagnostic(summarize('through the pooler', result));
@@ -155,10 +159,13 @@ for (const mode of modes) {
       const replay = await runInboxctl(['replay', 'stripe', '--status', 'ignored', '--json'], env);
       assert.equal(replay.code, 0, replay.stderr);
       assert.equal(replay.json().replayed, 3);
-      await waitFor(async () => {
+      await waitFor(
+        async () => {
           const rows = await ignoredOnce();
           return rows?.every((r) => r.attempts === 2);
-        }, { message: 'the replayed events to be processed again (a second attempt, ignored again)', timeoutMs: 30_000, intervalMs: 100 });
+        },
+        { message: 'the replayed events to be processed again (a second attempt, ignored again)', timeoutMs: 30_000, intervalMs: 100 },
+      );
     });
   });
 }

@@ -70,7 +70,14 @@ describe('amounts that move while the status stays', () => {
 
     const expected = [
       { sequence: 1, type: 'payment.paid', previous_status: null, status: 'paid', amount_refunded: 0, cause: 'evt_amounts_paid' },
-      { sequence: 2, type: 'payment.partially_refunded', previous_status: 'paid', status: 'partially_refunded', amount_refunded: 500, cause: 'evt_amounts_refund_1' },
+      {
+        sequence: 2,
+        type: 'payment.partially_refunded',
+        previous_status: 'paid',
+        status: 'partially_refunded',
+        amount_refunded: 500,
+        cause: 'evt_amounts_refund_1',
+      },
       {
         sequence: 3,
         type: 'payment.partially_refunded',
@@ -90,10 +97,19 @@ describe('amounts that move while the status stays', () => {
       { message: 'the feed to show every event of the payment' },
     );
     assert.deepEqual(
-      feed.map((e) => ({ sequence: e.sequence, type: e.type, previous_status: e.payment.previous_status, status: e.payment.status, amount_refunded: e.payment.amount_refunded, cause: e.cause.event_id })),
+      feed.map((e) => ({
+        sequence: e.sequence,
+        type: e.type,
+        previous_status: e.payment.previous_status,
+        status: e.payment.status,
+        amount_refunded: e.payment.amount_refunded,
+        cause: e.cause.event_id,
+      })),
       expected,
     );
-    const lookup = (await (await fetch(`${service.baseUrl}/api/v1/payments/stripe/${chargeId}`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()) as {
+    const lookup = (await (
+      await fetch(`${service.baseUrl}/api/v1/payments/stripe/${chargeId}`, { headers: { authorization: `Bearer ${API_TOKEN}` } })
+    ).json()) as {
       payment: { amount_refunded: number; event_sequence: number };
     };
     assert.deepEqual([lookup.payment.amount_refunded, lookup.payment.event_sequence], [1200, 3], 'the payment and its last event agree');
@@ -107,7 +123,9 @@ describe('amounts that move while the status stays', () => {
     // A consumer tells the second refund from a resend of the first by its webhook-id and sequence.
     assert.equal(new Set(pushed.map((e) => e.webhookId)).size, 3);
 
-    await waitFor(() => refundsOnly.acceptedFor(chargeId).length >= 2, { message: 'both refunds pushed to the destination filtering payment.partially_refunded' });
+    await waitFor(() => refundsOnly.acceptedFor(chargeId).length >= 2, {
+      message: 'both refunds pushed to the destination filtering payment.partially_refunded',
+    });
     assert.deepEqual(
       applyBySequence(refundsOnly.acceptedFor(chargeId)).applied.map((e) => [e.sequence, e.type, e.amountRefunded]),
       [

@@ -27,7 +27,12 @@ const server = createServer((socket) => {
     const end = received.indexOf('\r\n\r\n');
     if (end < 0) return;
     const headers = Object.fromEntries(
-      received.subarray(0, end).toString('latin1').split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      received
+        .subarray(0, end)
+        .toString('latin1')
+        .split('\r\n')
+        .slice(1)
+        .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
     );
     if (received.length < end + 4 + Number(headers['content-length'])) return;
     new Webhook(secret).verify(received.subarray(end + 4).toString('utf8'), headers);
@@ -79,7 +84,12 @@ describe('an answer whose status arrived but whose body did not finish: the stat
 
   test('no status at all is still no answer', async () => {
     assert.deepEqual(await post({ bytes: '', afterwards: 'stall' }), { kind: 'failed', status: null, error: 'no answer within 1000 ms', retryAfter: null });
-    assert.deepEqual(await post({ bytes: '', afterwards: 'reset' }), { kind: 'failed', status: null, error: 'connection failed (ECONNRESET)', retryAfter: null });
+    assert.deepEqual(await post({ bytes: '', afterwards: 'reset' }), {
+      kind: 'failed',
+      status: null,
+      error: 'connection failed (ECONNRESET)',
+      retryAfter: null,
+    });
     assert.equal(verified, 7, 'every request reached the destination and verified');
   });
 });

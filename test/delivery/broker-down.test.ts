@@ -71,17 +71,22 @@ setup(async () => {
   service = await startTestService({ database, env: { ...env, INBOX_CONFIG: configPath }, files: { [configPath]: configText } });
 });
 
-test('a broker that is down (its port refuses connections) backs off as a whole: no lane parks, and once it is up every payment is published in order', { skip }, async () => {
+test('a broker that is down (its port refuses connections) backs off as a whole: no lane parks, and once it is up every payment is published in order', {
+  skip,
+}, async () => {
   for (const [n, chargeId] of CHARGES.entries()) {
     const paid = chargeEvent({ id: `evt_${chargeId}_paid`, type: 'charge.succeeded', chargeId, created: BASE + n });
     assert.equal((await postStripe(service.baseUrl, paid, SECRET)).status, 200);
   }
   const names = brokers.map((b) => b.destination);
   // Backed off, probed, still down, backed off again: long past the 3 attempts that would park a lane.
-  await waitFor(async () => {
-    const rows = await database.sql`select name from delivery_destinations where name = any(${names}) and backoff_trips >= 2`;
-    return rows.length === names.length;
-  }, { message: `${names.join(' and ')} backing off twice`, timeoutMs: 60_000 });
+  await waitFor(
+    async () => {
+      const rows = await database.sql`select name from delivery_destinations where name = any(${names}) and backoff_trips >= 2`;
+      return rows.length === names.length;
+    },
+    { message: `${names.join(' and ')} backing off twice`, timeoutMs: 60_000 },
+  );
   for (const destination of names) {
     const [lanes] = await database.sql`
       select count(*) filter (where parked_at is not null)::int as parked, max(attempts)::int as most, min(last_error) as error
@@ -92,18 +97,26 @@ test('a broker that is down (its port refuses connections) backs off as a whole:
   }
 
   for (const broker of brokers) await broker.proxy.open();
-  const payments = await waitFor(async () => {
-    const rows = await paymentsOf(database.sql, CHARGES);
-    return rows.length === CHARGES.length ? rows : undefined;
-  }, { message: 'a payment for every charge' });
+  const payments = await waitFor(
+    async () => {
+      const rows = await paymentsOf(database.sql, CHARGES);
+      return rows.length === CHARGES.length ? rows : undefined;
+    },
+    { message: 'a payment for every charge' },
+  );
   for (const { destination, consumer } of brokers) {
-    await waitFor(() => payments.every((p) => consumer!.acceptedFor(p.chargeId).length >= p.eventSequence), { message: `every payment on ${destination} once it is up`, timeoutMs: 60_000 });
+    await waitFor(() => payments.every((p) => consumer!.acceptedFor(p.chargeId).length >= p.eventSequence), {
+      message: `every payment on ${destination} once it is up`,
+      timeoutMs: 60_000,
+    });
     for (const payment of payments) assert.ok(applyBySequence(consumer!.acceptedFor(payment.chargeId)).inOrder, `${destination} ${payment.chargeId}`);
     assert.equal(consumer!.unverified, 0);
   }
   // The broker's confirm comes before the service records it (and the probe's end of the backoff): wait for the record.
   await waitFor(
-    async () => (await database.sql`select name from delivery_destinations where name = any(${names}) and backoff_trips = 0 and backoff_until is null`).length === names.length,
+    async () =>
+      (await database.sql`select name from delivery_destinations where name = any(${names}) and backoff_trips = 0 and backoff_until is null`).length ===
+      names.length,
     { message: 'the first confirmed publish ending each backoff' },
   );
 });

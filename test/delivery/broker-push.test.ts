@@ -73,11 +73,15 @@ async function receivedInOrder(consumer: BrokerConsumer, routeOf: (chargeId: str
 }
 
 describe(`${HISTORIES} random charge histories, posted as signed webhooks in random order with duplicates, published onto the team's broker`, () => {
-  test('RabbitMQ: the consumer of the single-active-consumer queue verifies every payment\'s events 1..n in order, no gap, message-id = event id, routing key = provider.charge', { skip: rabbitmqSkip }, async (t) => {
+  test("RabbitMQ: the consumer of the single-active-consumer queue verifies every payment's events 1..n in order, no gap, message-id = event id, routing key = provider.charge", {
+    skip: rabbitmqSkip,
+  }, async (t) => {
     t.diagnostic(await receivedInOrder(rabbitmq!, (chargeId) => `stripe.${chargeId}`, 'the RabbitMQ queue'));
   });
 
-  test('NATS: reading the JetStream stream, the consumer verifies every payment\'s events 1..n in order, no gap, Nats-Msg-Id = event id, subject = prefix.provider.charge', { skip: natsSkip }, async (t) => {
+  test("NATS: reading the JetStream stream, the consumer verifies every payment's events 1..n in order, no gap, Nats-Msg-Id = event id, subject = prefix.provider.charge", {
+    skip: natsSkip,
+  }, async (t) => {
     t.diagnostic(await receivedInOrder(nats!, (chargeId) => `${stream!.subjectPrefix}.stripe.${chargeId}`, 'the JetStream stream'));
   });
 });

@@ -43,23 +43,32 @@ setup(async () => {
 describe('a lane whose delivery runs fail every retry', () => {
   test('parks with the last error, the other payment is delivered, and lanes retry delivers it once the cause is gone', async () => {
     for (const chargeId of [POISONED, FINE]) {
-      assert.equal((await postStripe(service.baseUrl, chargeEvent({ id: `evt_${chargeId}`, type: 'charge.succeeded', chargeId, created: 1_760_000_000 }), SECRET)).status, 200);
+      assert.equal(
+        (await postStripe(service.baseUrl, chargeEvent({ id: `evt_${chargeId}`, type: 'charge.succeeded', chargeId, created: 1_760_000_000 }), SECRET)).status,
+        200,
+      );
     }
     await waitUntilSettled(database.sql, [`evt_${POISONED}`, `evt_${FINE}`], 60_000);
     const payments = await paymentsOf(database.sql, [POISONED, FINE]);
     const poisoned = payments.find((p) => p.chargeId === POISONED);
     const fine = payments.find((p) => p.chargeId === FINE);
-    const lane = await waitFor(async () => {
-      const row = await laneOf(database.sql, 'app', poisoned!.id);
-      return row?.parked ? row : undefined;
-    }, { message: 'the poisoned lane to park', timeoutMs: 60_000 });
+    const lane = await waitFor(
+      async () => {
+        const row = await laneOf(database.sql, 'app', poisoned!.id);
+        return row?.parked ? row : undefined;
+      },
+      { message: 'the poisoned lane to park', timeoutMs: 60_000 },
+    );
     assert.match(lane.lastError ?? '', /delivery runs failed 2 times .*raised at fail_poisoned_lane\(\)/);
     assert.equal(lane.deliveredSequence, 0);
     await waitFor(async () => (await laneOf(database.sql, 'app', fine!.id))?.deliveredSequence === 1, { message: 'the other payment delivered' });
 
     const parked = await runInboxctl(['lanes', '--parked', '--json'], cliEnv);
     assert.equal(parked.code, 1, parked.stderr);
-    assert.deepEqual(parked.json<{ lanes: { chargeId: string }[] }>().lanes.map((l) => l.chargeId), [POISONED]);
+    assert.deepEqual(
+      parked.json<{ lanes: { chargeId: string }[] }>().lanes.map((l) => l.chargeId),
+      [POISONED],
+    );
 
     await database.sql`drop trigger fail_poisoned_lane on delivery_lanes`;
     const retry = await runInboxctl(['lanes', 'retry', 'app', `stripe:${POISONED}`], cliEnv);

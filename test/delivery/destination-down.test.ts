@@ -71,11 +71,14 @@ async function lanesOf(destination: string): Promise<{ parked: number; mostAttem
 
 /** Until nothing of the push side runs or is due, and both destinations have backed off `trips` times. */
 async function settledAfterTrips(trips: number): Promise<void> {
-  await waitFor(async () => {
-    if (!(await deliveriesSettled(database.sql))) return false;
-    const states = await destinationStates();
-    return ['down', 'limited'].every((name) => (states.get(name)?.trips ?? 0) >= trips);
-  }, { message: `both destinations backing off as a whole (${trips} trips)`, timeoutMs: 60_000 });
+  await waitFor(
+    async () => {
+      if (!(await deliveriesSettled(database.sql))) return false;
+      const states = await destinationStates();
+      return ['down', 'limited'].every((name) => (states.get(name)?.trips ?? 0) >= trips);
+    },
+    { message: `both destinations backing off as a whole (${trips} trips)`, timeoutMs: 60_000 },
+  );
 }
 
 describe('a destination that answers no 2xx at all (503; or 429 with Retry-After: 0) backs off as a whole', () => {
@@ -108,6 +111,8 @@ describe('a destination that answers no 2xx at all (503; or 429 with Retry-After
       assert.equal(consumer.unverified, 0);
     }
     // The consumer's 2xx comes before the service records it (and the probe's end of the backoff): wait for the record.
-    await waitFor(async () => [...(await destinationStates()).values()].every((d) => d.trips === 0 && !d.backingOff), { message: 'the first 2xx ending both backoffs' });
+    await waitFor(async () => [...(await destinationStates()).values()].every((d) => d.trips === 0 && !d.backingOff), {
+      message: 'the first 2xx ending both backoffs',
+    });
   });
 });

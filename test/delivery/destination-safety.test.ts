@@ -47,7 +47,6 @@ setup(async () => {
   baseUrl = `http://127.0.0.1:${service.port}`;
 });
 
-
 async function pay(chargeId: string, created: number): Promise<void> {
   const body = chargeEvent({ id: `evt_${chargeId}`, type: 'charge.succeeded', chargeId, created });
   assert.equal((await postStripe(baseUrl, body, SECRET)).status, 200);
@@ -63,34 +62,56 @@ async function laneJobs(destination: string, paymentId: number) {
 describe('destinations that answer 410 or redirect', () => {
   test('410 Gone disables the destination with one error log line, a gauge and a dashboard pill; later changes send it nothing', async () => {
     await Promise.all(['ch_safe_1', 'ch_safe_2', 'ch_safe_3'].map((c, i) => pay(c, 1_760_000_000 + i)));
-    await waitFor(async () => (await database.sql`select 1 from delivery_destinations where name = 'gone' and disabled_at is not null`).length === 1, { message: 'the destination disabled', timeoutMs: 30_000 });
-    const errors = lines.map((l) => JSON.parse(l) as { level: number; msg: string; destination?: string }).filter((l) => l.level === 50 && l.destination === 'gone');
+    await waitFor(async () => (await database.sql`select 1 from delivery_destinations where name = 'gone' and disabled_at is not null`).length === 1, {
+      message: 'the destination disabled',
+      timeoutMs: 30_000,
+    });
+    const errors = lines
+      .map((l) => JSON.parse(l) as { level: number; msg: string; destination?: string })
+      .filter((l) => l.level === 50 && l.destination === 'gone');
     assert.equal(errors.length, 1, JSON.stringify(errors));
     assert.match(errors[0]!.msg, /410 Gone: it is DISABLED/);
     const requestsWhenDisabled = gone.received.length;
     assert.ok(requestsWhenDisabled >= 1 && requestsWhenDisabled <= 3, `at most the lanes already in flight asked (${requestsWhenDisabled})`);
 
     await pay('ch_safe_4', 1_760_000_100);
-    const [payment] = await waitFor(async () => {
-      const rows = await paymentsOf(database.sql, ['ch_safe_4']);
-      return rows.length === 1 ? rows : undefined;
-    }, { message: 'ch_safe_4 stored as a payment' });
-    await waitFor(async () => (await laneJobs('gone', payment!.id)).some((j) => j.state === 'completed' && j.outcome === 'destination_disabled'), { message: 'its run for the disabled destination', timeoutMs: 30_000 });
+    const [payment] = await waitFor(
+      async () => {
+        const rows = await paymentsOf(database.sql, ['ch_safe_4']);
+        return rows.length === 1 ? rows : undefined;
+      },
+      { message: 'ch_safe_4 stored as a payment' },
+    );
+    await waitFor(async () => (await laneJobs('gone', payment!.id)).some((j) => j.state === 'completed' && j.outcome === 'destination_disabled'), {
+      message: 'its run for the disabled destination',
+      timeoutMs: 30_000,
+    });
     // Runs that read the destination's state before the 410 was recorded may still land their POST
     // (other lanes of the first three, in other batches): at most those, and nothing of the later change.
     assert.ok(gone.received.length <= 3, `at most the three lanes in flight asked (${gone.received.length})`);
-    assert.deepEqual(gone.received.filter((e) => e.chargeId === 'ch_safe_4'), [], 'nothing sent to a disabled destination');
+    assert.deepEqual(
+      gone.received.filter((e) => e.chargeId === 'ch_safe_4'),
+      [],
+      'nothing sent to a disabled destination',
+    );
 
-    await waitFor(async () => /inbox_destination_disabled\{destination="gone"\} 1/.test(await (await fetch(`${baseUrl}/metrics`)).text()), { message: 'the disabled gauge', timeoutMs: 10_000 });
+    await waitFor(async () => /inbox_destination_disabled\{destination="gone"\} 1/.test(await (await fetch(`${baseUrl}/metrics`)).text()), {
+      message: 'the disabled gauge',
+      timeoutMs: 10_000,
+    });
     assert.match(await (await fetch(`${baseUrl}/dashboard`)).text(), /gone: DISABLED \(410\)/);
   });
 
   test('a redirect is not followed: the lane records the 302 and the Location is never asked', async () => {
     const [payment] = await paymentsOf(database.sql, ['ch_safe_1']);
-    const lane = await waitFor(async () => {
-      const [row] = await database.sql`select last_status, last_error, attempts from delivery_lanes where destination = 'moved' and payment_id = ${payment!.id}`;
-      return row && row.attempts > 0 ? row : undefined;
-    }, { message: 'a failed attempt on the moved lane' });
+    const lane = await waitFor(
+      async () => {
+        const [row] =
+          await database.sql`select last_status, last_error, attempts from delivery_lanes where destination = 'moved' and payment_id = ${payment!.id}`;
+        return row && row.attempts > 0 ? row : undefined;
+      },
+      { message: 'a failed attempt on the moved lane' },
+    );
     assert.equal(lane.last_status, 302);
     assert.match(lane.last_error, /HTTP 302 \(redirects are not followed\)/);
     assert.ok(moved.received.length > 0);
@@ -111,7 +132,10 @@ describe('destinations that answer 410 or redirect', () => {
   test('no log line carries a destination secret', () => {
     for (const secret of Object.values(secrets)) {
       const key = secret.slice('whsec_'.length);
-      assert.ok(lines.every((l) => !l.includes(key)), 'a signing key reached the log');
+      assert.ok(
+        lines.every((l) => !l.includes(key)),
+        'a signing key reached the log',
+      );
     }
   });
 });

@@ -69,7 +69,9 @@ function received(name: string): string[] {
 
 describe('where a destination added later starts', () => {
   test('beginning: every payment from before it was added is queued once and delivered; now and a time: nothing from before their start', async () => {
-    await waitFor(async () => (await deliveriesSettled(database.sql)) && consumers.get('everything')!.received.length >= 3, { message: 'the earlier payments delivered to `everything`' });
+    await waitFor(async () => (await deliveriesSettled(database.sql)) && consumers.get('everything')!.received.length >= 3, {
+      message: 'the earlier payments delivered to `everything`',
+    });
     assert.deepEqual(received('everything'), ['ch_a#1^0', 'ch_b#1^0', 'ch_c#1^0']);
     assert.deepEqual(received('since'), ['ch_c#1^0'], 'only the payment written after its start time');
     assert.deepEqual(received('fresh'), [], 'nothing from before it was added');
@@ -77,15 +79,20 @@ describe('where a destination added later starts', () => {
     assert.equal(row!.seed_after_payment_id, null, 'queuing the earlier payments is done');
   });
 
-  test('a change after it was added reaches every destination; where events before the start were not sent, it says so (follows_sequence 0) and the docs\' consumer applies it', async () => {
+  test("a change after it was added reaches every destination; where events before the start were not sent, it says so (follows_sequence 0) and the docs' consumer applies it", async () => {
     const refunded = chargeEvent({ id: 'evt_ch_a_refund', type: 'charge.refunded', chargeId: 'ch_a', created: BASE + 60, amountRefunded: 2000 });
     assert.equal((await postStripe(service.baseUrl, refunded, SECRET)).status, 200);
-    await waitFor(() => [...consumers.values()].every((c) => c.received.some((e) => e.chargeId === 'ch_a' && e.sequence === 2)), { message: "A's refund at every destination" });
+    await waitFor(() => [...consumers.values()].every((c) => c.received.some((e) => e.chargeId === 'ch_a' && e.sequence === 2)), {
+      message: "A's refund at every destination",
+    });
     assert.deepEqual(received('fresh'), ['ch_a#2^0']);
     assert.deepEqual(received('since'), ['ch_a#2^0', 'ch_c#1^0']);
     assert.deepEqual(received('everything'), ['ch_a#1^0', 'ch_a#2^1', 'ch_b#1^0', 'ch_c#1^0']);
     for (const [name, consumer] of consumers) {
-      assert.ok(consumer.received.every((e) => e.accepted), `${name}: the docs' consumer applied every event (no 409)`);
+      assert.ok(
+        consumer.received.every((e) => e.accepted),
+        `${name}: the docs' consumer applied every event (no 409)`,
+      );
       assert.equal(consumer.docs.applied.get('stripe:ch_a'), 2, name);
     }
   });
@@ -96,6 +103,13 @@ describe('where a destination added later starts', () => {
     service = await startTestService({ database, ...withDestinations });
     const after = await database.sql`select name, starts_at, start_setting from delivery_destinations order by name`;
     assert.deepEqual(after, before);
-    assert.deepEqual(before.map((r) => [r.name, r.start_setting]), [['everything', 'beginning'], ['fresh', 'now'], ['since', noted.toISOString()]]);
+    assert.deepEqual(
+      before.map((r) => [r.name, r.start_setting]),
+      [
+        ['everything', 'beginning'],
+        ['fresh', 'now'],
+        ['since', noted.toISOString()],
+      ],
+    );
   });
 });

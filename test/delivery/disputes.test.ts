@@ -36,8 +36,21 @@ const DAY = 86_400;
 const AMOUNT = 2000;
 
 const charge = (id: string, fields: Partial<Stripe.Charge> = {}) =>
-  fixtureCharge({ id, payment_intent: null, amount: AMOUNT, amount_captured: AMOUNT, amount_refunded: 0, captured: true, refunded: false, paid: true, status: 'succeeded', currency: 'brl', ...fields });
-const dispute = (chargeId: string, status: Stripe.Dispute.Status) => fixtureDispute({ id: `dp_${chargeId}`, charge: chargeId, payment_intent: null, amount: AMOUNT, currency: 'brl', status });
+  fixtureCharge({
+    id,
+    payment_intent: null,
+    amount: AMOUNT,
+    amount_captured: AMOUNT,
+    amount_refunded: 0,
+    captured: true,
+    refunded: false,
+    paid: true,
+    status: 'succeeded',
+    currency: 'brl',
+    ...fields,
+  });
+const dispute = (chargeId: string, status: Stripe.Dispute.Status) =>
+  fixtureDispute({ id: `dp_${chargeId}`, charge: chargeId, payment_intent: null, amount: AMOUNT, currency: 'brl', status });
 
 /** Posts each event and waits for it to be processed before the next: the application's events then come in this order. */
 async function postInOrder(events: readonly { id: string; type: Stripe.Event.Type; at: number; object: Stripe.Charge | Stripe.Dispute }[]): Promise<void> {
@@ -57,7 +70,11 @@ interface Told {
 }
 
 const told = (sequence: number, status: string, previous: string | null, amountRefunded: number, inquiryOpen: boolean): Told => ({
-  sequence, type: `payment.${status}`, previous_status: previous, amount_refunded: amountRefunded, inquiry_open: inquiryOpen,
+  sequence,
+  type: `payment.${status}`,
+  previous_status: previous,
+  amount_refunded: amountRefunded,
+  inquiry_open: inquiryOpen,
 });
 
 /** What the feed and the destination told of one payment: the same, in sequence order. */
@@ -72,10 +89,20 @@ async function toldOf(chargeId: string): Promise<Told[]> {
   );
   const feed = events
     .filter((e) => e.payment.charge_id === chargeId)
-    .map((e) => ({ sequence: e.sequence, type: e.type, previous_status: e.payment.previous_status, amount_refunded: e.payment.amount_refunded, inquiry_open: e.payment.inquiry_open }));
+    .map((e) => ({
+      sequence: e.sequence,
+      type: e.type,
+      previous_status: e.payment.previous_status,
+      amount_refunded: e.payment.amount_refunded,
+      inquiry_open: e.payment.inquiry_open,
+    }));
   await waitFor(() => allDelivered(app, [payment!]), { message: `every event of ${chargeId} pushed` });
   const pushed = applyBySequence(app.acceptedFor(chargeId)).applied.map((e) => ({
-    sequence: e.sequence, type: e.type, previous_status: e.previousStatus, amount_refunded: e.amountRefunded, inquiry_open: e.inquiryOpen,
+    sequence: e.sequence,
+    type: e.type,
+    previous_status: e.previousStatus,
+    amount_refunded: e.amountRefunded,
+    inquiry_open: e.inquiryOpen,
   }));
   assert.deepEqual(pushed, feed, 'the destination was told what the feed tells');
   assert.equal(app.unverified, 0);
@@ -90,12 +117,10 @@ describe('disputes as the application hears of them', () => {
       { id: 'evt_inq_opened', type: 'charge.dispute.created', at: 3 * DAY, object: dispute(id, 'warning_needs_response') },
       { id: 'evt_inq_closed', type: 'charge.dispute.closed', at: 20 * DAY, object: dispute(id, 'warning_closed') },
     ]);
-    assert.deepEqual(await toldOf(id), [
-      told(1, 'paid', null, 0, false),
-      told(2, 'paid', 'paid', 0, true),
-      told(3, 'paid', 'paid', 0, false),
-    ]);
-    const lookup = (await (await fetch(`${service.baseUrl}/api/v1/payments/stripe/${id}`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()) as { payment: { status: string; inquiry_open: boolean } };
+    assert.deepEqual(await toldOf(id), [told(1, 'paid', null, 0, false), told(2, 'paid', 'paid', 0, true), told(3, 'paid', 'paid', 0, false)]);
+    const lookup = (await (await fetch(`${service.baseUrl}/api/v1/payments/stripe/${id}`, { headers: { authorization: `Bearer ${API_TOKEN}` } })).json()) as {
+      payment: { status: string; inquiry_open: boolean };
+    };
     assert.deepEqual([lookup.payment.status, lookup.payment.inquiry_open], ['paid', false]);
   });
 

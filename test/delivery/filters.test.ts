@@ -49,8 +49,14 @@ describe('a kinds filter', () => {
     await waitUntilSettled(database.sql, ['evt_filter_2']);
     const [payment] = await paymentsOf(database.sql, [chargeId]);
     assert.equal(payment!.eventSequence, 2);
-    await waitFor(async () => (await laneOf(database.sql, 'paid', payment!.id))?.deliveredSequence === 2, { message: 'the lane past the filtered-out refund', timeoutMs: 10_000 });
-    assert.deepEqual(consumer.acceptedFor(chargeId).map((e) => e.type), ['payment.paid']);
+    await waitFor(async () => (await laneOf(database.sql, 'paid', payment!.id))?.deliveredSequence === 2, {
+      message: 'the lane past the filtered-out refund',
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual(
+      consumer.acceptedFor(chargeId).map((e) => e.type),
+      ['payment.paid'],
+    );
     const lanes = await runInboxctl(['lanes', '--json'], { ...env, DATABASE_URL: database.url });
     assert.equal(lanes.code, 0, lanes.stderr);
     assert.deepEqual(lanes.json().lanes, []);

@@ -28,7 +28,6 @@ setup(async () => {
   database.onTeardown(() => service?.stop());
 });
 
-
 test('kill -9 of the service while it delivers, then a restart: no event lost, none out of order; repeats carry the same webhook-id', async (t) => {
   const destinationSecret = newDestinationSecret();
   consumer = await startConsumer(destinationSecret);
@@ -47,7 +46,13 @@ test('kill -9 of the service while it delivers, then a restart: no event lost, n
     }
     return { kind: 'ok', delayMs: 150 + Math.floor(Math.random() * 150) };
   };
-  const env = { DATABASE_URL: database.url, WEBHOOK_SECRET_STRIPE: SECRET, DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: destinationSecret, ...ENV };
+  const env = {
+    DATABASE_URL: database.url,
+    WEBHOOK_SECRET_STRIPE: SECRET,
+    DESTINATION_URL_APP: consumer.url,
+    DESTINATION_SECRET_APP: destinationSecret,
+    ...ENV,
+  };
   service = await spawnService({ env, port: await freePort() });
 
   const cases = fc.sample(scenarioWithArrivalArb, { numRuns: CHARGES, seed: 13 });
@@ -66,10 +71,13 @@ test('kill -9 of the service while it delivers, then a restart: no event lost, n
 
   service = await spawnService({ env, port: await freePort() });
   let payments: PaymentRow[] = [];
-  await waitFor(async () => {
+  await waitFor(
+    async () => {
       payments = await paymentsOf(database.sql, chargeIds);
       return payments.length === CHARGES && allDelivered(consumer, payments);
-    }, { message: 'every payment delivered up to its last event after the restart', timeoutMs: 120_000, intervalMs: 250 });
+    },
+    { message: 'every payment delivered up to its last event after the restart', timeoutMs: 120_000, intervalMs: 250 },
+  );
   const total = payments.reduce((sum, p) => sum + p.eventSequence, 0);
   assert.ok(acceptedBeforeKill < total, `the kill came before the end (${acceptedBeforeKill} of ${total})`);
   let repeats = 0;

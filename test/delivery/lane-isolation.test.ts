@@ -39,7 +39,13 @@ setup(async () => {
 
 async function post(type: 'charge.succeeded' | 'charge.refunded', chargeId: string): Promise<void> {
   const refunded = type === 'charge.refunded';
-  const body = chargeEvent({ id: `evt_${chargeId}_${refunded ? 'refund' : 'paid'}`, type, chargeId, created: BASE + (refunded ? 60 : 0), ...(refunded ? { amountRefunded: 2000 } : {}) });
+  const body = chargeEvent({
+    id: `evt_${chargeId}_${refunded ? 'refund' : 'paid'}`,
+    type,
+    chargeId,
+    created: BASE + (refunded ? 60 : 0),
+    ...(refunded ? { amountRefunded: 2000 } : {}),
+  });
   assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
 }
 
@@ -54,7 +60,11 @@ describe('a lane whose consumer hangs holds back no other payment', () => {
     for (const chargeId of [...others.slice(0, 10), STUCK, ...others.slice(10)]) await post('charge.succeeded', chargeId);
     await service.stop();
     service = await startTestService(serviceOptions);
-    await waitUntilSettled(database.sql, [STUCK, ...others].map((c) => `evt_${c}_paid`), 60_000);
+    await waitUntilSettled(
+      database.sql,
+      [STUCK, ...others].map((c) => `evt_${c}_paid`),
+      60_000,
+    );
     await waitFor(() => consumer.received.some((e) => e.chargeId === STUCK), { message: "the stuck payment's first request", timeoutMs: 30_000 });
     await waitFor(() => others.every((c) => consumer.acceptedFor(c).length === 1), { message: "the other payments' first events", timeoutMs: 30_000 });
 
@@ -71,6 +81,10 @@ describe('a lane whose consumer hangs holds back no other payment', () => {
         where s.name = 'deliveries' and p.gateway_charge_id = ${STUCK})`;
     assert.ok(batch!.lanes > 1, `the stuck lane ran in a batch of ${batch!.lanes}`);
     const stuck = consumer.received.filter((e) => e.chargeId === STUCK);
-    assert.deepEqual(stuck.map((e) => [e.sequence, e.accepted]), [[1, false]], 'the stuck request is still its first, unanswered');
+    assert.deepEqual(
+      stuck.map((e) => [e.sequence, e.accepted]),
+      [[1, false]],
+      'the stuck request is still its first, unanswered',
+    );
   });
 });

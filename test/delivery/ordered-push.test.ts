@@ -26,7 +26,6 @@ setup(async () => {
   service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, DESTINATION_URL_APP: consumer.url, DESTINATION_SECRET_APP: secret } });
 });
 
-
 describe('push: every payment reaches the destination in order', () => {
   test(`${HISTORIES} random charge histories, posted in random order with duplicates: per payment the consumer verifies 1..n in order, no gap, ending at the payments row`, async () => {
     const seed = Date.now() % 2_147_483_647;
@@ -41,10 +40,13 @@ describe('push: every payment reaches the destination in order', () => {
     });
     const eventIds = cases.flatMap(({ scenario }, n) => stripeEvents(scenario, chargeIds[n]!, BASE).map((e) => e.eventId));
     await waitUntilSettled(database.sql, eventIds, 120_000);
-    const payments = await waitFor(async () => {
+    const payments = await waitFor(
+      async () => {
         const rows = await paymentsOf(database.sql, chargeIds);
         return rows.length === chargeIds.length && allDelivered(consumer, rows) ? rows : undefined;
-      }, { message: 'every payment delivered up to its last event', timeoutMs: 120_000, intervalMs: 200 });
+      },
+      { message: 'every payment delivered up to its last event', timeoutMs: 120_000, intervalMs: 200 },
+    );
     assert.equal(consumer.unverified, 0, 'every request verified with standardwebhooks');
     let repeats = 0;
     for (const payment of payments) {
@@ -53,9 +55,16 @@ describe('push: every payment reaches the destination in order', () => {
       repeats += repeated;
       assert.ok(inOrder, `${context}: sequences ${applied.map((e) => e.sequence).join(',')}`);
       assert.equal(applied.length, payment.eventSequence, `${context}: one event per change of the payment`);
-      assert.deepEqual(applied.map((e) => e.webhookId), await eventIdsOf(database.sql, payment.id), `${context}: webhook-id is the outbox event id`);
+      assert.deepEqual(
+        applied.map((e) => e.webhookId),
+        await eventIdsOf(database.sql, payment.id),
+        `${context}: webhook-id is the outbox event id`,
+      );
       assert.equal(applied.at(-1)!.status, payment.status, `${context}: the last event is the payment's status`);
-      assert.ok(applied.every((e) => e.type === `payment.${e.status}`), context);
+      assert.ok(
+        applied.every((e) => e.type === `payment.${e.status}`),
+        context,
+      );
     }
     // Nothing failed or crashed here: a repeat would mean a lane ran twice at once.
     assert.equal(repeats, 0, 'no event delivered twice');

@@ -53,7 +53,6 @@ setup(async () => {
   service = await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, ...env }, files: { [configPath]: configText }, deliveryTimers: clock });
 });
 
-
 /** A paid, then refunded charge: two status changes, so the second waits behind the first. */
 async function payThenRefund(chargeId: string): Promise<void> {
   const paid = chargeEvent({ id: `evt_${chargeId}_paid`, type: 'charge.succeeded', chargeId, created: BASE });
@@ -71,7 +70,11 @@ async function payThenRefund(chargeId: string): Promise<void> {
  * and the late `paid` is then ignored as stale: one status change, one event — also right).
  */
 async function settledPayments(chargeIds: readonly string[]): Promise<PaymentRow[]> {
-  await waitUntilSettled(database.sql, chargeIds.flatMap((c) => [`evt_${c}_paid`, `evt_${c}_refund`]), 60_000);
+  await waitUntilSettled(
+    database.sql,
+    chargeIds.flatMap((c) => [`evt_${c}_paid`, `evt_${c}_refund`]),
+    60_000,
+  );
   const rows = await paymentsOf(database.sql, chargeIds);
   assert.equal(rows.length, chargeIds.length, 'a payment for every charge');
   return rows;
@@ -86,18 +89,35 @@ describe('lanes park, and only their own payment waits', () => {
     const payments = await settledPayments([...bad, ...good]);
     const byCharge = new Map(payments.map((p) => [p.chargeId, p]));
     const parkedLane = (chargeId: string) =>
-      waitFor(async () => {
-        const row = await laneOf(database.sql, 'app', byCharge.get(chargeId)!.id);
-        return row?.parked ? row : undefined;
-      }, { message: `${chargeId}'s lane to park`, timeoutMs: 60_000 });
-    const lanes = new Map([['ch_bad_500', await parkedLane('ch_bad_500')], ['ch_bad_hangup', await parkedLane('ch_bad_hangup')]]);
-    await waitFor(() => allDelivered(consumer, good.map((c) => byCharge.get(c)!)), { message: 'the 100 other payments delivered', timeoutMs: 30_000 });
+      waitFor(
+        async () => {
+          const row = await laneOf(database.sql, 'app', byCharge.get(chargeId)!.id);
+          return row?.parked ? row : undefined;
+        },
+        { message: `${chargeId}'s lane to park`, timeoutMs: 60_000 },
+      );
+    const lanes = new Map([
+      ['ch_bad_500', await parkedLane('ch_bad_500')],
+      ['ch_bad_hangup', await parkedLane('ch_bad_hangup')],
+    ]);
+    await waitFor(
+      () =>
+        allDelivered(
+          consumer,
+          good.map((c) => byCharge.get(c)!),
+        ),
+      { message: 'the 100 other payments delivered', timeoutMs: 30_000 },
+    );
     // Nothing else is in flight now: each tick of the clock ends exactly the hanging attempt.
     const timeoutLane = byCharge.get('ch_bad_timeout')!.id;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      await waitFor(() => consumer.hanging === 1 && consumer.received.filter((e) => e.chargeId === 'ch_bad_timeout').length === attempt, { message: `attempt ${attempt} hanging at the consumer` });
+      await waitFor(() => consumer.hanging === 1 && consumer.received.filter((e) => e.chargeId === 'ch_bad_timeout').length === attempt, {
+        message: `attempt ${attempt} hanging at the consumer`,
+      });
       await clock.tick(destinationOptions.timeoutMs);
-      await waitFor(async () => (await laneOf(database.sql, 'app', timeoutLane))?.attempts === attempt, { message: `attempt ${attempt} timed out and recorded` });
+      await waitFor(async () => (await laneOf(database.sql, 'app', timeoutLane))?.attempts === attempt, {
+        message: `attempt ${attempt} timed out and recorded`,
+      });
     }
     lanes.set('ch_bad_timeout', await parkedLane('ch_bad_timeout'));
     assert.match(lanes.get('ch_bad_timeout')!.lastError ?? '', /no answer within 15000 ms/);
@@ -107,13 +127,20 @@ describe('lanes park, and only their own payment waits', () => {
       assert.equal(lane.deliveredSequence, 0, `${chargeId}: its first event never got a 2xx`);
       const tries = consumer.received.filter((e) => e.chargeId === chargeId);
       assert.equal(tries.length, MAX_ATTEMPTS, `${chargeId}: tried exactly maxAttempts times`);
-      assert.ok(tries.every((e) => e.sequence === 1), `${chargeId}: its later event waited behind the failing one`);
+      assert.ok(
+        tries.every((e) => e.sequence === 1),
+        `${chargeId}: its later event waited behind the failing one`,
+      );
       assert.equal(new Set(tries.map((e) => e.webhookId)).size, 1, `${chargeId}: every resend carries the same webhook-id`);
     }
     for (const chargeId of good) {
       const lane = await laneOf(database.sql, 'app', byCharge.get(chargeId)!.id);
       const events = byCharge.get(chargeId)!.eventSequence;
-      assert.deepEqual({ delivered: lane?.deliveredSequence, attempts: lane?.attempts, parked: lane?.parked }, { delivered: events, attempts: 0, parked: false }, chargeId);
+      assert.deepEqual(
+        { delivered: lane?.deliveredSequence, attempts: lane?.attempts, parked: lane?.parked },
+        { delivered: events, attempts: 0, parked: false },
+        chargeId,
+      );
       assert.equal(consumer.received.filter((e) => e.chargeId === chargeId).length, events, `${chargeId}: each event once, no failed attempt`);
     }
     const destination = await database.sql`select backoff_trips from delivery_destinations where name = 'app'`;
@@ -125,12 +152,15 @@ describe('lanes park, and only their own payment waits', () => {
     assert.equal(run.code, 1, run.stderr);
     const listed = run.json<{ lanes: { chargeId: string; parkedAt: string | null }[]; destinations: { name: string; parkedLanes: number }[] }>();
     assert.deepEqual(listed.lanes.map((l) => l.chargeId).sort(), [...bad].sort());
-    assert.deepEqual(listed.destinations.map((d) => [d.name, d.parkedLanes]), [['app', 3]]);
+    assert.deepEqual(
+      listed.destinations.map((d) => [d.name, d.parkedLanes]),
+      [['app', 3]],
+    );
     const text = await runInboxctl(['lanes'], cliEnv);
     assert.match(text.out, /PARKED\s+app\s+stripe:ch_bad_500\s+0\/2\s+4/);
   });
 
-  test('once the consumer recovers, inboxctl lanes retry delivers the parked events in order; skip gives up the head event with its reason recorded, and the docs\' consumer takes the next event, which says what it follows', async () => {
+  test("once the consumer recovers, inboxctl lanes retry delivers the parked events in order; skip gives up the head event with its reason recorded, and the docs' consumer takes the next event, which says what it follows", async () => {
     failing = false;
     for (const chargeId of ['ch_bad_500', 'ch_bad_timeout']) {
       const run = await runInboxctl(['lanes', 'retry', 'app', `stripe:${chargeId}`], cliEnv);
@@ -140,22 +170,44 @@ describe('lanes park, and only their own payment waits', () => {
     const skip = await runInboxctl(['lanes', 'skip', 'app', 'stripe:ch_bad_hangup', '--reason', 'order deleted in the app'], cliEnv);
     assert.equal(skip.code, 0, skip.stderr);
     const payments = await paymentsOf(database.sql, bad);
-    await waitFor(async () => {
-      for (const p of payments) if ((await laneOf(database.sql, 'app', p.id))?.deliveredSequence !== 2) return false;
-      return true;
-    }, { message: 'the retried and skipped lanes caught up', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        for (const p of payments) if ((await laneOf(database.sql, 'app', p.id))?.deliveredSequence !== 2) return false;
+        return true;
+      },
+      { message: 'the retried and skipped lanes caught up', timeoutMs: 30_000 },
+    );
     for (const chargeId of ['ch_bad_500', 'ch_bad_timeout']) {
       const { applied, inOrder } = applyBySequence(consumer.acceptedFor(chargeId));
       assert.ok(inOrder, chargeId);
-      assert.deepEqual(applied.map((e) => e.type), ['payment.paid', 'payment.refunded'], chargeId);
+      assert.deepEqual(
+        applied.map((e) => e.type),
+        ['payment.paid', 'payment.refunded'],
+        chargeId,
+      );
     }
-    assert.deepEqual(consumer.acceptedFor('ch_bad_hangup').map((e) => e.sequence), [2], 'the skipped event is not sent, the one after it is');
+    assert.deepEqual(
+      consumer.acceptedFor('ch_bad_hangup').map((e) => e.sequence),
+      [2],
+      'the skipped event is not sent, the one after it is',
+    );
     // Found from outside: the README's consumer answered 409 to event 2 with no 1 ("cannot happen"), and the lane parked again.
     const afterSkip = consumer.received.filter((e) => e.chargeId === 'ch_bad_hangup' && e.sequence === 2);
-    assert.deepEqual(afterSkip.map((e) => [e.followsSequence, e.accepted]), [[0, true]], 'sent once, saying it follows nothing sent before (event 1 was skipped), and applied');
+    assert.deepEqual(
+      afterSkip.map((e) => [e.followsSequence, e.accepted]),
+      [[0, true]],
+      'sent once, saying it follows nothing sent before (event 1 was skipped), and applied',
+    );
     assert.equal(consumer.docs.applied.get('stripe:ch_bad_hangup'), 2);
     for (const chargeId of ['ch_bad_500', 'ch_bad_timeout']) {
-      assert.deepEqual(consumer.acceptedFor(chargeId).map((e) => [e.sequence, e.followsSequence]), [[1, 0], [2, 1]], `${chargeId}: nothing skipped, each follows the one before`);
+      assert.deepEqual(
+        consumer.acceptedFor(chargeId).map((e) => [e.sequence, e.followsSequence]),
+        [
+          [1, 0],
+          [2, 1],
+        ],
+        `${chargeId}: nothing skipped, each follows the one before`,
+      );
     }
     const [skipped] = await database.sql`
       select l.skipped_events, l.last_skip_reason from delivery_lanes l join payments p on p.id = l.payment_id

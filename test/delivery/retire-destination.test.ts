@@ -39,7 +39,8 @@ async function pay(chargeId: string, n: number): Promise<void> {
 /** Lanes, jobs that would still run, and the state row of `orders`: what retiring must clear. */
 async function leftOf(destination: string) {
   const [lanes] = await database.sql`select count(*)::int as n, count(parked_at)::int as parked from delivery_lanes where destination = ${destination}`;
-  const [jobs] = await database.sql`select count(*)::int as n from pgboss.job where data->>'destination' = ${destination} and state in ('created', 'retry', 'active')`;
+  const [jobs] =
+    await database.sql`select count(*)::int as n from pgboss.job where data->>'destination' = ${destination} and state in ('created', 'retry', 'active')`;
   const state = await database.sql`select name, starts_at, backoff_trips, disabled_at from delivery_destinations where name = ${destination}`;
   return { lanes: lanes!.n, parked: lanes!.parked, jobs: jobs!.n, state: state[0] };
 }
@@ -62,7 +63,9 @@ setup(async () => {
   await passDeliveryTime(database.sql, 1200);
   await waitFor(async () => (await leftOf('orders')).parked === 3, { message: 'three lanes parked' });
   await pay('ch_old_3', 3);
-  await waitFor(async () => (await deliveriesSettled(database.sql)) && (await leftOf('orders')).lanes === 4, { message: 'a fourth lane waiting for its retry' });
+  await waitFor(async () => (await deliveriesSettled(database.sql)) && (await leftOf('orders')).lanes === 4, {
+    message: 'a fourth lane waiting for its retry',
+  });
   // The destination is removed from the configuration.
   await service.stop();
   service = await startTestService({ database, env: base });
@@ -70,10 +73,13 @@ setup(async () => {
 
 describe('retiring a destination removed from the configuration', () => {
   test('once removed, its lanes page no one: no parked-lanes series, one saying what is left to retire', async () => {
-    const text = await waitFor(async () => {
-      const metrics = await scrape(service.baseUrl);
-      return sampleValue(metrics, 'inbox_unconfigured_destination_parked_lanes', { destination: 'orders' }) === 3 ? metrics : undefined;
-    }, { message: 'the gauges refreshed without orders' });
+    const text = await waitFor(
+      async () => {
+        const metrics = await scrape(service.baseUrl);
+        return sampleValue(metrics, 'inbox_unconfigured_destination_parked_lanes', { destination: 'orders' }) === 3 ? metrics : undefined;
+      },
+      { message: 'the gauges refreshed without orders' },
+    );
     assert.equal(sampleValue(text, 'inbox_delivery_lanes_parked', { destination: 'orders' }), undefined);
     assert.equal(sampleValue(text, 'inbox_destination_disabled', { destination: 'orders' }), undefined);
     const listed = await runInboxctl(['lanes', '--parked'], cliEnv);
@@ -83,9 +89,16 @@ describe('retiring a destination removed from the configuration', () => {
 
   test('a destination still configured is refused, exit 2, nothing changed', async () => {
     const before = await leftOf('orders');
-    const run = await runInboxctl(['lanes', 'retire', 'orders', '--reason', 'x'], { ...cliEnv, DESTINATION_URL_ORDERS: consumer.url, DESTINATION_SECRET_ORDERS: secret });
+    const run = await runInboxctl(['lanes', 'retire', 'orders', '--reason', 'x'], {
+      ...cliEnv,
+      DESTINATION_URL_ORDERS: consumer.url,
+      DESTINATION_SECRET_ORDERS: secret,
+    });
     assert.equal(run.code, 2, run.stderr);
-    assert.match(run.stderr, /refused, nothing changed: "orders" is configured here \(DESTINATION_URL_ORDERS\); remove it from every instance's configuration first/);
+    assert.match(
+      run.stderr,
+      /refused, nothing changed: "orders" is configured here \(DESTINATION_URL_ORDERS\); remove it from every instance's configuration first/,
+    );
     assert.deepEqual(await leftOf('orders'), before);
     const noReason = await runInboxctl(['lanes', 'retire', 'orders'], cliEnv);
     assert.equal(noReason.code, 2);
@@ -97,32 +110,59 @@ describe('retiring a destination removed from the configuration', () => {
     assert.deepEqual([before.lanes, before.parked, before.jobs > 0, before.state !== undefined], [4, 3, true, true]);
     const dry = await runInboxctl(['lanes', 'retire', 'orders', '--reason', 'orders service decommissioned', '--dry-run'], cliEnv);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.match(dry.out, new RegExp(`^orders: would clear 4 lanes \\(3 parked\\), ${before.jobs} queued jobs?, its start, backoff and disabled state \\(by \\S+: "orders service decommissioned"\\)\\.\\nDry run: nothing changed\\.$`, 'm'));
+    assert.match(
+      dry.out,
+      new RegExp(
+        `^orders: would clear 4 lanes \\(3 parked\\), ${before.jobs} queued jobs?, its start, backoff and disabled state \\(by \\S+: "orders service decommissioned"\\)\\.\\nDry run: nothing changed\\.$`,
+        'm',
+      ),
+    );
     assert.deepEqual(await leftOf('orders'), before);
 
     const run = await runInboxctl(['lanes', 'retire', 'orders', '--reason', 'orders service decommissioned', '--by', 'alice', '--json'], cliEnv);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(run.json(), { destination: 'orders', lanes: 4, parkedLanes: 3, jobs: before.jobs, hadState: true, retired: true, by: 'alice', reason: 'orders service decommissioned', dryRun: false, lastRetirement: null });
+    assert.deepEqual(run.json(), {
+      destination: 'orders',
+      lanes: 4,
+      parkedLanes: 3,
+      jobs: before.jobs,
+      hadState: true,
+      retired: true,
+      by: 'alice',
+      reason: 'orders service decommissioned',
+      dryRun: false,
+      lastRetirement: null,
+    });
     assert.deepEqual(await leftOf('orders'), { lanes: 0, parked: 0, jobs: 0, state: undefined });
-    const [recorded] = await database.sql`select retired_by, reason, lanes_cleared, parked_lanes_cleared, jobs_cleared from delivery_destination_retirements where destination = 'orders'`;
-    assert.deepEqual({ ...recorded }, { retired_by: 'alice', reason: 'orders service decommissioned', lanes_cleared: 4, parked_lanes_cleared: 3, jobs_cleared: before.jobs });
+    const [recorded] =
+      await database.sql`select retired_by, reason, lanes_cleared, parked_lanes_cleared, jobs_cleared from delivery_destination_retirements where destination = 'orders'`;
+    assert.deepEqual(
+      { ...recorded },
+      { retired_by: 'alice', reason: 'orders service decommissioned', lanes_cleared: 4, parked_lanes_cleared: 3, jobs_cleared: before.jobs },
+    );
     // The payments and their events stay: the outbox and the feed keep them.
     assert.equal((await paymentsOf(database.sql, ['ch_old_0', 'ch_old_1', 'ch_old_2', 'ch_old_3'])).length, 4);
   });
 
   test('afterwards no gauge names it, lanes --parked is clean, and retiring it again says when and by whom it was retired (exit 1)', async () => {
-    await waitFor(async () => {
-      const text = await scrape(service.baseUrl);
-      return !text.includes('destination="orders"');
-    }, { message: 'no series of orders after a refresh' });
+    await waitFor(
+      async () => {
+        const text = await scrape(service.baseUrl);
+        return !text.includes('destination="orders"');
+      },
+      { message: 'no series of orders after a refresh' },
+    );
     const listed = await runInboxctl(['lanes', '--parked'], cliEnv);
     assert.equal(listed.code, 0, listed.stderr);
     const again = await runInboxctl(['lanes', 'retire', 'orders', '--reason', 'again'], cliEnv);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /nothing to retire: the database holds no lane, job or state of destination "orders" \(retired \S+ by alice: "orders service decommissioned"\)\./);
+    assert.match(
+      again.stderr,
+      /nothing to retire: the database holds no lane, job or state of destination "orders" \(retired \S+ by alice: "orders service decommissioned"\)\./,
+    );
   });
 
-  test('a destination configured again under the same name starts clean: from now, nothing of the old lanes, the old payments\' later changes only', async () => {
+  test("a destination configured again under the same name starts clean: from now, nothing of the old lanes, the old payments' later changes only", async () => {
     const retiredAt = new Date();
     await service.stop();
     service = await startTestService({ database, env: withOrders, files: { [configPath]: configText } });
@@ -134,9 +174,14 @@ describe('retiring a destination removed from the configuration', () => {
     await pay('ch_new', 10);
     const refunded = chargeEvent({ id: 'evt_ch_old_0_refund', type: 'charge.refunded', chargeId: 'ch_old_0', created: BASE + 60, amountRefunded: 2000 });
     assert.equal((await postStripe(service.baseUrl, refunded, SECRET)).status, 200);
-    await waitFor(() => consumer.received.length >= triesBefore + 2 && consumer.received.slice(triesBefore).every((e) => e.accepted), { message: 'the new payment and the old one\'s refund delivered' });
+    await waitFor(() => consumer.received.length >= triesBefore + 2 && consumer.received.slice(triesBefore).every((e) => e.accepted), {
+      message: "the new payment and the old one's refund delivered",
+    });
     await waitFor(() => deliveriesSettled(database.sql), { message: 'nothing more to send' });
-    const sent = consumer.received.slice(triesBefore).map((e) => `${e.chargeId}#${e.sequence}^${e.followsSequence}`).sort();
-    assert.deepEqual(sent, ['ch_new#1^0', 'ch_old_0#2^0'], 'the old payments\' earlier events are not sent again; the refund says it follows nothing sent');
+    const sent = consumer.received
+      .slice(triesBefore)
+      .map((e) => `${e.chargeId}#${e.sequence}^${e.followsSequence}`)
+      .sort();
+    assert.deepEqual(sent, ['ch_new#1^0', 'ch_old_0#2^0'], "the old payments' earlier events are not sent again; the refund says it follows nothing sent");
   });
 });

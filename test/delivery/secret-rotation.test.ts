@@ -44,7 +44,12 @@ function ed25519Verifier(publicKey: string): Verifier {
 describe('v1a: ed25519 signing', () => {
   // The published vector of the Standard Webhooks reference implementation (libraries/go/webhook_asymmetric_test.go, TestAsymmetricWebhookSign).
   test('signs the published Standard Webhooks vector byte for byte', () => {
-    const headers = signWebhook([signingKey('whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=')], 'msg_p5jXN8AQM9LWM0D4loKWxJek', new Date(1614265330 * 1000), '{"test": 2432232314}');
+    const headers = signWebhook(
+      [signingKey('whsk_VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk=')],
+      'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      new Date(1614265330 * 1000),
+      '{"test": 2432232314}',
+    );
     assert.equal(headers['webhook-signature'], 'v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag==');
   });
 
@@ -100,11 +105,17 @@ test('during the overlap a consumer holding only the old secret and one holding 
     await waitFor(async () => (await paymentsOf(database.sql, [chargeId]))[0]?.eventSequence === 1, { message: `${chargeId} paid` });
     assert.equal((await postStripe(service.baseUrl, refunded, SECRET)).status, 200);
   }
-  const payments = await waitFor(async () => {
-    const rows = await paymentsOf(database.sql, CHARGES);
-    return rows.length === CHARGES.length && rows.every((p) => p.eventSequence === 2) ? rows : undefined;
-  }, { message: 'every charge paid and refunded' });
-  for (const [name, consumer] of [['rotating', rotating], ['moving', moving]] as const) {
+  const payments = await waitFor(
+    async () => {
+      const rows = await paymentsOf(database.sql, CHARGES);
+      return rows.length === CHARGES.length && rows.every((p) => p.eventSequence === 2) ? rows : undefined;
+    },
+    { message: 'every charge paid and refunded' },
+  );
+  for (const [name, consumer] of [
+    ['rotating', rotating],
+    ['moving', moving],
+  ] as const) {
     await waitFor(() => allDelivered(consumer, payments), { message: `${name}: every event delivered`, timeoutMs: 30_000 });
     assert.equal(consumer.received.length, CHARGES.length * 2, `${name}: each event once`);
     assert.deepEqual(consumer.refusedBy, [0, 0], `${name}: neither secret alone refused any event`);

@@ -34,10 +34,22 @@ describe('backoff', () => {
   const settings = { retryDelaySeconds: 5, retryDelayMaxSeconds: 3600 };
 
   test('doubles per failure with a factor in [1, 2), capped', () => {
-    assert.equal(backoffSeconds(1, settings, () => 0), 5);
-    assert.equal(backoffSeconds(4, settings, () => 0), 40);
-    assert.equal(backoffSeconds(4, settings, () => 0.5), 60);
-    assert.equal(backoffSeconds(30, settings, () => 0.99), 3600);
+    assert.equal(
+      backoffSeconds(1, settings, () => 0),
+      5,
+    );
+    assert.equal(
+      backoffSeconds(4, settings, () => 0),
+      40,
+    );
+    assert.equal(
+      backoffSeconds(4, settings, () => 0.5),
+      60,
+    );
+    assert.equal(
+      backoffSeconds(30, settings, () => 0.99),
+      3600,
+    );
   });
 
   // Found from outside: `Retry-After: 0` parked a lane in 89 ms (8 attempts), the header replacing the backoff.
@@ -47,7 +59,11 @@ describe('backoff', () => {
     for (const failures of [1, 2, 3, 4]) {
       const floor = backoffSeconds(failures, settings, noJitter);
       assert.equal(nextAttemptDelaySeconds(failures, retryAfterSeconds('0', now), settings, noJitter), floor, `Retry-After: 0 after ${failures} failures`);
-      assert.equal(nextAttemptDelaySeconds(failures, retryAfterSeconds('Thu, 03 Dec 2026 11:00:00 GMT', now), settings, noJitter), floor, `a past date after ${failures} failures`);
+      assert.equal(
+        nextAttemptDelaySeconds(failures, retryAfterSeconds('Thu, 03 Dec 2026 11:00:00 GMT', now), settings, noJitter),
+        floor,
+        `a past date after ${failures} failures`,
+      );
     }
     assert.equal(nextAttemptDelaySeconds(1, retryAfterSeconds('3', now), { retryDelaySeconds: 1, retryDelayMaxSeconds: 60 }, noJitter), 3);
     assert.equal(nextAttemptDelaySeconds(3, retryAfterSeconds('3', now), { retryDelaySeconds: 1, retryDelayMaxSeconds: 60 }, noJitter), 4);

@@ -23,7 +23,13 @@ const BASE = 1_760_000_000;
 const MAX_ATTEMPTS = 3;
 const PATIENCE_SECONDS = 60;
 const RETRY_DELAY_SECONDS = 1;
-const destinationOptions = { maxAttempts: MAX_ATTEMPTS, retryDelaySeconds: RETRY_DELAY_SECONDS, retryDelayMaxSeconds: 600, backoffAfterFailingLanes: 5, patienceSeconds: PATIENCE_SECONDS };
+const destinationOptions = {
+  maxAttempts: MAX_ATTEMPTS,
+  retryDelaySeconds: RETRY_DELAY_SECONDS,
+  retryDelayMaxSeconds: 600,
+  backoffAfterFailingLanes: 5,
+  patienceSeconds: PATIENCE_SECONDS,
+};
 const RETRY_AFTER: Record<string, { header: string; seconds: number }> = {
   ch_429_zero: { header: '0', seconds: 0 },
   ch_429_past_date: { header: new Date(Date.now() - 3600_000).toUTCString(), seconds: 0 },
@@ -72,7 +78,14 @@ async function throttledLanes(): Promise<ThrottledLane[]> {
            extract(epoch from coalesce(l.parked_at, l.last_attempt_at) - l.throttled_since)::float8 as throttled_for
     from delivery_lanes l join payments p on p.id = l.payment_id
     where l.destination = 'app' and p.gateway_charge_id = any(${THROTTLED}::text[]) order by p.gateway_charge_id`;
-  return rows.map((r) => ({ chargeId: r.gateway_charge_id, attempts: r.attempts, throttles: r.throttles, parked: r.parked, waitSeconds: r.wait_seconds, throttledForSeconds: r.throttled_for }));
+  return rows.map((r) => ({
+    chargeId: r.gateway_charge_id,
+    attempts: r.attempts,
+    throttles: r.throttles,
+    parked: r.parked,
+    waitSeconds: r.wait_seconds,
+    throttledForSeconds: r.throttled_for,
+  }));
 }
 
 /** The shortest wait the configured backoff allows after `failures` answers in a row (its jitter only lengthens it). */
@@ -83,14 +96,19 @@ test('a consumer answering 429 with Retry-After 0, a past date or 3 s: every wai
     const paid = chargeEvent({ id: `evt_${chargeId}_paid`, type: 'charge.succeeded', chargeId, created: BASE + n });
     assert.equal((await postStripe(service.baseUrl, paid, SECRET)).status, 200);
   }
-  const good = await waitFor(async () => {
-    const rows = await paymentsOf(database.sql, GOOD);
-    return rows.length === GOOD.length && allDelivered(consumer, rows) ? rows : undefined;
-  }, { message: 'the 20 other payments delivered', timeoutMs: 30_000 });
+  const good = await waitFor(
+    async () => {
+      const rows = await paymentsOf(database.sql, GOOD);
+      return rows.length === GOOD.length && allDelivered(consumer, rows) ? rows : undefined;
+    },
+    { message: 'the 20 other payments delivered', timeoutMs: 30_000 },
+  );
 
   let steps = 0;
   for (;;) {
-    await waitFor(async () => (await deliveriesSettled(database.sql)) && (await throttledLanes()).length === THROTTLED.length, { message: `step ${steps}: every throttled lane answered` });
+    await waitFor(async () => (await deliveriesSettled(database.sql)) && (await throttledLanes()).length === THROTTLED.length, {
+      message: `step ${steps}: every throttled lane answered`,
+    });
     const lanes = await throttledLanes();
     for (const lane of lanes) {
       const answers = consumer.received.filter((e) => e.chargeId === lane.chargeId).length;
@@ -111,7 +129,8 @@ test('a consumer answering 429 with Retry-After 0, a past date or 3 s: every wai
   }
 
   assert.equal(consumer.unverified, 0);
-  for (const payment of good) assert.equal(consumer.received.filter((e) => e.chargeId === payment.chargeId).length, 1, `${payment.chargeId}: delivered once, no failed attempt`);
+  for (const payment of good)
+    assert.equal(consumer.received.filter((e) => e.chargeId === payment.chargeId).length, 1, `${payment.chargeId}: delivered once, no failed attempt`);
   const [destination] = await database.sql`select backoff_trips from delivery_destinations where name = 'app'`;
   assert.equal(destination?.backoff_trips ?? 0, 0, 'three throttled lanes did not back the destination off as a whole');
 });

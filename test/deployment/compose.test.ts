@@ -17,7 +17,8 @@ const schema = JSON.parse(readFileSync(path.join(repoRoot, 'test/deployment/comp
 const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
 const validate = ajv.compile(schema);
 
-const compose = () => parse(readFileSync(path.join(repoRoot, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string> }> };
+const compose = () =>
+  parse(readFileSync(path.join(repoRoot, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string> }> };
 
 test('compose.yaml is valid against the Compose Specification schema', () => {
   assert.ok(validate(compose()), JSON.stringify(validate.errors, null, 2));
@@ -41,8 +42,14 @@ function interpolate(value: string, variables: Record<string, string>): string {
 
 test("the inbox service's environment is one the service accepts, with DATABASE_URL naming the postgres service", () => {
   const { services } = compose();
-  assert.throws(() => interpolate(services.inbox!.environment!.WEBHOOK_SECRET_STRIPE!, {}), /WEBHOOK_SECRET_STRIPE: set WEBHOOK_SECRET_STRIPE/, 'the secret is required, not defaulted');
-  const env = Object.fromEntries(Object.entries(services.inbox!.environment!).map(([name, value]) => [name, interpolate(value, { WEBHOOK_SECRET_STRIPE: 'whsec_compose' })]));
+  assert.throws(
+    () => interpolate(services.inbox!.environment!.WEBHOOK_SECRET_STRIPE!, {}),
+    /WEBHOOK_SECRET_STRIPE: set WEBHOOK_SECRET_STRIPE/,
+    'the secret is required, not defaulted',
+  );
+  const env = Object.fromEntries(
+    Object.entries(services.inbox!.environment!).map(([name, value]) => [name, interpolate(value, { WEBHOOK_SECRET_STRIPE: 'whsec_compose' })]),
+  );
   const config = loadConfig(env, () => {
     throw new Error('compose.yaml names no INBOX_CONFIG file');
   });

@@ -29,22 +29,25 @@ let container: Container;
 let url: string;
 let admin: postgres.Sql;
 
-before(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'inbox-image-'));
-  // An image's folders are open to its user; mkdtemp's are root's alone.
-  await chmod(root, 0o755);
-  container = await buildImage({
-    dockerfile: readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'),
-    context: repoRoot,
-    root,
-    // The packages come from this machine's npm cache where it has them: the same lock file either way.
-    buildEnv: { npm_config_prefer_offline: 'true', npm_config_cache: process.env.npm_config_cache ?? path.join(homedir(), '.npm') },
-  });
-  admin = postgres(adminDatabaseUrl(), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "${DATABASE}" with (force)`);
-  await admin.unsafe(`create database "${DATABASE}"`);
-  url = databaseUrl(adminDatabaseUrl(), DATABASE);
-}, { timeout: 12 * 60_000 });
+before(
+  async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'inbox-image-'));
+    // An image's folders are open to its user; mkdtemp's are root's alone.
+    await chmod(root, 0o755);
+    container = await buildImage({
+      dockerfile: readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'),
+      context: repoRoot,
+      root,
+      // The packages come from this machine's npm cache where it has them: the same lock file either way.
+      buildEnv: { npm_config_prefer_offline: 'true', npm_config_cache: process.env.npm_config_cache ?? path.join(homedir(), '.npm') },
+    });
+    admin = postgres(adminDatabaseUrl(), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${DATABASE}" with (force)`);
+    await admin.unsafe(`create database "${DATABASE}"`);
+    url = databaseUrl(adminDatabaseUrl(), DATABASE);
+  },
+  { timeout: 12 * 60_000 },
+);
 
 after(async () => {
   await admin?.unsafe(`drop database if exists "${DATABASE}" with (force)`);
@@ -75,14 +78,21 @@ test('LOG_FORMAT=pretty in the image: refused in one line, since pino-pretty is 
 });
 
 function startCmd(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(container.cmd[0]!, container.cmd.slice(1), { cwd: container.workdir, env: { ...container.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...container.user });
+  const child = spawn(container.cmd[0]!, container.cmd.slice(1), {
+    cwd: container.workdir,
+    env: { ...container.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...container.user,
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   return { child, output: () => output };
 }
 
-test('as user node against an empty PostgreSQL: migrates, HEALTHCHECK passes, stores a signed event, `inboxctl stats` and `show` work, SIGTERM stops it cleanly', { timeout: 5 * 60_000 }, async () => {
+test('as user node against an empty PostgreSQL: migrates, HEALTHCHECK passes, stores a signed event, `inboxctl stats` and `show` work, SIGTERM stops it cleanly', {
+  timeout: 5 * 60_000,
+}, async () => {
   const port = await freePort();
   const env = { DATABASE_URL: url, PORT: String(port), WEBHOOK_SECRET_STRIPE: SECRET };
   const service = startCmd(env);
@@ -96,11 +106,17 @@ test('as user node against an empty PostgreSQL: migrates, HEALTHCHECK passes, st
       throw new Error(`${String(error)}\n${service.output()}`);
     });
     const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const [tables] = await sql`select to_regclass('public.webhook_inbox') is not null as inbox, to_regnamespace('pgboss') is not null as boss`.finally(() => sql.end());
+    const [tables] = await sql`select to_regclass('public.webhook_inbox') is not null as inbox, to_regnamespace('pgboss') is not null as boss`.finally(() =>
+      sql.end(),
+    );
     assert.deepEqual({ ...tables }, { inbox: true, boss: true }, 'the service migrated the empty database');
 
     const body = chargeEvent({ id: 'evt_container_1', type: 'charge.succeeded', chargeId: 'ch_container_1', created: Math.floor(Date.now() / 1000) });
-    const response = await fetch(`http://127.0.0.1:${port}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, SECRET) }, body });
+    const response = await fetch(`http://127.0.0.1:${port}/webhooks/stripe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, SECRET) },
+      body,
+    });
     assert.equal(response.status, 200, await response.text());
 
     // `docker exec <c> inboxctl …`: the container's environment, its user, its working directory, inboxctl found on the PATH.

@@ -49,7 +49,11 @@ function layersOfThePage(): Layer[] {
     .map((line) => {
       const [name, folders] = line.split(' | ') as [string, string];
       const layer = name.slice(2);
-      return { name: layer.replace(' (isolated)', ''), isolated: layer.endsWith(' (isolated)'), folders: [...folders.matchAll(/`([^`]+)`/g)].map((m) => m[1]!) };
+      return {
+        name: layer.replace(' (isolated)', ''),
+        isolated: layer.endsWith(' (isolated)'),
+        folders: [...folders.matchAll(/`([^`]+)`/g)].map((m) => m[1]!),
+      };
     });
 }
 

@@ -61,7 +61,11 @@ function relativeLinks(markdown: string): string[] {
 }
 
 test('every relative link of the Markdown pages reaches a file, and its #fragment a heading there', () => {
-  const broken = markdownPages.flatMap((page) => relativeLinks(readFileSync(path.join(root, page), 'utf8')).flatMap((link) => brokenTarget(page, link) ?? []).map((why) => `${page}: ${why}`));
+  const broken = markdownPages.flatMap((page) =>
+    relativeLinks(readFileSync(path.join(root, page), 'utf8'))
+      .flatMap((link) => brokenTarget(page, link) ?? [])
+      .map((why) => `${page}: ${why}`),
+  );
   assert.deepEqual(broken, []);
 });
 

@@ -314,26 +314,32 @@ const planArb = (paymentIntent: boolean): fc.Arbitrary<Plan> =>
         { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'failed' }]) },
         { weight: 1, arbitrary: fc.constant<Plan>([{ kind: 'expired' }]) },
         // Only a PaymentIntent takes a second attempt after a declined charge.
-        ...(paymentIntent ? [{ weight: 3, arbitrary: settledPlan.map((plan): Plan => [{ kind: 'failed' }, ...plan.map((step) => ({ ...step, attempt: 1 }))]) }] : []),
+        ...(paymentIntent
+          ? [{ weight: 3, arbitrary: settledPlan.map((plan): Plan => [{ kind: 'failed' }, ...plan.map((step) => ({ ...step, attempt: 1 }))]) }]
+          : []),
       ),
     })
     .map(({ pending, rest }) => [...(pending ? [{ kind: 'pending' as const }] : []), ...rest]);
 
 export const scenarioArb: fc.Arbitrary<Scenario> = fc
   .boolean()
-  .chain((paymentIntent) => fc.record({ amount: fc.integer({ min: 100, max: 500_000 }), plan: planArb(paymentIntent), paymentIntent: fc.constant(paymentIntent) }))
+  .chain((paymentIntent) =>
+    fc.record({ amount: fc.integer({ min: 100, max: 500_000 }), plan: planArb(paymentIntent), paymentIntent: fc.constant(paymentIntent) }),
+  )
   .chain(({ amount, plan, paymentIntent }) =>
-    fc.tuple(fc.array(gap, { minLength: plan.length, maxLength: plan.length }), fc.array(disputeGap, { minLength: plan.length, maxLength: plan.length })).map(([gaps, disputeGaps]) => {
-      let at = 0;
-      const steps = plan.map((planned, index) => {
-        if (index > 0) at += isDisputeStep(planned.kind) ? disputeGaps[index]! : gaps[index]!;
-        const step: Step = { kind: planned.kind, atSecond: at };
-        if (planned.refundFraction !== undefined) step.amountRefunded = Math.max(1, Math.round(amount * planned.refundFraction));
-        if (planned.attempt !== undefined) step.attempt = planned.attempt;
-        return step;
-      });
-      return { amount, steps, paymentIntent };
-    }),
+    fc
+      .tuple(fc.array(gap, { minLength: plan.length, maxLength: plan.length }), fc.array(disputeGap, { minLength: plan.length, maxLength: plan.length }))
+      .map(([gaps, disputeGaps]) => {
+        let at = 0;
+        const steps = plan.map((planned, index) => {
+          if (index > 0) at += isDisputeStep(planned.kind) ? disputeGaps[index]! : gaps[index]!;
+          const step: Step = { kind: planned.kind, atSecond: at };
+          if (planned.refundFraction !== undefined) step.amountRefunded = Math.max(1, Math.round(amount * planned.refundFraction));
+          if (planned.attempt !== undefined) step.attempt = planned.attempt;
+          return step;
+        });
+        return { amount, steps, paymentIntent };
+      }),
   );
 
 /**

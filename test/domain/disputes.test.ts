@@ -105,7 +105,10 @@ describe('inquiries move no money', () => {
   });
 
   test('an inquiry stamped in the same second as the payment comes after it, so the payment keeps its amount', () => {
-    for (const order of [[paid(T), inquiry(T, 'opened')], [inquiry(T, 'opened'), paid(T)]]) {
+    for (const order of [
+      [paid(T), inquiry(T, 'opened')],
+      [inquiry(T, 'opened'), paid(T)],
+    ]) {
       const state = fold(order);
       assert.deepEqual([state.status, state.amount, state.inquiryOpen], ['paid', AMOUNT, true]);
     }
@@ -124,13 +127,21 @@ describe('inquiries move no money', () => {
 
 describe('a dispute ends as it was decided', () => {
   test('won after a partial refund: partially refunded again, with its refund', () => {
-    assertEveryOrder([paid(), refund(T + 1000, 200), disputed(T + DAY), won(T + 30 * DAY)], { status: 'partially_refunded', amountRefunded: 200, inquiryOpen: false });
+    assertEveryOrder([paid(), refund(T + 1000, 200), disputed(T + DAY), won(T + 30 * DAY)], {
+      status: 'partially_refunded',
+      amountRefunded: 200,
+      inquiryOpen: false,
+    });
     const decision = decideLast([paid(), refund(T + 1000, 200), disputed(T + DAY), won(T + 30 * DAY)]);
     assert.deepEqual(decision, { decision: 'applied', detail: { from: 'disputed', to: 'partially_refunded' } });
   });
 
   test('lost after a partial refund: charged back, the refund kept', () => {
-    assertEveryOrder([paid(), refund(T + 1000, 150), disputed(T + DAY), lost(T + 30 * DAY)], { status: 'charged_back', amountRefunded: 150, inquiryOpen: false });
+    assertEveryOrder([paid(), refund(T + 1000, 150), disputed(T + DAY), lost(T + 30 * DAY)], {
+      status: 'charged_back',
+      amountRefunded: 150,
+      inquiryOpen: false,
+    });
   });
 
   test('a dispute with no payment event known before it is won back to paid', () => {
@@ -163,7 +174,11 @@ describe('a refund during a dispute', () => {
     assert.deepEqual(decideLast(open), { decision: 'applied', detail: { from: 'disputed', to: 'disputed' } });
     assertEveryOrder([...open, won(T + 30 * DAY)], { status: 'partially_refunded', amountRefunded: 300, inquiryOpen: false });
     assertEveryOrder([...open, lost(T + 30 * DAY)], { status: 'charged_back', amountRefunded: 300, inquiryOpen: false });
-    assertEveryOrder([paid(), disputed(T + DAY), refund(T + 2 * DAY, AMOUNT), won(T + 30 * DAY)], { status: 'refunded', amountRefunded: AMOUNT, inquiryOpen: false });
+    assertEveryOrder([paid(), disputed(T + DAY), refund(T + 2 * DAY, AMOUNT), won(T + 30 * DAY)], {
+      status: 'refunded',
+      amountRefunded: AMOUNT,
+      inquiryOpen: false,
+    });
   });
 
   test('an older, smaller refund told late is stale, not a refusal', () => {
@@ -177,7 +192,10 @@ describe('a cancellation refused from a payment holding money', () => {
   test('counts as a refused money movement; one refused from a canceled or failed payment does not', () => {
     const ofPaid = decideLast([paid(), { status: 'canceled', at: T + DAY }]);
     assert.deepEqual([ofPaid.decision, rejectedMoneyMovement(ofPaid)], ['rejected_transition', 'payment.canceled']);
-    const ofFailed = decideLast([{ status: 'failed', at: T }, { status: 'canceled', at: T + DAY }]);
+    const ofFailed = decideLast([
+      { status: 'failed', at: T },
+      { status: 'canceled', at: T + DAY },
+    ]);
     assert.deepEqual([ofFailed.decision, rejectedMoneyMovement(ofFailed)], ['rejected_transition', undefined]);
   });
 });

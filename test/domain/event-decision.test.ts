@@ -32,7 +32,10 @@ describe('decidePaymentEvent', () => {
   test('a dispute after a refund is a rejected money movement; a pending after it is rejected too, but moves no money', () => {
     const history = [fact(1, 'paid', T), fact(2, 'refunded', T + 60_000)];
     const dispute = decide(history, fact(3, 'disputed', T + 120_000));
-    assert.deepEqual(dispute, { decision: 'rejected_transition', detail: { from: 'refunded', to: 'disputed', occurredAt: new Date(T + 120_000).toISOString() } });
+    assert.deepEqual(dispute, {
+      decision: 'rejected_transition',
+      detail: { from: 'refunded', to: 'disputed', occurredAt: new Date(T + 120_000).toISOString() },
+    });
     assert.equal(rejectedMoneyMovement(dispute), 'payment.disputed');
     const latePending = decide(history, fact(4, 'pending', T + 180_000));
     assert.equal(latePending.decision, 'rejected_transition');
@@ -42,7 +45,10 @@ describe('decidePaymentEvent', () => {
   test('a gateway read that finds the payment as it was has no effect; one that moves only the amounts has', () => {
     const paid = fact(1, 'paid', T);
     const confirming = decide([paid], fact(2, 'paid', T + 60_000, true));
-    assert.deepEqual(confirming, { decision: 'refetched', detail: { observedAt: new Date(T + 60_000).toISOString(), status: 'paid', from: 'paid', to: 'paid', changed: false } });
+    assert.deepEqual(confirming, {
+      decision: 'refetched',
+      detail: { observedAt: new Date(T + 60_000).toISOString(), status: 'paid', from: 'paid', to: 'paid', changed: false },
+    });
     assert.equal(hadEffect(confirming), false);
 
     const partly = (inboxId: number, refunded: number, at: number, snapshot = false): KnownFact => ({
@@ -57,11 +63,17 @@ describe('decidePaymentEvent', () => {
   test('a read that changes nothing says why: the payment already was that, or newer events keep it as it is', () => {
     const read = new Date(T + 60_000).toISOString();
     const confirming = decide([fact(1, 'paid', T)], fact(2, 'paid', T + 60_000, true));
-    assert.equal(describeDecision(confirming.decision, confirming.detail), `refetched: the gateway said paid when read at ${read}; the payment already was paid, nothing to change`);
+    assert.equal(
+      describeDecision(confirming.decision, confirming.detail),
+      `refetched: the gateway said paid when read at ${read}; the payment already was paid, nothing to change`,
+    );
     // Read before the refund it has not seen yet: the refund applies after the read, as before.
     const older = decide([fact(1, 'paid', T), fact(2, 'refunded', T + 120_000)], fact(3, 'paid', T + 60_000, true));
     assert.equal(hadEffect(older), false);
-    assert.equal(describeDecision(older.decision, older.detail), `refetched: the gateway said paid when read at ${read}; events after that read keep the payment refunded, nothing to change`);
+    assert.equal(
+      describeDecision(older.decision, older.detail),
+      `refetched: the gateway said paid when read at ${read}; events after that read keep the payment refunded, nothing to change`,
+    );
   });
 
   test('a refund of more than the amount is rejected_amount: the payment stays as it was, the refusal is a money movement and says the figures', () => {

@@ -48,10 +48,16 @@ describe('foldPaymentFacts', () => {
     const won = factOf(event('evt_won', 'charge.dispute.closed', 5, { disputeStatus: 'won' }), 2);
     const created = factOf(event('evt_dispute', 'charge.dispute.created', 4), 3);
     const early = foldPaymentFacts(null, [paid, won]);
-    assert.deepEqual([...early.refused].map(([known, refusal]) => [known.inboxId, refusal.reason === 'transition' && refusal.from, refusal.after?.inboxId]), [[2, 'paid', 1]]);
+    assert.deepEqual(
+      [...early.refused].map(([known, refusal]) => [known.inboxId, refusal.reason === 'transition' && refusal.from, refusal.after?.inboxId]),
+      [[2, 'paid', 1]],
+    );
     const complete = foldPaymentFacts(null, [paid, won, created]);
     assert.equal(complete.refused.size, 0);
-    assert.deepEqual(complete.applied.map((k) => k.inboxId), [1, 3, 2]);
+    assert.deepEqual(
+      complete.applied.map((k) => k.inboxId),
+      [1, 3, 2],
+    );
   });
 
   test('paid before pending: the late pending changes nothing', () => {
@@ -69,7 +75,10 @@ describe('foldPaymentFacts', () => {
     const { state, applied } = foldPaymentFacts(null, facts);
     assert.equal(state!.status, 'refunded');
     assert.equal(state!.amountRefunded, 2000);
-    assert.deepEqual(applied.map((k) => k.fact.status), ['pending', 'paid', 'refunded']);
+    assert.deepEqual(
+      applied.map((k) => k.fact.status),
+      ['pending', 'paid', 'refunded'],
+    );
   });
 
   test('charge.captured beside charge.succeeded and a dispute in the same second is not a won dispute', () => {
@@ -93,9 +102,23 @@ describe('foldPaymentFacts', () => {
   test('a manual-capture charge (captured: false) then charge.expired ends canceled with nothing refunded, never paid', () => {
     const held = factOf(chargeEvent({ id: 'evt_held', type: 'charge.succeeded', chargeId: 'ch_fold', created: BASE, amount: 2000, captured: false }), 1);
     // Stripe marks a lapsed authorization refunded in full: still, nothing was taken.
-    const expired = factOf(chargeEvent({ id: 'evt_exp', type: 'charge.expired', chargeId: 'ch_fold', created: BASE + 7 * 86_400, amount: 2000, captured: false, amountRefunded: 2000 }), 2);
+    const expired = factOf(
+      chargeEvent({
+        id: 'evt_exp',
+        type: 'charge.expired',
+        chargeId: 'ch_fold',
+        created: BASE + 7 * 86_400,
+        amount: 2000,
+        captured: false,
+        amountRefunded: 2000,
+      }),
+      2,
+    );
     assert.equal(foldPaymentFacts(null, [held]).state!.status, 'authorized');
-    for (const order of [[held, expired], [expired, held]]) {
+    for (const order of [
+      [held, expired],
+      [expired, held],
+    ]) {
       const { state, applied } = foldPaymentFacts(null, order);
       assert.deepEqual([state!.status, state!.amountRefunded], ['canceled', 0]);
       assert.ok(!applied.some((k) => k.fact.status === 'paid'));
@@ -103,14 +126,24 @@ describe('foldPaymentFacts', () => {
   });
 
   test('a declined attempt and a successful one stamped with the same second end paid, whatever the inbox order', () => {
-    const failed = (id: number) => factOf(chargeEvent({ id: 'evt_f', type: 'charge.failed', chargeId: 'ch_a', paymentIntent: 'pi_fold', created: BASE, captured: false }), id);
+    const failed = (id: number) =>
+      factOf(chargeEvent({ id: 'evt_f', type: 'charge.failed', chargeId: 'ch_a', paymentIntent: 'pi_fold', created: BASE, captured: false }), id);
     const paid = (id: number) => factOf(chargeEvent({ id: 'evt_p', type: 'charge.succeeded', chargeId: 'ch_b', paymentIntent: 'pi_fold', created: BASE }), id);
     assert.equal(foldPaymentFacts(null, [failed(1), paid(2)]).state!.status, 'paid');
     assert.equal(foldPaymentFacts(null, [paid(1), failed(2)]).state!.status, 'paid');
   });
 
   test('require mode folds from the row the application created', () => {
-    const baseline = { status: 'paid' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null, split: null };
+    const baseline = {
+      status: 'paid' as const,
+      amount: 2000,
+      amountRefunded: 0,
+      currency: 'BRL',
+      lastGatewayEventAt: null,
+      inquiryOpen: false,
+      statusBeforeDispute: null,
+      split: null,
+    };
     const pending = factOf(event('evt_p', 'charge.pending', 1), 1);
     assert.deepEqual(foldPaymentFacts(baseline, [pending]).state, baseline, 'a pending webhook never demotes the app-created paid row');
     const refunded = factOf(event('evt_r', 'charge.refunded', 2, { amountRefunded: 2000 }), 2);
@@ -127,8 +160,20 @@ describe('foldPaymentFacts', () => {
         const state = foldPaymentFacts(null, facts).state!;
         const expected = referenceOutcome(scenario);
         assert.deepEqual(
-          { status: state.status, amount: state.amount, amountRefunded: state.amountRefunded, inquiryOpen: state.inquiryOpen, last: state.lastGatewayEventAt!.getTime() / 1000 - BASE },
-          { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, inquiryOpen: expected.inquiryOpen, last: expected.lastEventSecond },
+          {
+            status: state.status,
+            amount: state.amount,
+            amountRefunded: state.amountRefunded,
+            inquiryOpen: state.inquiryOpen,
+            last: state.lastGatewayEventAt!.getTime() / 1000 - BASE,
+          },
+          {
+            status: expected.status,
+            amount: expected.amount,
+            amountRefunded: expected.amountRefunded,
+            inquiryOpen: expected.inquiryOpen,
+            last: expected.lastEventSecond,
+          },
         );
       }),
       { numRuns: 3000 },

@@ -23,7 +23,18 @@ const halves = [share('rp_a', 50), share('rp_b', 50)];
 const other = [share('rp_a', 70), share('rp_b', 30)];
 
 function fact(inboxId: number, status: PaymentFact['status'], second: number, extra: Partial<PaymentFact> = {}): KnownFact {
-  return { inboxId, fact: { kind: paymentKind(status), chargeId: 'ch_1', status, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, 0, second)), amount: 1000, currency: 'BRL', ...extra } };
+  return {
+    inboxId,
+    fact: {
+      kind: paymentKind(status),
+      chargeId: 'ch_1',
+      status,
+      occurredAt: new Date(Date.UTC(2026, 0, 1, 0, 0, second)),
+      amount: 1000,
+      currency: 'BRL',
+      ...extra,
+    },
+  };
 }
 
 describe('the split in the fold', () => {

@@ -19,15 +19,25 @@ describe('canTransitionTo', () => {
 
   test('canceled, refunded and charged_back are terminal', () => {
     for (const from of ['canceled', 'refunded', 'charged_back'] as const) {
-      assert.deepEqual(paymentStatuses.filter((to) => canTransitionTo(from, to)), [], from);
+      assert.deepEqual(
+        paymentStatuses.filter((to) => canTransitionTo(from, to)),
+        [],
+        from,
+      );
     }
   });
 
   test('authorization is not payment: an authorized payment is captured (paid) or released (canceled), never refunded or disputed', () => {
-    assert.deepEqual(paymentStatuses.filter((to) => canTransitionTo('authorized', to)), ['paid', 'failed', 'canceled']);
+    assert.deepEqual(
+      paymentStatuses.filter((to) => canTransitionTo('authorized', to)),
+      ['paid', 'failed', 'canceled'],
+    );
   });
 
   test('a failed attempt moves on only to another attempt that is authorized or paid', () => {
-    assert.deepEqual(paymentStatuses.filter((to) => canTransitionTo('failed', to)), ['authorized', 'paid']);
+    assert.deepEqual(
+      paymentStatuses.filter((to) => canTransitionTo('failed', to)),
+      ['authorized', 'paid'],
+    );
   });
 });

@@ -44,7 +44,12 @@ setup(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'inbox-examples-'));
   service = await startTestService({
     database,
-    env: { WEBHOOK_SECRET_STRIPE: STRIPE_SECRET, DESTINATION_URL_SHOP: `http://127.0.0.1:${consumerPort}/`, DESTINATION_SECRET_SHOP: DESTINATION_SECRET, INBOX_API_TOKEN: API_TOKEN },
+    env: {
+      WEBHOOK_SECRET_STRIPE: STRIPE_SECRET,
+      DESTINATION_URL_SHOP: `http://127.0.0.1:${consumerPort}/`,
+      DESTINATION_SECRET_SHOP: DESTINATION_SECRET,
+      INBOX_API_TOKEN: API_TOKEN,
+    },
   });
 });
 after(async () => {
@@ -95,9 +100,24 @@ async function pushTwoEventsThrough(run: Running, chargeId: string): Promise<voi
       throw new Error(`${String(error)}\n${run.output()}`);
     });
     const created = Math.floor(Date.now() / 1000);
-    assert.equal((await postStripe(service.baseUrl, chargeEvent({ id: `evt_${chargeId}_paid`, type: 'charge.succeeded', chargeId, created }), STRIPE_SECRET)).status, 200);
-    assert.equal((await postStripe(service.baseUrl, chargeEvent({ id: `evt_${chargeId}_refunded`, type: 'charge.refunded', chargeId, created: created + 1, amountRefunded: 2000 }), STRIPE_SECRET)).status, 200);
-    await waitFor(() => run.output().includes(`stripe:${chargeId}: paid → refunded, 2000 refunded`), { message: 'the consumer to apply both events', timeoutMs: 30_000 }).catch((error: unknown) => {
+    assert.equal(
+      (await postStripe(service.baseUrl, chargeEvent({ id: `evt_${chargeId}_paid`, type: 'charge.succeeded', chargeId, created }), STRIPE_SECRET)).status,
+      200,
+    );
+    assert.equal(
+      (
+        await postStripe(
+          service.baseUrl,
+          chargeEvent({ id: `evt_${chargeId}_refunded`, type: 'charge.refunded', chargeId, created: created + 1, amountRefunded: 2000 }),
+          STRIPE_SECRET,
+        )
+      ).status,
+      200,
+    );
+    await waitFor(() => run.output().includes(`stripe:${chargeId}: paid → refunded, 2000 refunded`), {
+      message: 'the consumer to apply both events',
+      timeoutMs: 30_000,
+    }).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${run.output()}`);
     });
     assert.match(run.output(), new RegExp(`stripe:${chargeId}: ∅ → paid, 0 refunded\\n`));
@@ -106,12 +126,23 @@ async function pushTwoEventsThrough(run: Running, chargeId: string): Promise<voi
   }
 }
 
-const consumerEnv = (nodeDir: string) => ({ PATH: [nodeDir, ...machinePath].join(path.delimiter), HOME: scratch, PORT: String(consumerPort), INBOX_WEBHOOK_SECRET: DESTINATION_SECRET });
+const consumerEnv = (nodeDir: string) => ({
+  PATH: [nodeDir, ...machinePath].join(path.delimiter),
+  HOME: scratch,
+  PORT: String(consumerPort),
+  INBOX_WEBHOOK_SECRET: DESTINATION_SECRET,
+});
 const machine = machineNode();
-const machineSkip = !machine ? 'no node on the PATH outside node_modules' : Number(/^v(\d+)/.exec(machine.version)?.[1]) < 20 ? `the machine's Node is ${machine.version}; the example names Node ≥ 20` : false;
+const machineSkip = !machine
+  ? 'no node on the PATH outside node_modules'
+  : Number(/^v(\d+)/.exec(machine.version)?.[1]) < 20
+    ? `the machine's Node is ${machine.version}; the example names Node ≥ 20`
+    : false;
 
 describe('the push consumer (examples/push-consumer)', () => {
-  test(`\`npm start\` on the machine's Node (${machine?.version ?? 'none'}): tsx runs it, it verifies and applies a payment's events in order`, { skip: machineSkip }, async () => {
+  test(`\`npm start\` on the machine's Node (${machine?.version ?? 'none'}): tsx runs it, it verifies and applies a payment's events in order`, {
+    skip: machineSkip,
+  }, async () => {
     const run = start('npm', ['start'], { cwd: await installedPushConsumer(), env: consumerEnv(machine!.dir) });
     await pushTwoEventsThrough(run, 'ch_example_machine');
     assert.match(run.output(), new RegExp(`\\(Node ${machine!.version.replaceAll('.', '\\.')}\\)`), 'it ran on the machine’s Node');
@@ -132,13 +163,25 @@ describe('the push consumer (examples/push-consumer)', () => {
 
 const hasJq = spawnSync('jq', ['--version']).status === 0;
 
-test('the feed consumer (examples/feed-consumer/feed-consumer.sh): one command, every event applied by sequence', { skip: hasJq ? false : 'jq is not installed' }, async () => {
+test('the feed consumer (examples/feed-consumer/feed-consumer.sh): one command, every event applied by sequence', {
+  skip: hasJq ? false : 'jq is not installed',
+}, async () => {
   const cwd = await mkdtemp(path.join(scratch, 'feed-'));
-  const run = start('bash', [path.join(repoRoot, 'examples/feed-consumer/feed-consumer.sh')], { cwd, env: { PATH: machinePath.join(path.delimiter), HOME: scratch, INBOX_URL: service.baseUrl, INBOX_API_TOKEN: API_TOKEN } });
+  const run = start('bash', [path.join(repoRoot, 'examples/feed-consumer/feed-consumer.sh')], {
+    cwd,
+    env: { PATH: machinePath.join(path.delimiter), HOME: scratch, INBOX_URL: service.baseUrl, INBOX_API_TOKEN: API_TOKEN },
+  });
   try {
     const created = Math.floor(Date.now() / 1000);
-    assert.equal((await postStripe(service.baseUrl, chargeEvent({ id: 'evt_feed_paid', type: 'charge.succeeded', chargeId: 'ch_example_feed', created }), STRIPE_SECRET)).status, 200);
-    await waitFor(() => run.output().includes('{"charge":"ch_example_feed","status":"paid","refunded":0,"seq":1}'), { message: 'the feed consumer to apply the event', timeoutMs: 30_000 }).catch((error: unknown) => {
+    assert.equal(
+      (await postStripe(service.baseUrl, chargeEvent({ id: 'evt_feed_paid', type: 'charge.succeeded', chargeId: 'ch_example_feed', created }), STRIPE_SECRET))
+        .status,
+      200,
+    );
+    await waitFor(() => run.output().includes('{"charge":"ch_example_feed","status":"paid","refunded":0,"seq":1}'), {
+      message: 'the feed consumer to apply the event',
+      timeoutMs: 30_000,
+    }).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${run.output()}`);
     });
     // The cursor is written once the page is applied, just after the line above.
@@ -160,5 +203,8 @@ function docsBlock(marker: string, fence: string): string {
 
 test('docs/consuming.md shows each consumer exactly as its file in examples/ has it', () => {
   assert.equal(docsBlock('**A consumer in TypeScript**', 'ts'), readFileSync(path.join(repoRoot, 'examples/push-consumer/consumer.ts'), 'utf8'));
-  assert.equal(docsBlock('A complete consumer with `curl` and `jq`', 'sh'), readFileSync(path.join(repoRoot, 'examples/feed-consumer/feed-consumer.sh'), 'utf8'));
+  assert.equal(
+    docsBlock('A complete consumer with `curl` and `jq`', 'sh'),
+    readFileSync(path.join(repoRoot, 'examples/feed-consumer/feed-consumer.sh'), 'utf8'),
+  );
 });

@@ -49,5 +49,9 @@ test('100 concurrent copies of each of 20 events across two instances: 20 rows, 
   assert.deepEqual(result.lost, []);
   assert.deepEqual(result.duplicated, [], 'no event has a second row or a second effect');
   assert.deepEqual(result.unexpected, []);
-  assert.equal([...state.effects.values()].reduce((a, b) => a + b, 0), EVENTS, '20 effects in all');
+  assert.equal(
+    [...state.effects.values()].reduce((a, b) => a + b, 0),
+    EVENTS,
+    '20 effects in all',
+  );
 });

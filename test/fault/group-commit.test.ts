@@ -55,7 +55,14 @@ setup(async () => {
 /** An ingestor with its own pool and pg-boss, as one service instance has. */
 async function newIngestor(options: { maxBatchSize: number; maxConcurrentBatches: number }): Promise<Ingestor> {
   const handle = database.connect('group-commit-test', options.maxConcurrentBatches + 2);
-  const boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
+  const boss = await startBoss({
+    url: database.url,
+    role: 'receiver',
+    worker: testWorkerConfig,
+    poolSize: 2,
+    connectTimeoutSeconds: 2,
+    logger: createLogger('silent'),
+  });
   database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   const conflicts = createConflictRecorder({ driverOf: () => undefined });
   return createGroupCommitIngestor({ sql: handle.sql, jobs: await webhookJobInsert(boss), conflicts, commitDeadlineMs: 30_000, ...options });
@@ -88,9 +95,7 @@ describe('group commit', () => {
     // Each new event three times (often inside one batch, often across batches and across the two
     // instances), every stored one once more, in a scrambled order, all submitted at once.
     const requests = shuffled([...fresh, ...fresh, ...fresh, ...stored], 42);
-    const outcomes = await Promise.all(
-      requests.map(async (id, i) => ({ id, outcome: await (i % 2 === 0 ? first! : second!).ingest(incoming(id)) })),
-    );
+    const outcomes = await Promise.all(requests.map(async (id, i) => ({ id, outcome: await (i % 2 === 0 ? first! : second!).ingest(incoming(id)) })));
 
     const ids = await rowIds('evt_outcome_');
     const accepted = new Map<string, IngestOutcome[]>();
@@ -122,7 +127,12 @@ describe('group commit', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `${prefix}${i}`);
     ids.splice(25, 0, poisonedId);
     const settled = await Promise.all(
-      ids.map((id) => ingestor.ingest(incoming(id)).then((outcome) => ({ id, outcome }), (error: unknown) => ({ id, error }))),
+      ids.map((id) =>
+        ingestor.ingest(incoming(id)).then(
+          (outcome) => ({ id, outcome }),
+          (error: unknown) => ({ id, error }),
+        ),
+      ),
     );
     const poisoned = settled.find((s) => s.id === poisonedId)!;
     return { poisoned, others: settled.filter((s) => s !== poisoned) };
@@ -134,7 +144,7 @@ describe('group commit', () => {
     assert.ok('error' in poisoned, 'the poisoned delivery is not acknowledged');
     assert.ok(poisoned.error instanceof EventUnstorableError, `a data error is the delivery's own: ${String(poisoned.error)}`);
     assert.equal(poisoned.error.status, 400);
-    assert.doesNotMatch(poisoned.error.message, /injected|check|violat/i, 'a generic message, never the driver\'s text');
+    assert.doesNotMatch(poisoned.error.message, /injected|check|violat/i, "a generic message, never the driver's text");
     const stored = await rowIds('evt_isolated_');
     for (const s of others) {
       assert.ok('outcome' in s && s.outcome.kind === 'accepted', `${s.id}: ${'error' in s ? String(s.error) : 'not accepted'}`);
@@ -154,7 +164,7 @@ describe('group commit', () => {
     assert.ok(failed.length > 1, 'the batch it was in failed');
     for (const s of failed) {
       assert.ok(s.error instanceof StorageUnavailableError, `${s.id}: a 503`);
-      assert.doesNotMatch(s.error.message, /injected|disk|postgres/i, 'a generic message, never the driver\'s text');
+      assert.doesNotMatch(s.error.message, /injected|disk|postgres/i, "a generic message, never the driver's text");
     }
     assert.equal(await poisonAttempts(), 1, 'one attempt: an outage is not bisected');
     const stored = await rowIds('evt_outage_');
@@ -176,13 +186,23 @@ describe('group commit', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `evt_split_conflict_${i}`);
     const deliveries = ids.map((id) => incoming(id));
     deliveries.splice(25, 0, incoming('evt_poison_split_conflict'), contradiction);
-    const settled = await Promise.all(deliveries.map((d) => ingestor.ingest(d).then((outcome) => ({ d, outcome }), (error: unknown) => ({ d, error }))));
+    const settled = await Promise.all(
+      deliveries.map((d) =>
+        ingestor.ingest(d).then(
+          (outcome) => ({ d, outcome }),
+          (error: unknown) => ({ d, error }),
+        ),
+      ),
+    );
 
     assert.ok((await poisonAttempts()) > 1, 'the batch was split to find the poisoned delivery');
     const byId = (id: string) => settled.filter((s) => s.d.event.eventId === id);
     assert.ok('error' in byId('evt_poison_split_conflict')[0]!, 'the poisoned delivery is refused');
     const [conflict] = byId(storedId);
-    assert.ok(conflict && 'outcome' in conflict && conflict.outcome.kind === 'conflicting_duplicate', 'the contradiction is answered as a conflicting duplicate');
+    assert.ok(
+      conflict && 'outcome' in conflict && conflict.outcome.kind === 'conflicting_duplicate',
+      'the contradiction is answered as a conflicting duplicate',
+    );
     const recorded = await database.sql`select c.id from webhook_inbox_conflicts c join webhook_inbox i on i.id = c.inbox_id where i.event_id = ${storedId}`;
     assert.equal(recorded.length, 1, 'recorded once, however often splitting the batch retried it');
     for (const id of ids) {
@@ -192,12 +212,15 @@ describe('group commit', () => {
     assert.equal((await rowIds('evt_split_conflict_')).size, 51, '50 new rows and the stored one');
   });
 
-  test('an error of no known class (a trigger\'s plain RAISE) is found the same way, but answered 503: a resend may pass', async () => {
+  test("an error of no known class (a trigger's plain RAISE) is found the same way, but answered 503: a resend may pass", async () => {
     const ingestor = await newIngestor({ maxBatchSize: 64, maxConcurrentBatches: 1 });
     await poisonAttempts();
     const { poisoned, others } = await aroundFiftyValid(ingestor, 'evt_unknown_class_', 'evt_raise_1');
     assert.ok('error' in poisoned && poisoned.error instanceof StorageUnavailableError, 'the guilty one gets 503');
-    assert.ok(others.every((s) => 'outcome' in s && s.outcome.kind === 'accepted'), 'every other delivery commits');
+    assert.ok(
+      others.every((s) => 'outcome' in s && s.outcome.kind === 'accepted'),
+      'every other delivery commits',
+    );
     assert.equal((await rowIds('evt_unknown_class_')).size, 50);
     assert.ok((await poisonAttempts()) > 1, 'it was found by splitting its batch');
   });
@@ -213,7 +236,14 @@ describe('group commit', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `evt_commit_valid_${i}`);
     const deliveries = ids.map((id) => incoming(id));
     deliveries.splice(25, 0, incoming('evt_commitpoison_1'), contradiction);
-    const settled = await Promise.all(deliveries.map((d) => ingestor.ingest(d).then((outcome) => ({ d, outcome }), (error: unknown) => ({ d, error }))));
+    const settled = await Promise.all(
+      deliveries.map((d) =>
+        ingestor.ingest(d).then(
+          (outcome) => ({ d, outcome }),
+          (error: unknown) => ({ d, error }),
+        ),
+      ),
+    );
 
     assert.ok((await poisonAttempts()) > 1, 'the batch failed at COMMIT and was split to find the delivery');
     const poisoned = settled.find((s) => s.d.event.eventId === 'evt_commitpoison_1')!;

@@ -31,7 +31,14 @@ async function send(options: Partial<Parameters<typeof rawRequest>[0]> & { body?
   const headers: Record<string, string | number> = { 'content-type': 'application/json', ...options.headers };
   if (options.signature !== null) headers['stripe-signature'] = options.signature ?? stripeSignature(body.toString('latin1'), SECRET);
   if (!options.chunks && headers['transfer-encoding'] === undefined) headers['content-length'] = body.length;
-  const outcome = await rawRequest({ port: service.port, path: options.path ?? '/webhooks/stripe', headers, chunks: options.chunks ?? [body], delayMs: options.delayMs, abortAfterChunks: options.abortAfterChunks });
+  const outcome = await rawRequest({
+    port: service.port,
+    path: options.path ?? '/webhooks/stripe',
+    headers,
+    chunks: options.chunks ?? [body],
+    delayMs: options.delayMs,
+    abortAfterChunks: options.abortAfterChunks,
+  });
   outcomes.push(outcome);
   return outcome;
 }
@@ -76,7 +83,12 @@ describe('hostile bodies get 400/401/404/413, never a 500, never a row', () => {
 
   test('a sender that dies mid-body (fewer bytes than its Content-Length) gets no 200 and leaves no row', async () => {
     const whole = Buffer.from(validEvent('evt_hostile_aborted'));
-    const outcome = await send({ body: whole, chunks: [whole.subarray(0, whole.length / 2)], headers: { 'content-length': whole.length }, abortAfterChunks: true });
+    const outcome = await send({
+      body: whole,
+      chunks: [whole.subarray(0, whole.length / 2)],
+      headers: { 'content-length': whole.length },
+      abortAfterChunks: true,
+    });
     assert.notEqual(outcome, 200);
   });
 
@@ -84,7 +96,10 @@ describe('hostile bodies get 400/401/404/413, never a 500, never a row', () => {
     const body = Buffer.from(validEvent('evt_hostile_drip'));
     const chunks = [...body.subarray(0, 120)].map((byte) => Buffer.from([byte]));
     chunks.push(body.subarray(120));
-    assert.equal(await send({ body, chunks, delayMs: 5, signature: stripeSignature('{"another":"body"}', SECRET), headers: { 'content-length': body.length } }), 401);
+    assert.equal(
+      await send({ body, chunks, delayMs: 5, signature: stripeSignature('{"another":"body"}', SECRET), headers: { 'content-length': body.length } }),
+      401,
+    );
   });
 
   test('oversized bodies → 413: with a Content-Length, and chunked without one (never buffered: peak memory stays flat)', async (t) => {

@@ -58,11 +58,28 @@ const hostileCase: fc.Arbitrary<HostileCase> = fc
       data: { object: { id: `ch_fuzz_${sequence}`, object: 'charge', amount: 2000, currency: 'brl', extra: extra.stored } },
       livemode: false,
     });
-    return { bytes, expected: expectedAnswer(bytes, { depth: 3 + extra.depth, badId: id === 'nul' || id === 'surrogate' || id === 'invalidByte' || (id === 'replacement' && !isUtf8(bytes)), nulType, created, alters: extra.alters }, stored) };
+    return {
+      bytes,
+      expected: expectedAnswer(
+        bytes,
+        {
+          depth: 3 + extra.depth,
+          badId: id === 'nul' || id === 'surrogate' || id === 'invalidByte' || (id === 'replacement' && !isUtf8(bytes)),
+          nulType,
+          created,
+          alters: extra.alters,
+        },
+        stored,
+      ),
+    };
   });
 
 /** The README's table, in order: depth, then ids and type, then the time; else stored. */
-function expectedAnswer(bytes: Buffer, body: { depth: number; badId: boolean; nulType: boolean; created: number; alters: boolean }, stored: () => unknown): Expected {
+function expectedAnswer(
+  bytes: Buffer,
+  body: { depth: number; badId: boolean; nulType: boolean; created: number; alters: boolean },
+  stored: () => unknown,
+): Expected {
   if (body.depth > MAX_DEPTH) return { status: 400, code: 'payload_too_deep' };
   if (body.badId || body.nulType) return { status: 400, code: 'event_identifier_invalid' };
   if (body.created > YEAR_9999_END) return { status: 400, code: 'occurred_at_out_of_range' };
@@ -76,7 +93,11 @@ function validEvent(): { eventId: string; body: string } {
 }
 
 const postBytes = (bytes: Buffer) =>
-  fetch(`${service.baseUrl}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(bytes, SECRET) }, body: bytes });
+  fetch(`${service.baseUrl}/webhooks/stripe`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(bytes, SECRET) },
+    body: bytes,
+  });
 
 // The payload is compared in PostgreSQL, as jsonb, and only shown as text: read back through this
 // process's JSON.parse it could show a key the row does not hold (nodejs/node#63785).
@@ -87,7 +108,11 @@ const rowsWithBody = (bytes: Buffer, expectedPayload: unknown) =>
 
 async function checkHostile(c: HostileCase, response: Response): Promise<void> {
   const answer = (await response.json()) as { error?: { code: string } };
-  assert.equal(response.status, c.expected.status, `answered ${response.status} ${JSON.stringify(answer)} for ${JSON.stringify(c.bytes.toString('utf8').slice(0, 300))}`);
+  assert.equal(
+    response.status,
+    c.expected.status,
+    `answered ${response.status} ${JSON.stringify(answer)} for ${JSON.stringify(c.bytes.toString('utf8').slice(0, 300))}`,
+  );
   const rows = await rowsWithBody(c.bytes, c.expected.status === 200 ? c.expected.payload : null);
   if (c.expected.status === 400) {
     assert.equal(answer.error?.code, c.expected.code);

@@ -24,14 +24,26 @@ setup(async () => {
 
 test('kill -9 three times during 2,000 deliveries: every acknowledged event is stored with its job and processed exactly once (0 lost, 0 double effects)', async (t) => {
   const prefix = 'evt_kill_';
-  const run = await deliverThroughKills({ entry: 'src/main.ts', databaseUrl: database.url, secret: SECRET, prefix, deliveries: DELIVERIES, killAfterAcks: KILL_AFTER_ACKS, env: WORKER_ENV });
+  const run = await deliverThroughKills({
+    entry: 'src/main.ts',
+    databaseUrl: database.url,
+    secret: SECRET,
+    prefix,
+    deliveries: DELIVERIES,
+    killAfterAcks: KILL_AFTER_ACKS,
+    env: WORKER_ENV,
+  });
   try {
     assert.equal(run.kills, 3, 'the service was killed three times during the load');
     const jobs = await countJobs(database.sql, prefix);
     t.diagnostic(`rows ${jobs.rows}, jobs ${jobs.jobs}, rows without a job ${jobs.rowsWithoutJob}`);
     assert.equal(jobs.rowsWithoutJob, 0, 'every stored event has its job (insert and enqueue share the COMMIT)');
     // The last instance keeps running: it processes the backlog, including the jobs the kills left active.
-    await waitFor(async () => (await countUnfinished(database.sql, prefix)) === 0, { message: 'every stored event to be processed', timeoutMs: 120_000, intervalMs: 250 });
+    await waitFor(async () => (await countUnfinished(database.sql, prefix)) === 0, {
+      message: 'every stored event to be processed',
+      timeoutMs: 120_000,
+      intervalMs: 250,
+    });
   } finally {
     await run.service.stop();
   }

@@ -76,7 +76,11 @@ test('kill -9 of a worker mid-job: its heartbeat stops, the job is retried long 
       { message: 'the held jobs to have been active longer than their heartbeat allows without one', timeoutMs: 90_000, intervalMs: 250 },
     );
     for (const job of alive) {
-      assert.deepEqual([job.state, job.retry_count, job.heartbeat_seconds], ['active', 0, HEARTBEAT_SECONDS], 'a job whose worker is alive keeps its first attempt');
+      assert.deepEqual(
+        [job.state, job.retry_count, job.heartbeat_seconds],
+        ['active', 0, HEARTBEAT_SECONDS],
+        'a job whose worker is alive keeps its first attempt',
+      );
     }
 
     await slow.kill();
@@ -87,10 +91,11 @@ test('kill -9 of a worker mid-job: its heartbeat stops, the job is retried long 
 
     // Expiry counts from the claim, not from the kill: the first moment it could retry these jobs.
     const expiresAt = Math.min(...alive.map((j) => j.started_ms)) + EXPIRE_SECONDS * 1000;
-    await waitFor(
-      async () => (await countUnfinished(database.sql, PREFIX)) === 0,
-      { message: `every event to be processed before the held jobs' ${EXPIRE_SECONDS} s expiry (so through the heartbeat)`, timeoutMs: Math.max(0, expiresAt - Date.now()), intervalMs: 100 },
-    );
+    await waitFor(async () => (await countUnfinished(database.sql, PREFIX)) === 0, {
+      message: `every event to be processed before the held jobs' ${EXPIRE_SECONDS} s expiry (so through the heartbeat)`,
+      timeoutMs: Math.max(0, expiresAt - Date.now()),
+      intervalMs: 100,
+    });
     const doneAt = Date.now();
     const retries = await readJobs(heldIds);
     const killToRetryMs = Math.max(...retries.map((j) => j.started_ms)) - killedAt;

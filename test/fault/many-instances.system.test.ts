@@ -62,7 +62,12 @@ setup(async () => {
     startReceiver(),
     spawnService({ port: await freePort(), env: { ...env, ...WORKER_ENV } }),
     // Readiness is not awaited: its held transactions may take the pool /readyz needs.
-    spawnService({ entry: 'test/fault/support/slow-handler-main.ts', port: await freePort(), env: { ...env, ...WORKER_ENV, SLOW_HANDLER_MS: String(HOLD_MS) }, waitUntilReady: false }),
+    spawnService({
+      entry: 'test/fault/support/slow-handler-main.ts',
+      port: await freePort(),
+      env: { ...env, ...WORKER_ENV, SLOW_HANDLER_MS: String(HOLD_MS) },
+      waitUntilReady: false,
+    }),
   ]);
   receivers.push(...started.slice(0, 3));
   workers.push(...started.slice(3));
@@ -87,10 +92,13 @@ test('3 receivers and 2 workers on one PostgreSQL: a worker killed -9 mid-batch 
   });
 
   const [, doomed] = workers as [ServiceProcess, ServiceProcess];
-  const held = await waitFor(() => {
+  const held = await waitFor(
+    () => {
       const lines = doomed.linesIncluding('slow handler holding');
       return lines.length > 0 ? lines : undefined;
-    }, { message: 'the doomed worker to be holding a batch', timeoutMs: 45_000, intervalMs: 10 });
+    },
+    { message: 'the doomed worker to be holding a batch', timeoutMs: 45_000, intervalMs: 10 },
+  );
   // The restart overlaps the kill and the load: its in-flight deliveries must be answered or retried.
   const restarting = receivers[1]!;
   const restarted = restarting.stop().then(async () => (receivers[1] = await startReceiver(restarting.port)));
@@ -105,7 +113,11 @@ test('3 receivers and 2 workers on one PostgreSQL: a worker killed -9 mid-batch 
   t.diagnostic(`${elapsed()}: receiver 2 restarted on its port`);
   await delivering;
   t.diagnostic(`${elapsed()}: every delivery answered 200`);
-  await waitFor(async () => (await countUnfinished(database.sql, PREFIX)) === 0, { message: 'every stored event to be processed', timeoutMs: 45_000, intervalMs: 100 });
+  await waitFor(async () => (await countUnfinished(database.sql, PREFIX)) === 0, {
+    message: 'every stored event to be processed',
+    timeoutMs: 45_000,
+    intervalMs: 100,
+  });
 
   t.diagnostic(`${elapsed()}: every event processed`);
   const effects = await readEffects(database.sql, PREFIX);

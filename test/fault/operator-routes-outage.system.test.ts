@@ -26,10 +26,22 @@ before(async () => {
   await admin.end();
   const sql = postgres(cluster.urlFor('outage_test'), { max: 1, onnotice: () => {} });
   teardown.push(() => sql.end());
-  const database = { url: cluster.urlFor('outage_test'), name: 'outage_test', sql, onTeardown: (close) => void teardown.push(close), connect: () => assert.fail('not used') } satisfies TestDatabase;
+  const database = {
+    url: cluster.urlFor('outage_test'),
+    name: 'outage_test',
+    sql,
+    onTeardown: (close) => void teardown.push(close),
+    connect: () => assert.fail('not used'),
+  } satisfies TestDatabase;
   service = await startTestService({
     database,
-    env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: 'whsec_outage_operator', INBOX_ADMIN_TOKEN: ADMIN_TOKEN, INBOX_API_TOKEN: API_TOKEN, DATABASE_CONNECT_TIMEOUT_SECONDS: '1' },
+    env: {
+      INBOX_ROLE: 'receiver',
+      WEBHOOK_SECRET_STRIPE: 'whsec_outage_operator',
+      INBOX_ADMIN_TOKEN: ADMIN_TOKEN,
+      INBOX_API_TOKEN: API_TOKEN,
+      DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
+    },
   });
 });
 

@@ -118,7 +118,9 @@ function counts(values: unknown[]): Record<string, number> {
 }
 
 test('PostgreSQL stopped (-m immediate) mid-load: no 200 while it is down, and after the restart 0 acknowledged events lost, each processed once', async (t) => {
-  t.diagnostic(`outage ${outage.downUntil - outage.downFrom} ms: attempts ${JSON.stringify(counts(outage.duringOutage.map((a) => a.outcome)))}, /readyz ${JSON.stringify(counts(outage.readyzWhileDown))}, service crashes ${service.crashes.length}`);
+  t.diagnostic(
+    `outage ${outage.downUntil - outage.downFrom} ms: attempts ${JSON.stringify(counts(outage.duringOutage.map((a) => a.outcome)))}, /readyz ${JSON.stringify(counts(outage.readyzWhileDown))}, service crashes ${service.crashes.length}`,
+  );
   assert.ok(outage.duringOutage.length > 0, 'deliveries were attempted while the database was down');
   assert.equal(outage.duringOutage.filter((a) => a.outcome === 200).length, 0, 'no 200 while the database was down');
   assert.equal(await readyz(), 200, '/readyz recovers after the restart');
@@ -138,21 +140,25 @@ test('PostgreSQL stopped (-m immediate) mid-load: no 200 while it is down, and a
 // ROLLBACK to its closed socket and the TypeError from that setImmediate (`nextWrite`) killed the
 // process: seen here as service crashes, and in the test below at once. 3.4.9 carried a patch for
 // it; postgres.js 4 rejects such a statement itself (docs/ARCHITECTURE.md, "Pinned dependencies").
-test(
-  'PostgreSQL stopped mid-load: the service stays up, answers 503 within the commit deadline and /readyz 503',
-  (t) => {
-    for (const crash of service.crashes) {
-      const cause = crash.output.split('\n').filter((line) => /^\w*Error|^\s+at /.test(line)).slice(0, 3).join(' | ');
-      t.diagnostic(`crash (exit ${JSON.stringify(crash.exit)}): ${cause || '(no error printed)'}`);
-    }
-    const slowest = Math.max(0, ...outage.duringOutage.map((a) => a.endedAt - a.startedAt));
-    t.diagnostic(`slowest answer while down: ${slowest} ms`);
-    assert.equal(service.crashes.length, 0, 'the service did not exit');
-    assert.deepEqual(new Set(outage.duringOutage.map((a) => a.outcome)), new Set([503]), 'every delivery attempted while down got a 503');
-    assert.ok(slowest <= COMMIT_DEADLINE_MS + ANSWER_SLACK_MS, `each 503 came within the commit deadline (slowest ${slowest} ms)`);
-    assert.ok(outage.readyzWhileDown.every((status) => status === 503), '/readyz answered 503 throughout');
-  },
-);
+test('PostgreSQL stopped mid-load: the service stays up, answers 503 within the commit deadline and /readyz 503', (t) => {
+  for (const crash of service.crashes) {
+    const cause = crash.output
+      .split('\n')
+      .filter((line) => /^\w*Error|^\s+at /.test(line))
+      .slice(0, 3)
+      .join(' | ');
+    t.diagnostic(`crash (exit ${JSON.stringify(crash.exit)}): ${cause || '(no error printed)'}`);
+  }
+  const slowest = Math.max(0, ...outage.duringOutage.map((a) => a.endedAt - a.startedAt));
+  t.diagnostic(`slowest answer while down: ${slowest} ms`);
+  assert.equal(service.crashes.length, 0, 'the service did not exit');
+  assert.deepEqual(new Set(outage.duringOutage.map((a) => a.outcome)), new Set([503]), 'every delivery attempted while down got a 503');
+  assert.ok(slowest <= COMMIT_DEADLINE_MS + ANSWER_SLACK_MS, `each 503 came within the commit deadline (slowest ${slowest} ms)`);
+  assert.ok(
+    outage.readyzWhileDown.every((status) => status === 503),
+    '/readyz answered 503 throughout',
+  );
+});
 
 test("a transaction whose backend dies mid-statement rejects with the server's 57P01, the process lives on, and the next query on the same connection succeeds", async () => {
   // The service's own client; one connection, so the next query must reuse the one that died.

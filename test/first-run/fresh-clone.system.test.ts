@@ -122,66 +122,74 @@ async function stopLeftoverCluster(app: string): Promise<void> {
   if (home) await rm(home, { recursive: true, force: true });
 }
 
-test(
-  'a fresh clone in a folder only root may enter: `npm install`, then the quickstart as written, pasted twice: every send 200, one row, no conflicting duplicate, the second npm start one line about PORT; inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs',
-  { skip: isRoot ? false : 'runs only as root: the failure it guards against (the cluster runs as the `postgres` user, who cannot enter the checkout) happens only as root', timeout: 20 * 60_000 },
-  async (t) => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'inbox-fresh-clone-'));
-    assert.equal(statSync(dir).mode & 0o777, 0o700, 'mktemp -d: only root may enter');
-    const app = path.join(dir, 'app');
-    const env = newUserEnv();
-    try {
-      const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trim();
-      assert.equal((await run('git', ['clone', '--quiet', repoRoot, app], { cwd: dir, env, timeoutMs: 120_000 })).code, 0);
-      assert.equal((await run('git', ['checkout', '--quiet', '--detach', head], { cwd: app, env, timeoutMs: 60_000 })).code, 0);
-      const machineNode = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
-      t.diagnostic(`commit ${head.slice(0, 10)}; the machine's node ${machineNode || 'none'}, npm ${spawnSync('npm', ['--version'], { env, encoding: 'utf8' }).stdout.trim()}`);
+test('a fresh clone in a folder only root may enter: `npm install`, then the quickstart as written, pasted twice: every send 200, one row, no conflicting duplicate, the second npm start one line about PORT; inboxctl reads the event, SIGTERM exits cleanly, `npm test` runs', {
+  skip: isRoot
+    ? false
+    : 'runs only as root: the failure it guards against (the cluster runs as the `postgres` user, who cannot enter the checkout) happens only as root',
+  timeout: 20 * 60_000,
+}, async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'inbox-fresh-clone-'));
+  assert.equal(statSync(dir).mode & 0o777, 0o700, 'mktemp -d: only root may enter');
+  const app = path.join(dir, 'app');
+  const env = newUserEnv();
+  try {
+    const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trim();
+    assert.equal((await run('git', ['clone', '--quiet', repoRoot, app], { cwd: dir, env, timeoutMs: 120_000 })).code, 0);
+    assert.equal((await run('git', ['checkout', '--quiet', '--detach', head], { cwd: app, env, timeoutMs: 60_000 })).code, 0);
+    const machineNode = spawnSync('node', ['--version'], { env, encoding: 'utf8' }).stdout.trim();
+    t.diagnostic(
+      `commit ${head.slice(0, 10)}; the machine's node ${machineNode || 'none'}, npm ${spawnSync('npm', ['--version'], { env, encoding: 'utf8' }).stdout.trim()}`,
+    );
 
-      const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env, timeoutMs: 10 * 60_000 });
-      assert.equal(install.code, 0, `npm install:\n${install.stdout}\n${install.stderr}`);
-      const status = spawnSync('git', ['status', '--porcelain'], { cwd: app, encoding: 'utf8' }).stdout;
-      assert.equal(status, '', 'npm install leaves the checkout as committed (package-lock.json as npm writes it)');
+    const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env, timeoutMs: 10 * 60_000 });
+    assert.equal(install.code, 0, `npm install:\n${install.stdout}\n${install.stderr}`);
+    const status = spawnSync('git', ['status', '--porcelain'], { cwd: app, encoding: 'utf8' }).stdout;
+    assert.equal(status, '', 'npm install leaves the checkout as committed (package-lock.json as npm writes it)');
 
-      const script = path.join(dir, 'snippet.sh');
-      await writeFile(script, pastedTwice(quickstartBlock(app)));
-      let result: Finished;
-      if (canUnshareNetwork()) {
-        result = await run('unshare', ['--net', 'bash', '-c', 'ip link set lo up && exec bash "$0"', script], { cwd: app, env, timeoutMs: 5 * 60_000 });
-      } else {
-        assert.ok(await portIsFree(3000), 'port 3000 is taken and this machine gives no network namespace (unshare --net) to run the README snippet in');
-        result = await run('bash', [script], { cwd: app, env, timeoutMs: 5 * 60_000 });
-      }
-      const output = `${result.stdout}\n${result.stderr}`;
-      t.diagnostic(result.stdout.split('\n').filter((line) => / HTTP \d{3}$|exited with/.test(line)).join(' | '));
-      assert.match(result.stdout, /\{"status":"ready"\}/, `the snippet waited for /readyz:\n${output}`);
-      assert.doesNotMatch(result.stderr, /curl: \(7\)/, output);
-      assert.equal(result.stdout.match(/\{"received":true\} HTTP 200$/gm)?.length, 4, `four sends, each 200:\n${output}`);
-      assert.match(result.stdout, /the second npm start exited with 1/, output);
-      assert.match(result.stderr, /^webhook-inbox: PORT 3000 is already in use/m, output);
-      assert.doesNotMatch(output, /^\s+at /m, `no stack trace:\n${output}`);
-      assert.match(result.stdout, /inboxctl exited with 0/, output);
-      // npm runs on the machine's Node, the code on Node 24: npx once warned ten lines a call about the package's own engines.
-      assert.doesNotMatch(result.stderr, /EBADENGINE/, `npx and npm start print no engine warnings:\n${result.stderr}`);
-      assert.match(result.stdout, /evt_1/, 'inboxctl shows the event the snippet sent');
-      assert.match(result.stdout, /conflicting duplicates {2}none/, 'the same bytes again are plain duplicates');
-      assert.doesNotMatch(result.stdout, /says something else than the stored event/, output);
-      assert.match(result.stdout, /"msg":"stopped cleanly"/, output);
-      assert.match(result.stdout, /npm start exited with 0/, output);
-      assert.doesNotMatch(output, /Unhandled 'error' event|EACCES/, output);
-      assert.ok(existsSync(path.join(app, '.inbox', LOCATION_RECORD)), 'the cluster was moved out of the closed checkout, and the move recorded in .inbox/');
-      assert.equal(statSync(dir).mode & 0o777, 0o700, 'the checkout’s folder is still closed: nothing was chmod-ed');
-
-      // npm test on the machine's Node: test/run.ts and what it spawns (process.execPath: the test
-      // runner, inboxctl, src/main.ts) run on Node 24. The embedded-database tests, run from this
-      // closed checkout, also start clusters whose binaries the `postgres` user cannot reach here.
-      const tests = await run('npm', ['test', '--', 'test/db/embedded.system.test.ts'], { cwd: app, env, timeoutMs: 5 * 60_000 });
-      assert.equal(tests.code, 0, `npm test:\n${tests.stdout}\n${tests.stderr}`);
-      assert.match(tests.stdout, /ℹ fail 0/);
-      assert.match(tests.stdout, /ℹ skipped 0/);
-      assert.match(tests.stdout, /✔ as root, a checkout the postgres user cannot enter/);
-    } finally {
-      await stopLeftoverCluster(app).catch((error: unknown) => t.diagnostic(`cleanup: ${String(error)}`));
-      await rm(dir, { recursive: true, force: true });
+    const script = path.join(dir, 'snippet.sh');
+    await writeFile(script, pastedTwice(quickstartBlock(app)));
+    let result: Finished;
+    if (canUnshareNetwork()) {
+      result = await run('unshare', ['--net', 'bash', '-c', 'ip link set lo up && exec bash "$0"', script], { cwd: app, env, timeoutMs: 5 * 60_000 });
+    } else {
+      assert.ok(await portIsFree(3000), 'port 3000 is taken and this machine gives no network namespace (unshare --net) to run the README snippet in');
+      result = await run('bash', [script], { cwd: app, env, timeoutMs: 5 * 60_000 });
     }
-  },
-);
+    const output = `${result.stdout}\n${result.stderr}`;
+    t.diagnostic(
+      result.stdout
+        .split('\n')
+        .filter((line) => / HTTP \d{3}$|exited with/.test(line))
+        .join(' | '),
+    );
+    assert.match(result.stdout, /\{"status":"ready"\}/, `the snippet waited for /readyz:\n${output}`);
+    assert.doesNotMatch(result.stderr, /curl: \(7\)/, output);
+    assert.equal(result.stdout.match(/\{"received":true\} HTTP 200$/gm)?.length, 4, `four sends, each 200:\n${output}`);
+    assert.match(result.stdout, /the second npm start exited with 1/, output);
+    assert.match(result.stderr, /^webhook-inbox: PORT 3000 is already in use/m, output);
+    assert.doesNotMatch(output, /^\s+at /m, `no stack trace:\n${output}`);
+    assert.match(result.stdout, /inboxctl exited with 0/, output);
+    // npm runs on the machine's Node, the code on Node 24: npx once warned ten lines a call about the package's own engines.
+    assert.doesNotMatch(result.stderr, /EBADENGINE/, `npx and npm start print no engine warnings:\n${result.stderr}`);
+    assert.match(result.stdout, /evt_1/, 'inboxctl shows the event the snippet sent');
+    assert.match(result.stdout, /conflicting duplicates {2}none/, 'the same bytes again are plain duplicates');
+    assert.doesNotMatch(result.stdout, /says something else than the stored event/, output);
+    assert.match(result.stdout, /"msg":"stopped cleanly"/, output);
+    assert.match(result.stdout, /npm start exited with 0/, output);
+    assert.doesNotMatch(output, /Unhandled 'error' event|EACCES/, output);
+    assert.ok(existsSync(path.join(app, '.inbox', LOCATION_RECORD)), 'the cluster was moved out of the closed checkout, and the move recorded in .inbox/');
+    assert.equal(statSync(dir).mode & 0o777, 0o700, 'the checkout’s folder is still closed: nothing was chmod-ed');
+
+    // npm test on the machine's Node: test/run.ts and what it spawns (process.execPath: the test
+    // runner, inboxctl, src/main.ts) run on Node 24. The embedded-database tests, run from this
+    // closed checkout, also start clusters whose binaries the `postgres` user cannot reach here.
+    const tests = await run('npm', ['test', '--', 'test/db/embedded.system.test.ts'], { cwd: app, env, timeoutMs: 5 * 60_000 });
+    assert.equal(tests.code, 0, `npm test:\n${tests.stdout}\n${tests.stderr}`);
+    assert.match(tests.stdout, /ℹ fail 0/);
+    assert.match(tests.stdout, /ℹ skipped 0/);
+    assert.match(tests.stdout, /✔ as root, a checkout the postgres user cannot enter/);
+  } finally {
+    await stopLeftoverCluster(app).catch((error: unknown) => t.diagnostic(`cleanup: ${String(error)}`));
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -31,9 +31,14 @@ const jsonText = fc.letrec<{ value: { text: string; compact: string } }>((tie) =
     { depthSize: 'small' },
     fc.oneof(scalar, jsonString).map((text) => ({ text, compact: text })),
     fc.tuple(fc.array(tie('value'), { maxLength: 3 }), whitespace).map(([items, gap]) => joined(items, '[', ']', gap)),
-    fc
-      .tuple(fc.uniqueArray(fc.tuple(jsonString, tie('value')), { maxLength: 3, selector: ([key]) => key }), whitespace)
-      .map(([members, gap]) => joined(members.map(([key, value]) => ({ text: `${key}${gap}:${gap}${value.text}`, compact: `${key}:${value.compact}` })), '{', '}', gap)),
+    fc.tuple(fc.uniqueArray(fc.tuple(jsonString, tie('value')), { maxLength: 3, selector: ([key]) => key }), whitespace).map(([members, gap]) =>
+      joined(
+        members.map(([key, value]) => ({ text: `${key}${gap}:${gap}${value.text}`, compact: `${key}:${value.compact}` })),
+        '{',
+        '}',
+        gap,
+      ),
+    ),
   ),
 })).value;
 
@@ -66,7 +71,7 @@ describe('parseJsonText: the value the text says, on every Node', () => {
     );
   });
 
-  test('escaped keys or not: `__proto__` is an own key, the last of equal keys wins in the first one\'s place', () => {
+  test("escaped keys or not: `__proto__` is an own key, the last of equal keys wins in the first one's place", () => {
     for (const text of ['{"__proto__":{"polluted":1},"k":0}', '{"__proto__":{"polluted":1},"k\\n":0}']) {
       const value = parseJsonText(text) as Record<string, unknown>;
       assert.equal(Object.getPrototypeOf(value), Object.prototype, text);
@@ -74,8 +79,14 @@ describe('parseJsonText: the value the text says, on every Node', () => {
     }
     const plain = parseJsonText('{"a":1,"b":2,"a":3}') as object;
     const escaped = parseJsonText('{"a\\n":1,"b":2,"a\\n":3}') as object;
-    assert.deepEqual(Object.entries(plain), [['a', 3], ['b', 2]]);
-    assert.deepEqual(Object.entries(escaped), [['a\n', 3], ['b', 2]]);
+    assert.deepEqual(Object.entries(plain), [
+      ['a', 3],
+      ['b', 2],
+    ]);
+    assert.deepEqual(Object.entries(escaped), [
+      ['a\n', 3],
+      ['b', 2],
+    ]);
   });
 
   test('numbers go through the reviver with their source text on both paths', () => {

@@ -26,12 +26,24 @@ function factOf(driver: ProviderDriver, provider: string, body: string) {
 // Mercado Pago's webhooks are notices without amounts: its amounts come from GET /v1/payments/{id}
 // (sdk-nodejs PaymentResponse: transaction_amount and transaction_amount_refunded in the currency unit).
 const mpPayment = (currency_id: string, transaction_amount: unknown, transaction_amount_refunded: unknown = 0) => ({
-  id: 1316836507, status: 'approved', status_detail: 'accredited', currency_id, transaction_amount, transaction_amount_refunded, captured: true,
+  id: 1316836507,
+  status: 'approved',
+  status_detail: 'accredited',
+  currency_id,
+  transaction_amount,
+  transaction_amount_refunded,
+  captured: true,
 });
 
-describe('Mercado Pago (GET /v1/payments/{id}): transaction_amount in the currency\'s minor units', () => {
+describe("Mercado Pago (GET /v1/payments/{id}): transaction_amount in the currency's minor units", () => {
   test('exponent 2: 150.5 BRL is 15050; 0.29 is 29, not 28', () => {
-    assert.deepEqual(mapMercadoPagoPayment(mpPayment('BRL', 150.5)), { chargeId: '1316836507', status: 'paid', amount: 15050, amountRefunded: 0, currency: 'BRL' });
+    assert.deepEqual(mapMercadoPagoPayment(mpPayment('BRL', 150.5)), {
+      chargeId: '1316836507',
+      status: 'paid',
+      amount: 15050,
+      amountRefunded: 0,
+      currency: 'BRL',
+    });
     assert.equal(mapMercadoPagoPayment(mpPayment('ARS', 0.29)).amount, 29);
     assert.equal(mapMercadoPagoPayment(mpPayment('COP', 35000)).amount, 3500000, 'COP is sent in whole pesos; ISO counts it in hundredths');
   });
@@ -58,14 +70,23 @@ const zoopEvent = (currency: string, amount: string) =>
     id: 'cf4679634d4e4b6dbc9fa8990c8f01f9',
     type: 'transaction.succeeded',
     resource: 'event',
-    payload: { object: { id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status: 'succeeded', amount, currency, captured: true, voided: false } },
+    payload: {
+      object: { id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status: 'succeeded', amount, currency, captured: true, voided: false },
+    },
     created_at: '2020-07-06T14:01:51+0000',
   });
 const zoopTransaction = (currency: string, amount: string) => ({
-  id: 'e74786548f58452d9a62ee4d53ba0f87', resource: 'transaction', status: 'succeeded', amount, original_amount: amount, currency, captured: true, voided: false,
+  id: 'e74786548f58452d9a62ee4d53ba0f87',
+  resource: 'transaction',
+  status: 'succeeded',
+  amount,
+  original_amount: amount,
+  currency,
+  captured: true,
+  voided: false,
 });
 
-describe('Zoop (webhook and GET transaction): decimal strings in the currency\'s minor units', () => {
+describe("Zoop (webhook and GET transaction): decimal strings in the currency's minor units", () => {
   test('exponent 2: "1484.34" BRL is 148434', () => {
     assert.equal(factOf(zoop, 'zoop', zoopEvent('BRL', '1484.34'))?.amount, 148434);
     assert.equal(mapZoopTransaction(zoopTransaction('BRL', '1484.34')).amount, 148434);
@@ -94,7 +115,13 @@ const asaasPayment = (value: unknown) => ({ object: 'payment', id: 'pay_08022591
 
 describe('Asaas (webhook and GET payment): value in centavos', () => {
   test('exponent 2: 100.0 is 10000, 0.29 is 29', () => {
-    const event = (value: unknown) => JSON.stringify({ id: 'evt_05b708f961d739ea7eba7e4db318f621&368604920', event: 'PAYMENT_RECEIVED', dateCreated: '2024-06-12 16:45:03', payment: asaasPayment(value) });
+    const event = (value: unknown) =>
+      JSON.stringify({
+        id: 'evt_05b708f961d739ea7eba7e4db318f621&368604920',
+        event: 'PAYMENT_RECEIVED',
+        dateCreated: '2024-06-12 16:45:03',
+        payment: asaasPayment(value),
+      });
     assert.deepEqual(
       [factOf(asaas, 'asaas', event(100.0))?.amount, factOf(asaas, 'asaas', event(0.29))?.amount, factOf(asaas, 'asaas', event(0.29))?.currency],
       [10000, 29, 'BRL'],
@@ -107,12 +134,26 @@ describe('Asaas (webhook and GET payment): value in centavos', () => {
 // (stripe/openapi) carry them.
 const stripe = createDriver(stripeDriver);
 const stripeChargeEvent = (currency: string, amount: number, amountRefunded = 0) =>
-  fixtureEventBody('evt_amounts', amountRefunded > 0 ? 'charge.refunded' : 'charge.succeeded', 1_781_294_400,
-    fixtureCharge({ id: 'ch_amounts', currency, amount, amount_captured: amount, amount_refunded: amountRefunded, captured: true, refunded: amountRefunded === amount, status: 'succeeded' }));
+  fixtureEventBody(
+    'evt_amounts',
+    amountRefunded > 0 ? 'charge.refunded' : 'charge.succeeded',
+    1_781_294_400,
+    fixtureCharge({
+      id: 'ch_amounts',
+      currency,
+      amount,
+      amount_captured: amount,
+      amount_refunded: amountRefunded,
+      captured: true,
+      refunded: amountRefunded === amount,
+      status: 'succeeded',
+    }),
+  );
 const stripeFact = (currency: string, amount: number, amountRefunded = 0) => factOf(stripe, 'stripe', stripeChargeEvent(currency, amount, amountRefunded));
-const stripeCharge = (currency: string, amount: number) => fixtureCharge({ id: 'ch_amounts', currency, amount, amount_captured: amount, amount_refunded: 0, captured: true, status: 'succeeded', disputed: false });
+const stripeCharge = (currency: string, amount: number) =>
+  fixtureCharge({ id: 'ch_amounts', currency, amount, amount_captured: amount, amount_refunded: 0, captured: true, status: 'succeeded', disputed: false });
 
-describe('Stripe (webhook and GET charge): its integers, on ISO 4217\'s scale', () => {
+describe("Stripe (webhook and GET charge): its integers, on ISO 4217's scale", () => {
   test('exponent 2: 2000 brl is 2000; HUF and TWD charges are two-decimal at Stripe too', () => {
     for (const currency of ['brl', 'huf', 'twd']) assert.equal(stripeFact(currency, 2000)?.amount, 2000, currency);
     assert.equal(mapStripeCharge(stripeCharge('huf', 2000)).amount, 2000);

@@ -32,7 +32,16 @@ function stripeCharge(overrides: Record<string, unknown> = {}) {
 }
 
 function stripeDispute(status: string) {
-  return { id: 'dp_1PqZ', object: 'dispute', amount: 2000, charge: 'ch_3PqXyZ2eZvKYlo2C1AbCdEfG', currency: 'brl', reason: 'fraudulent', status, is_charge_refundable: false };
+  return {
+    id: 'dp_1PqZ',
+    object: 'dispute',
+    amount: 2000,
+    charge: 'ch_3PqXyZ2eZvKYlo2C1AbCdEfG',
+    currency: 'brl',
+    reason: 'fraudulent',
+    status,
+    is_charge_refundable: false,
+  };
 }
 
 describe('stripe: GET /v1/charges/{id} → canonical state', () => {
@@ -75,9 +84,14 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     const inquired = (status: string, refunded = 0) => mapStripeCharge(stripeCharge({ disputed: true, amount_refunded: refunded }), stripeDispute(status));
     for (const status of ['warning_needs_response', 'warning_under_review']) {
       assert.deepEqual([inquired(status).status, inquired(status).inquiryOpen], ['paid', true], status);
-      assert.deepEqual([inquired(status, 300).status, inquired(status, 300).amountRefunded, inquired(status, 300).inquiryOpen], ['partially_refunded', 300, true], status);
+      assert.deepEqual(
+        [inquired(status, 300).status, inquired(status, 300).amountRefunded, inquired(status, 300).inquiryOpen],
+        ['partially_refunded', 300, true],
+        status,
+      );
     }
-    for (const status of ['warning_closed', 'prevented', 'won']) assert.deepEqual([inquired(status).status, inquired(status).inquiryOpen], ['paid', false], status);
+    for (const status of ['warning_closed', 'prevented', 'won'])
+      assert.deepEqual([inquired(status).status, inquired(status).inquiryOpen], ['paid', false], status);
     assert.equal(inquired('needs_response').inquiryOpen, false, 'a dispute is no inquiry');
     assert.equal(mapStripeCharge(stripeCharge()).inquiryOpen, undefined, 'no dispute read: the read cannot say');
   });
@@ -92,10 +106,14 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
     assert.equal(state.status, 'charged_back');
     assert.deepEqual(paths, ['/v1/charges/ch_3PqXyZ2eZvKYlo2C1AbCdEfG', '/v1/disputes?charge=ch_3PqXyZ2eZvKYlo2C1AbCdEfG&limit=1']);
     paths.length = 0;
-    await stripeApi.readCharge('ch_x', async (path) => {
-      paths.push(path);
-      return stripeCharge({ id: 'ch_x' });
-    }, {});
+    await stripeApi.readCharge(
+      'ch_x',
+      async (path) => {
+        paths.push(path);
+        return stripeCharge({ id: 'ch_x' });
+      },
+      {},
+    );
     assert.deepEqual(paths, ['/v1/charges/ch_x']);
   });
 
@@ -120,25 +138,44 @@ describe('stripe: GET /v1/charges/{id} → canonical state', () => {
 
   test('ids are encoded into the path: an id is data, not a route', async () => {
     const paths: string[] = [];
-    await stripeApi.readCharge('ch_1/../../v1/balance', async (path) => {
-      paths.push(path);
-      return stripeCharge();
-    }, {}).catch(() => {});
+    await stripeApi
+      .readCharge(
+        'ch_1/../../v1/balance',
+        async (path) => {
+          paths.push(path);
+          return stripeCharge();
+        },
+        {},
+      )
+      .catch(() => {});
     assert.equal(paths[0], '/v1/charges/ch_1%2F..%2F..%2Fv1%2Fbalance');
   });
 });
 
 function stripeIntent(status: string, latestCharge: unknown, overrides: Record<string, unknown> = {}) {
-  return { id: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', object: 'payment_intent', amount: 2000, currency: 'brl', status, capture_method: 'manual', latest_charge: latestCharge, ...overrides };
+  return {
+    id: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd',
+    object: 'payment_intent',
+    amount: 2000,
+    currency: 'brl',
+    status,
+    capture_method: 'manual',
+    latest_charge: latestCharge,
+    ...overrides,
+  };
 }
 
 describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/payment_intents/{id}?expand[]=latest_charge', () => {
-  test('one call reads the intent and its latest charge; the state is the charge\'s, keyed by the intent', async () => {
+  test("one call reads the intent and its latest charge; the state is the charge's, keyed by the intent", async () => {
     const paths: string[] = [];
-    const state = await stripeApi.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', async (path) => {
-      paths.push(path);
-      return stripeIntent('succeeded', stripeCharge({ amount_refunded: 500 }));
-    }, {});
+    const state = await stripeApi.readCharge(
+      'pi_3PqXyZ2eZvKYlo2C1xYzAbCd',
+      async (path) => {
+        paths.push(path);
+        return stripeIntent('succeeded', stripeCharge({ amount_refunded: 500 }));
+      },
+      {},
+    );
     assert.deepEqual(paths, ['/v1/payment_intents/pi_3PqXyZ2eZvKYlo2C1xYzAbCd?expand[]=latest_charge']);
     assert.deepEqual(state, { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'partially_refunded', amount: 2000, amountRefunded: 500, currency: 'BRL' });
   });
@@ -146,12 +183,17 @@ describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/paym
   test('requires_capture with an uncaptured charge → authorized; canceled (voided or lapsed) → canceled, nothing refunded', () => {
     const uncaptured = stripeCharge({ captured: false, amount_captured: 0 });
     assert.equal(mapStripePaymentIntent(stripeIntent('requires_capture', uncaptured)).status, 'authorized');
-    const lapsed = mapStripePaymentIntent(stripeIntent('canceled', stripeCharge({ captured: false, amount_captured: 0, refunded: true, amount_refunded: 2000 })));
+    const lapsed = mapStripePaymentIntent(
+      stripeIntent('canceled', stripeCharge({ captured: false, amount_captured: 0, refunded: true, amount_refunded: 2000 })),
+    );
     assert.deepEqual([lapsed.status, lapsed.amountRefunded], ['canceled', 0]);
   });
 
   test('a declined latest charge → failed (the intent waits for another attempt); no charge yet → by the intent alone', () => {
-    assert.equal(mapStripePaymentIntent(stripeIntent('requires_payment_method', stripeCharge({ status: 'failed', paid: false, captured: false }))).status, 'failed');
+    assert.equal(
+      mapStripePaymentIntent(stripeIntent('requires_payment_method', stripeCharge({ status: 'failed', paid: false, captured: false }))).status,
+      'failed',
+    );
     assert.equal(mapStripePaymentIntent(stripeIntent('requires_payment_method', null)).status, 'pending');
     assert.equal(mapStripePaymentIntent(stripeIntent('canceled', null)).status, 'canceled');
     assert.throws(() => mapStripePaymentIntent(stripeIntent('succeeded', 'ch_not_expanded')), GatewayResponseShapeError);
@@ -163,14 +205,22 @@ describe('stripe: a payment keyed by its PaymentIntent is read with GET /v1/paym
     assert.throws(() => mapStripePaymentIntent(withoutAmount), GatewayResponseShapeError);
     assert.throws(() => mapStripePaymentIntent(stripeIntent('requires_payment_method', null, { amount: '2000' })), GatewayResponseShapeError);
     assert.throws(() => mapStripePaymentIntent(stripeIntent('canceled', null, { amount: 20.5 })), GatewayResponseShapeError);
-    assert.deepEqual(mapStripePaymentIntent(stripeIntent('requires_capture', null)), { chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd', status: 'authorized', amount: 2000, amountRefunded: 0, currency: 'BRL' });
+    assert.deepEqual(mapStripePaymentIntent(stripeIntent('requires_capture', null)), {
+      chargeId: 'pi_3PqXyZ2eZvKYlo2C1xYzAbCd',
+      status: 'authorized',
+      amount: 2000,
+      amountRefunded: 0,
+      currency: 'BRL',
+    });
   });
 
   test('a disputed latest charge costs the dispute list call, by the charge id', async () => {
     const paths: string[] = [];
     const get = async (path: string) => {
       paths.push(path);
-      return path.startsWith('/v1/disputes') ? { object: 'list', data: [stripeDispute('lost')], has_more: false } : stripeIntent('succeeded', stripeCharge({ disputed: true }));
+      return path.startsWith('/v1/disputes')
+        ? { object: 'list', data: [stripeDispute('lost')], has_more: false }
+        : stripeIntent('succeeded', stripeCharge({ disputed: true }));
     };
     assert.equal((await stripeApi.readCharge('pi_3PqXyZ2eZvKYlo2C1xYzAbCd', get, {})).status, 'charged_back');
     assert.deepEqual(paths.slice(1), ['/v1/disputes?charge=ch_3PqXyZ2eZvKYlo2C1AbCdEfG&limit=1']);
@@ -214,22 +264,40 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
 
   test('a refunded charge as Pagar.me reads it back (canceled, no paid_amount nor paid_at, the last transaction refunded) → refunded; voided → canceled', () => {
     const { paid_amount: _, paid_at: __, ...canceled } = pagarmeCharge({ status: 'canceled', canceled_amount: 15000, canceled_at: '2025-01-02T10:00:00Z' });
-    const refunded = mapPagarmeCharge({ ...canceled, last_transaction: { id: 'tran_Rf', transaction_type: 'credit_card', amount: 15000, status: 'refunded', success: true } });
+    const refunded = mapPagarmeCharge({
+      ...canceled,
+      last_transaction: { id: 'tran_Rf', transaction_type: 'credit_card', amount: 15000, status: 'refunded', success: true },
+    });
     assert.deepEqual([refunded.status, refunded.amountRefunded], ['refunded', 15000]);
-    const voided = mapPagarmeCharge({ ...canceled, last_transaction: { id: 'tran_Vd', transaction_type: 'credit_card', amount: 15000, status: 'voided', success: true } });
+    const voided = mapPagarmeCharge({
+      ...canceled,
+      last_transaction: { id: 'tran_Vd', transaction_type: 'credit_card', amount: 15000, status: 'voided', success: true },
+    });
     assert.deepEqual([voided.status, voided.amountRefunded], ['canceled', 0]);
   });
 
   test('an overpaid boleto: the payment is what was paid, and refunding all of it reads refunded, a possible payment', () => {
     const boleto = { amount: 1000, payment_method: 'boleto', last_transaction: { id: 'tran_Bl', transaction_type: 'boleto', status: 'refunded' } };
-    assert.deepEqual(mapPagarmeCharge(pagarmeCharge({ ...boleto, status: 'overpaid', paid_amount: 1050 })), { chargeId: 'ch_GBnP26LF4FkyZvpm', status: 'paid', amount: 1050, amountRefunded: 0, currency: 'BRL' });
+    assert.deepEqual(mapPagarmeCharge(pagarmeCharge({ ...boleto, status: 'overpaid', paid_amount: 1050 })), {
+      chargeId: 'ch_GBnP26LF4FkyZvpm',
+      status: 'paid',
+      amount: 1050,
+      amountRefunded: 0,
+      currency: 'BRL',
+    });
     const { paid_amount: _, ...refunded } = pagarmeCharge({ ...boleto, status: 'canceled', canceled_amount: 1050 });
     const state = mapPagarmeCharge(refunded);
     assert.deepEqual([state.status, state.amount, state.amountRefunded], ['refunded', 1050, 1050]);
   });
 
   test('an auth-only charge whose hold was partly released (last transaction partial_void) is still authorized', () => {
-    const held = pagarmeCharge({ status: 'pending', paid_amount: 0, paid_at: null, canceled_amount: 500, last_transaction: { id: 'tran_Pv', transaction_type: 'credit_card', status: 'partial_void' } });
+    const held = pagarmeCharge({
+      status: 'pending',
+      paid_amount: 0,
+      paid_at: null,
+      canceled_amount: 500,
+      last_transaction: { id: 'tran_Pv', transaction_type: 'credit_card', status: 'partial_void' },
+    });
     assert.deepEqual([mapPagarmeCharge(held).status, mapPagarmeCharge(held).amountRefunded], ['authorized', 0]);
   });
 
@@ -262,7 +330,12 @@ describe('pagarme v5: GET /core/v5/charges/{id} → canonical state', () => {
   });
 
   test('an auth-only card charge: pending with its last transaction authorized_pending_capture → authorized', () => {
-    const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture', success: true } };
+    const held = {
+      status: 'pending',
+      paid_amount: 0,
+      paid_at: null,
+      last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture', success: true },
+    };
     assert.equal(mapPagarmeCharge(pagarmeCharge(held)).status, 'authorized');
   });
 });
@@ -341,10 +414,14 @@ describe('asaas: GET /v3/payments/{id} → canonical state', () => {
     assert.deepEqual([released.status, released.amountRefunded], ['canceled', 0]);
     assert.deepEqual(asaasApi.authHeaders('$aact_key'), { access_token: '$aact_key' });
     const paths: string[] = [];
-    await asaasApi.readCharge('pay_1', async (path) => {
-      paths.push(path);
-      return asaasPayment();
-    }, {});
+    await asaasApi.readCharge(
+      'pay_1',
+      async (path) => {
+        paths.push(path);
+        return asaasPayment();
+      },
+      {},
+    );
     assert.deepEqual(paths, ['/v3/payments/pay_1']);
   });
 });
@@ -370,7 +447,13 @@ const zoopVoided = {
 
 describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state', () => {
   test('a captured card transaction that was voided → refunded; decimal strings in cents', () => {
-    assert.deepEqual(mapZoopTransaction(zoopVoided), { chargeId: 'e74786548f58452d9a62ee4d53ba0f87', status: 'refunded', amount: 500, amountRefunded: 500, currency: 'BRL' });
+    assert.deepEqual(mapZoopTransaction(zoopVoided), {
+      chargeId: 'e74786548f58452d9a62ee4d53ba0f87',
+      status: 'refunded',
+      amount: 500,
+      amountRefunded: 500,
+      currency: 'BRL',
+    });
   });
 
   test('succeeded → paid (partially_refunded once amount drops below original_amount); failed; pre_authorized → authorized', () => {
@@ -400,10 +483,14 @@ describe('zoop: GET /v1/marketplaces/{mid}/transactions/{id} → canonical state
 
   test('the path carries the marketplace id; Basic auth with the key as user name', async () => {
     const paths: string[] = [];
-    await zoopApi.readCharge('e747', async (path) => {
-      paths.push(path);
-      return zoopVoided;
-    }, { marketplaceId: 'd77c2258b51d49269191502695f939f4' });
+    await zoopApi.readCharge(
+      'e747',
+      async (path) => {
+        paths.push(path);
+        return zoopVoided;
+      },
+      { marketplaceId: 'd77c2258b51d49269191502695f939f4' },
+    );
     assert.deepEqual(paths, ['/v1/marketplaces/d77c2258b51d49269191502695f939f4/transactions/e747']);
     assert.deepEqual(zoopApi.authHeaders('zpk_test_abc'), { authorization: `Basic ${Buffer.from('zpk_test_abc:').toString('base64')}` });
   });
@@ -467,18 +554,38 @@ describe('mercadopago: GET /v1/payments/{id} → canonical state', () => {
     const partly = mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'reimbursed', transaction_amount_refunded: 50.25 }));
     assert.deepEqual([partly.status, partly.amountRefunded], ['partially_refunded', 5025]);
     assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'settled' })).status, 'charged_back');
-    assert.equal(mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'something_new' })).status, 'charged_back', 'an unknown detail reads as before: lost');
+    assert.equal(
+      mapMercadoPagoPayment(mpPayment({ status: 'charged_back', status_detail: 'something_new' })).status,
+      'charged_back',
+      'an unknown detail reads as before: lost',
+    );
   });
 
   test("a production answer an integrator published (charged_back / reimbursed, 35.91 BRL: 'charged-back by the buyer, but the seller won the dispute') reads paid", () => {
     // From a Mercado Pago integration's notes on GitHub ("Charged-back > Reimbursed"), abridged to
     // the payment's own fields; the payer's and card holder's personal data are left out.
     const published = {
-      captured: true, currency_id: 'BRL', date_approved: '2025-12-22T06:30:58.000-04:00', date_created: '2025-12-22T06:30:55.000-04:00',
-      date_last_updated: '2026-01-06T10:55:54.000-04:00', fee_details: [{ amount: 1.79, fee_payer: 'collector', type: 'mercadopago_fee' }],
-      id: 138982880892, installments: 1, live_mode: true, money_release_date: '2025-12-22T06:30:58.000-04:00', money_release_status: 'released',
-      operation_type: 'regular_payment', payment_method_id: 'master', payment_type_id: 'credit_card', processing_mode: 'aggregator', refunds: [],
-      status: 'charged_back', status_detail: 'reimbursed', tags: ['release_advance_by_mc'], transaction_amount: 35.91, transaction_amount_refunded: 0,
+      captured: true,
+      currency_id: 'BRL',
+      date_approved: '2025-12-22T06:30:58.000-04:00',
+      date_created: '2025-12-22T06:30:55.000-04:00',
+      date_last_updated: '2026-01-06T10:55:54.000-04:00',
+      fee_details: [{ amount: 1.79, fee_payer: 'collector', type: 'mercadopago_fee' }],
+      id: 138982880892,
+      installments: 1,
+      live_mode: true,
+      money_release_date: '2025-12-22T06:30:58.000-04:00',
+      money_release_status: 'released',
+      operation_type: 'regular_payment',
+      payment_method_id: 'master',
+      payment_type_id: 'credit_card',
+      processing_mode: 'aggregator',
+      refunds: [],
+      status: 'charged_back',
+      status_detail: 'reimbursed',
+      tags: ['release_advance_by_mc'],
+      transaction_amount: 35.91,
+      transaction_amount_refunded: 0,
       transaction_details: { installment_amount: 35.91, net_received_amount: 34.12, overpaid_amount: 0, total_paid_amount: 35.91 },
     };
     assert.deepEqual(mapMercadoPagoPayment(published), { chargeId: '138982880892', status: 'paid', amount: 3591, amountRefunded: 0, currency: 'BRL' });

@@ -64,11 +64,14 @@ async function inboxRow(provider: string, eventId: string) {
 }
 
 async function settledPayment(provider: string, chargeId: string) {
-  return waitFor(async () => {
-    const [row] = await database.sql`
+  return waitFor(
+    async () => {
+      const [row] = await database.sql`
       select status, amount::int as amount, currency from payments where provider = ${provider} and gateway_charge_id = ${chargeId}`;
-    return row;
-  }, { message: `the ${provider} payment ${chargeId}` });
+      return row;
+    },
+    { message: `the ${provider} payment ${chargeId}` },
+  );
 }
 
 describe('payment gateways end to end', () => {
@@ -102,36 +105,68 @@ describe('payment gateways end to end', () => {
 
   test('pagarme-legacy: form-encoded postback, sha1 with the API key, derived event id → payment paid', async () => {
     const body = new URLSearchParams({
-      id: '4240999', event: 'transaction_status_changed', old_status: 'waiting_payment', desired_status: 'paid', current_status: 'paid',
-      object: 'transaction', 'transaction[status]': 'paid', 'transaction[amount]': '3100', 'transaction[refunded_amount]': '0',
+      id: '4240999',
+      event: 'transaction_status_changed',
+      old_status: 'waiting_payment',
+      desired_status: 'paid',
+      current_status: 'paid',
+      object: 'transaction',
+      'transaction[status]': 'paid',
+      'transaction[amount]': '3100',
+      'transaction[refunded_amount]': '0',
       'transaction[date_updated]': '2018-09-06T19:55:14.063Z',
     }).toString();
     const signature = `sha1=${createHmac('sha1', PAGARME_API_KEY).update(body).digest('hex')}`;
     await post('pagarme-legacy', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-hub-signature': signature });
     const [row] = await database.sql`select event_id, event_type, resource_id, occurred_at, payload from webhook_inbox where provider = 'pagarme-legacy'`;
     assert.match(row!.event_id, /^derived:[0-9a-f]{64}$/);
-    assert.deepEqual([row!.event_type, row!.resource_id, row!.occurred_at.toISOString()], ['transaction_status_changed', '4240999', '2018-09-06T19:55:14.063Z']);
+    assert.deepEqual(
+      [row!.event_type, row!.resource_id, row!.occurred_at.toISOString()],
+      ['transaction_status_changed', '4240999', '2018-09-06T19:55:14.063Z'],
+    );
     assert.equal(row!.payload.transaction.amount, '3100', 'the form is stored decoded');
     assert.deepEqual({ ...(await settledPayment('pagarme-legacy', '4240999')) }, { status: 'paid', amount: 3100, currency: 'BRL' });
   });
 
   test('zoop: transaction.succeeded with the Authorization header → payment paid, "1484.34" as 148434', async () => {
     const body = JSON.stringify({
-      id: 'e2e4679634d4e4b6dbc9fa8990c8f01f', type: 'transaction.succeeded', resource: 'event', created_at: '2020-07-06T14:01:51+0000',
-      payload: { object: { id: 'e2edf0dd9c57143ef8cc46924f4ba9e9', resource: 'transaction', status: 'succeeded', amount: '1484.34', currency: 'BRL', captured: true } },
+      id: 'e2e4679634d4e4b6dbc9fa8990c8f01f',
+      type: 'transaction.succeeded',
+      resource: 'event',
+      created_at: '2020-07-06T14:01:51+0000',
+      payload: {
+        object: { id: 'e2edf0dd9c57143ef8cc46924f4ba9e9', resource: 'transaction', status: 'succeeded', amount: '1484.34', currency: 'BRL', captured: true },
+      },
     });
     await post('zoop', body, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
     const row = await inboxRow('zoop', 'e2e4679634d4e4b6dbc9fa8990c8f01f');
-    assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['transaction.succeeded', 'e2edf0dd9c57143ef8cc46924f4ba9e9', '2020-07-06T14:01:51.000Z']);
+    assert.deepEqual(
+      [row.event_type, row.resource_id, row.occurred_at.toISOString()],
+      ['transaction.succeeded', 'e2edf0dd9c57143ef8cc46924f4ba9e9', '2020-07-06T14:01:51.000Z'],
+    );
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2edf0dd9c57143ef8cc46924f4ba9e9')) }, { status: 'paid', amount: 148434, currency: 'BRL' });
   });
 
   test('mercadopago: x-signature over the query data.id → inbox row (a thin notice: the payment comes from refetch)', async () => {
-    const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: '987654321' }, date_created: '2026-06-27T10:04:58.396-03:00', id: 115029489999, live_mode: false, type: 'payment', user_id: 724484980 });
+    const body = JSON.stringify({
+      action: 'payment.updated',
+      api_version: 'v1',
+      data: { id: '987654321' },
+      date_created: '2026-06-27T10:04:58.396-03:00',
+      id: 115029489999,
+      live_mode: false,
+      type: 'payment',
+      user_id: 724484980,
+    });
     const ts = String(Date.now());
     const requestId = 'bb56a2f1-6aae-46ac-982e-9dcd3581d0e2';
     const v1 = createHmac('sha256', MP_SECRET).update(`id:987654321;request-id:${requestId};ts:${ts};`).digest('hex');
-    await post('mercadopago', body, { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId }, '?data.id=987654321&type=payment');
+    await post(
+      'mercadopago',
+      body,
+      { 'content-type': 'application/json', 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId },
+      '?data.id=987654321&type=payment',
+    );
     const row = await inboxRow('mercadopago', '115029489999');
     assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['payment.updated', '987654321', '2026-06-27T13:04:58.396Z']);
   });
@@ -144,7 +179,6 @@ describe('payment gateways end to end', () => {
     const row = await inboxRow('standard-webhooks', 'msg_e2e_1');
     assert.deepEqual([row.event_type, row.resource_id, row.occurred_at.toISOString()], ['invoice.paid', 'in_e2e_1', '2022-11-03T20:26:10.344Z']);
   });
-
 });
 
 // Authorization is not payment: funds held on a card are `authorized`, then paid on capture or
@@ -152,14 +186,21 @@ describe('payment gateways end to end', () => {
 // first, the worst arrival order.
 describe('pre-authorizations end to end', () => {
   const asaas = (id: string, event: string, dateCreated: string, payment: Record<string, unknown>) =>
-    JSON.stringify({ id, event, dateCreated, payment: { object: 'payment', value: 250.0, billingType: 'CREDIT_CARD', confirmedDate: null, paymentDate: null, ...payment } });
+    JSON.stringify({
+      id,
+      event,
+      dateCreated,
+      payment: { object: 'payment', value: 250.0, billingType: 'CREDIT_CARD', confirmedDate: null, paymentDate: null, ...payment },
+    });
   const postAsaas = (body: string) => post('asaas', body, { 'content-type': 'application/json', 'asaas-access-token': ASAAS_TOKEN });
 
   test('asaas: PAYMENT_AUTHORIZED alone is authorized (not paid); its capture is paid; a released one is canceled', async () => {
     await postAsaas(asaas('evt_e2e_auth_1&1', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_held', status: 'AUTHORIZED' }));
     assert.deepEqual({ ...(await settledPayment('asaas', 'pay_e2e_held')) }, { status: 'authorized', amount: 25000, currency: 'BRL' });
 
-    await postAsaas(asaas('evt_e2e_auth_3&3', 'PAYMENT_CONFIRMED', '2025-03-02 09:00:00', { id: 'pay_e2e_captured', status: 'CONFIRMED', confirmedDate: '2025-03-02' }));
+    await postAsaas(
+      asaas('evt_e2e_auth_3&3', 'PAYMENT_CONFIRMED', '2025-03-02 09:00:00', { id: 'pay_e2e_captured', status: 'CONFIRMED', confirmedDate: '2025-03-02' }),
+    );
     await postAsaas(asaas('evt_e2e_auth_2&2', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_captured', status: 'AUTHORIZED' }));
     await waitFor(async () => (await inboxRow('asaas', 'evt_e2e_auth_2&2')).status !== 'pending', { message: 'the late authorization to be processed' });
     assert.deepEqual({ ...(await settledPayment('asaas', 'pay_e2e_captured')) }, { status: 'paid', amount: 25000, currency: 'BRL' });
@@ -167,18 +208,31 @@ describe('pre-authorizations end to end', () => {
     await postAsaas(asaas('evt_e2e_auth_5&5', 'PAYMENT_REFUNDED', '2025-03-02 09:00:00', { id: 'pay_e2e_released', status: 'REFUNDED' }));
     await postAsaas(asaas('evt_e2e_auth_4&4', 'PAYMENT_AUTHORIZED', '2025-03-01 10:00:00', { id: 'pay_e2e_released', status: 'AUTHORIZED' }));
     await waitFor(async () => (await inboxRow('asaas', 'evt_e2e_auth_4&4')).status !== 'pending', { message: 'the late authorization to be processed' });
-    const [released] = await database.sql`select status, amount_refunded::int as refunded from payments where provider = 'asaas' and gateway_charge_id = 'pay_e2e_released'`;
+    const [released] =
+      await database.sql`select status, amount_refunded::int as refunded from payments where provider = 'asaas' and gateway_charge_id = 'pay_e2e_released'`;
     assert.deepEqual({ ...released }, { status: 'canceled', refunded: 0 });
   });
 
   test('pagarme (v5): charge.pending with an authorized_pending_capture transaction is authorized; charge.paid captures it', async () => {
     const hook = (id: string, type: string, createdAt: string, data: Record<string, unknown>) =>
-      JSON.stringify({ id, account: { id: 'acc_e2e', name: 'Loja' }, type, created_at: createdAt, data: { id: 'ch_e2e_pagarme_auth', amount: 7000, currency: 'BRL', ...data } });
+      JSON.stringify({
+        id,
+        account: { id: 'acc_e2e', name: 'Loja' },
+        type,
+        created_at: createdAt,
+        data: { id: 'ch_e2e_pagarme_auth', amount: 7000, currency: 'BRL', ...data },
+      });
     const pending = hook('hook_e2eAuth1', 'charge.pending', '2025-02-01T10:00:00Z', {
-      status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'authorized_pending_capture' },
+      status: 'pending',
+      paid_amount: 0,
+      paid_at: null,
+      last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'authorized_pending_capture' },
     });
     const paid = hook('hook_e2eAuth2', 'charge.paid', '2025-02-03T10:00:00Z', {
-      status: 'paid', paid_amount: 7000, paid_at: '2025-02-03T10:00:00Z', last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'captured' },
+      status: 'paid',
+      paid_amount: 7000,
+      paid_at: '2025-02-03T10:00:00Z',
+      last_transaction: { id: 'tran_e2e', transaction_type: 'credit_card', status: 'captured' },
     });
     await post('pagarme', pending, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(pending) });
     assert.deepEqual({ ...(await settledPayment('pagarme', 'ch_e2e_pagarme_auth')) }, { status: 'authorized', amount: 7000, currency: 'BRL' });
@@ -189,13 +243,37 @@ describe('pre-authorizations end to end', () => {
 
   test('zoop: transaction.pre_authorized alone is authorized; voided (the void posted first) it ends canceled', async () => {
     const event = (id: string, type: string, transaction: string, createdAt: string, object: Record<string, unknown>) =>
-      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: transaction, resource: 'transaction', amount: '80.00', currency: 'BRL', ...object } } });
+      JSON.stringify({
+        id,
+        type,
+        resource: 'event',
+        created_at: createdAt,
+        payload: { object: { id: transaction, resource: 'transaction', amount: '80.00', currency: 'BRL', ...object } },
+      });
     const postZoop = (body: string) => post('zoop', body, { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
-    await postZoop(event('e2e0auth00000000000000000000000a0', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000000', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
+    await postZoop(
+      event('e2e0auth00000000000000000000000a0', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000000', '2025-02-01T10:00:00+0000', {
+        status: 'pre_authorized',
+        captured: false,
+      }),
+    );
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000000')) }, { status: 'authorized', amount: 8000, currency: 'BRL' });
-    await postZoop(event('e2e0auth00000000000000000000000a2', 'transaction.void.succeeded', 'e2e0auth0000000000000000000000001', '2025-02-02T10:00:00+0000', { status: 'canceled', captured: false, voided: true }));
-    await postZoop(event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000001', '2025-02-01T10:00:00+0000', { status: 'pre_authorized', captured: false }));
-    await waitFor(async () => (await inboxRow('zoop', 'e2e0auth00000000000000000000000a1')).status !== 'pending', { message: 'the late authorization to be processed' });
+    await postZoop(
+      event('e2e0auth00000000000000000000000a2', 'transaction.void.succeeded', 'e2e0auth0000000000000000000000001', '2025-02-02T10:00:00+0000', {
+        status: 'canceled',
+        captured: false,
+        voided: true,
+      }),
+    );
+    await postZoop(
+      event('e2e0auth00000000000000000000000a1', 'transaction.pre_authorized', 'e2e0auth0000000000000000000000001', '2025-02-01T10:00:00+0000', {
+        status: 'pre_authorized',
+        captured: false,
+      }),
+    );
+    await waitFor(async () => (await inboxRow('zoop', 'e2e0auth00000000000000000000000a1')).status !== 'pending', {
+      message: 'the late authorization to be processed',
+    });
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0auth0000000000000000000000001')) }, { status: 'canceled', amount: 8000, currency: 'BRL' });
   });
 });
@@ -211,52 +289,93 @@ describe('chargebacks announced without a dispute, end to end', () => {
 
   test('pagarme (v5): charge.chargedback after charge.paid → charged_back', async () => {
     const hook = (id: string, type: string, createdAt: string, data: Record<string, unknown>) =>
-      JSON.stringify({ id, account: { id: 'acc_e2e', name: 'Loja' }, type, created_at: createdAt, data: { id: 'ch_e2e_pagarme_cb', amount: 4200, currency: 'BRL', paid_amount: 4200, paid_at: '2025-03-01T10:00:00Z', ...data } });
-    const chargedback = hook('hook_e2eCb2', 'charge.chargedback', '2025-04-10T10:00:00Z', { status: 'chargedback', last_transaction: { id: 'tran_cb', status: 'chargedback' } });
+      JSON.stringify({
+        id,
+        account: { id: 'acc_e2e', name: 'Loja' },
+        type,
+        created_at: createdAt,
+        data: { id: 'ch_e2e_pagarme_cb', amount: 4200, currency: 'BRL', paid_amount: 4200, paid_at: '2025-03-01T10:00:00Z', ...data },
+      });
+    const chargedback = hook('hook_e2eCb2', 'charge.chargedback', '2025-04-10T10:00:00Z', {
+      status: 'chargedback',
+      last_transaction: { id: 'tran_cb', status: 'chargedback' },
+    });
     const paid = hook('hook_e2eCb1', 'charge.paid', '2025-03-01T10:00:00Z', { status: 'paid', last_transaction: { id: 'tran_cb', status: 'captured' } });
-    for (const body of [chargedback, paid]) await post('pagarme', body, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(body) });
+    for (const body of [chargedback, paid])
+      await post('pagarme', body, { 'content-type': 'application/json', 'x-webhook-asymmetric-signature': pagarmeKey.header(body) });
     assert.equal(await status('pagarme', 'ch_e2e_pagarme_cb', 'hook_e2eCb1'), 'charged_back');
   });
 
   test('pagarme-legacy: a paid transaction gone chargedback → charged_back', async () => {
     const postback = (current: string, old: string, updated: string) => {
       const body = new URLSearchParams({
-        id: '4240777', event: 'transaction_status_changed', old_status: old, desired_status: current, current_status: current, object: 'transaction',
-        'transaction[status]': current, 'transaction[amount]': '3100', 'transaction[refunded_amount]': '0', 'transaction[date_updated]': updated,
+        id: '4240777',
+        event: 'transaction_status_changed',
+        old_status: old,
+        desired_status: current,
+        current_status: current,
+        object: 'transaction',
+        'transaction[status]': current,
+        'transaction[amount]': '3100',
+        'transaction[refunded_amount]': '0',
+        'transaction[date_updated]': updated,
       }).toString();
       return { body, signature: `sha1=${createHmac('sha1', PAGARME_API_KEY).update(body).digest('hex')}` };
     };
-    for (const { body, signature } of [postback('chargedback', 'paid', '2018-10-20T12:00:00.000Z'), postback('paid', 'waiting_payment', '2018-09-06T19:55:14.063Z')]) {
+    for (const { body, signature } of [
+      postback('chargedback', 'paid', '2018-10-20T12:00:00.000Z'),
+      postback('paid', 'waiting_payment', '2018-09-06T19:55:14.063Z'),
+    ]) {
       await post('pagarme-legacy', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-hub-signature': signature });
     }
-    await waitFor(async () => {
-      const rows = await database.sql`select status from webhook_inbox where provider = 'pagarme-legacy' and resource_id = '4240777'`;
-      return rows.length === 2 && rows.every((r) => r.status !== 'pending') ? rows : undefined;
-    }, { message: 'both postbacks processed' });
+    await waitFor(
+      async () => {
+        const rows = await database.sql`select status from webhook_inbox where provider = 'pagarme-legacy' and resource_id = '4240777'`;
+        return rows.length === 2 && rows.every((r) => r.status !== 'pending') ? rows : undefined;
+      },
+      { message: 'both postbacks processed' },
+    );
     assert.equal((await settledPayment('pagarme-legacy', '4240777')).status, 'charged_back');
   });
 
   test('zoop: transaction.charged_back after transaction.succeeded → charged_back', async () => {
     const event = (id: string, type: string, createdAt: string, object: Record<string, unknown>) =>
-      JSON.stringify({ id, type, resource: 'event', created_at: createdAt, payload: { object: { id: 'e2e0cb00000000000000000000000000', resource: 'transaction', amount: '61.00', currency: 'BRL', captured: true, ...object } } });
-    await post('zoop', event('e2e0cb000000000000000000000000b2', 'transaction.charged_back', '2025-04-02T10:00:00+0000', { status: 'charged_back' }), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
-    await post('zoop', event('e2e0cb000000000000000000000000b1', 'transaction.succeeded', '2025-03-02T10:00:00+0000', { status: 'succeeded' }), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+      JSON.stringify({
+        id,
+        type,
+        resource: 'event',
+        created_at: createdAt,
+        payload: { object: { id: 'e2e0cb00000000000000000000000000', resource: 'transaction', amount: '61.00', currency: 'BRL', captured: true, ...object } },
+      });
+    await post('zoop', event('e2e0cb000000000000000000000000b2', 'transaction.charged_back', '2025-04-02T10:00:00+0000', { status: 'charged_back' }), {
+      'content-type': 'application/json',
+      authorization: ZOOP_AUTHORIZATION,
+    });
+    await post('zoop', event('e2e0cb000000000000000000000000b1', 'transaction.succeeded', '2025-03-02T10:00:00+0000', { status: 'succeeded' }), {
+      'content-type': 'application/json',
+      authorization: ZOOP_AUTHORIZATION,
+    });
     assert.equal(await status('zoop', 'e2e0cb00000000000000000000000000', 'e2e0cb000000000000000000000000b1'), 'charged_back');
   });
 });
 
 describe('zoop: the events imobanco/zoop-wrapper published, over HTTP', () => {
-  const postZoop = (body: string) => fetch(`${service.baseUrl}/webhooks/zoop`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION } });
+  const postZoop = (body: string) =>
+    fetch(`${service.baseUrl}/webhooks/zoop`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION } });
 
   test('transaction.failed as published (its transaction under payload, ids blank) is stored, not refused as malformed', async () => {
     const response = await postZoop(publishedFailed());
     assert.equal(response.status, 200, await response.clone().text());
-    const [row] = await database.sql`select event_type, resource_id, status, decision from webhook_inbox where provider = 'zoop' and event_type = 'transaction.failed'`;
+    const [row] =
+      await database.sql`select event_type, resource_id, status, decision from webhook_inbox where provider = 'zoop' and event_type = 'transaction.failed'`;
     assert.deepEqual([row!.event_type, row!.resource_id], ['transaction.failed', null]);
   });
 
   test('transaction.pre_authorization.succeeded with its transaction id → the payment is authorized', async () => {
-    await post('zoop', publishedPreAuthorization('e2e0pre0000000000000000000000001'), { 'content-type': 'application/json', authorization: ZOOP_AUTHORIZATION });
+    await post('zoop', publishedPreAuthorization('e2e0pre0000000000000000000000001'), {
+      'content-type': 'application/json',
+      authorization: ZOOP_AUTHORIZATION,
+    });
     assert.deepEqual({ ...(await settledPayment('zoop', 'e2e0pre0000000000000000000000001')) }, { status: 'authorized', amount: 1499, currency: 'BRL' });
   });
 });

@@ -40,7 +40,13 @@ async function refusal(driver: ProviderDriver, request: WebhookRequest): Promise
 describe('stripe (signed by the official SDK)', () => {
   const secret = 'whsec_signature_messages';
   const driver = createDriver(stripeDriver, { secrets: [secret] });
-  const body = JSON.stringify({ id: 'evt_msg_1', object: 'event', type: 'charge.succeeded', created: nowSeconds, data: { object: { id: 'ch_1', object: 'charge' } } });
+  const body = JSON.stringify({
+    id: 'evt_msg_1',
+    object: 'event',
+    type: 'charge.succeeded',
+    created: nowSeconds,
+    data: { object: { id: 'ch_1', object: 'charge' } },
+  });
   const header = new Stripe('sk_test_unused').webhooks.generateTestHeaderString({ payload: body, secret, timestamp: nowSeconds });
   const v1 = /v1=([0-9a-f]+)/.exec(header)![1]!;
   const withHeader = (value: string) => webhookRequest(body, { 'stripe-signature': value });
@@ -76,7 +82,8 @@ describe('standard webhooks (signed by the standardwebhooks package)', () => {
   const driver = createDriver(standardWebhooksDriver, { secrets: [secret] });
   const body = '{"type":"payment.paid"}';
   const signature = new Webhook(secret).sign('msg_1', now, body);
-  const withSignature = (value: string, timestamp = String(nowSeconds)) => webhookRequest(body, { 'webhook-id': 'msg_1', 'webhook-timestamp': timestamp, 'webhook-signature': value });
+  const withSignature = (value: string, timestamp = String(nowSeconds)) =>
+    webhookRequest(body, { 'webhook-id': 'msg_1', 'webhook-timestamp': timestamp, 'webhook-signature': value });
 
   test('as signed, it verifies', async () => {
     assert.equal(await refusal(driver, withSignature(signature)), 'ok');
@@ -136,7 +143,10 @@ describe('pagar.me v5 (RS256 by node:crypto)', () => {
     });
   }
   test('alg=HS256: the algorithm', async () => {
-    assert.match(await refusal(driver, withHeader(`alg=HS256; kid=${key.kid}; signature=${signature}`)), /^signature_malformed: Unsupported signature algorithm \(alg=\)/);
+    assert.match(
+      await refusal(driver, withHeader(`alg=HS256; kid=${key.kid}; signature=${signature}`)),
+      /^signature_malformed: Unsupported signature algorithm \(alg=\)/,
+    );
   });
 });
 
@@ -149,18 +159,25 @@ describe('HMAC headers: GitHub, Shopify, the generic driver (HMAC by node:crypto
     const request = (value: string) => webhookRequest(body, { 'x-hub-signature-256': value, 'x-github-event': 'issues', 'x-github-delivery': 'd-1' });
     assert.equal(await refusal(driver, request(`sha256=${hex('gh-secret')}`)), 'ok');
     assert.match(await refusal(driver, request(hex('gh-secret'))), /^signature_malformed: The x-hub-signature-256 header does not start with "sha256="/);
-    assert.match(await refusal(driver, request('sha256=abc')), /^signature_malformed: The x-hub-signature-256 header's digest is not an HMAC-SHA256 in hex \(64 hex digits\)/);
+    assert.match(
+      await refusal(driver, request('sha256=abc')),
+      /^signature_malformed: The x-hub-signature-256 header's digest is not an HMAC-SHA256 in hex \(64 hex digits\)/,
+    );
   });
 
   test('shopify: as signed it verifies; a hex digest where base64 is expected names the encoding and length', async () => {
     const driver = createDriver(shopifyDriver, { secrets: ['shop-secret'] });
-    const request = (value: string) => webhookRequest(body, { 'x-shopify-hmac-sha256': value, 'x-shopify-topic': 'orders/paid', 'x-shopify-webhook-id': 'w-1' });
+    const request = (value: string) =>
+      webhookRequest(body, { 'x-shopify-hmac-sha256': value, 'x-shopify-topic': 'orders/paid', 'x-shopify-webhook-id': 'w-1' });
     assert.equal(await refusal(driver, request(createHmac('sha256', 'shop-secret').update(body).digest('base64'))), 'ok');
     assert.match(await refusal(driver, request(hex('shop-secret'))), /^signature_malformed: .*digest is not an HMAC-SHA256 in base64 \(32 bytes\)/);
   });
 
   test('generic hmac with a timestamp header: a timestamp that is not one is named, not the signature', async () => {
-    const driver = createDriver(hmacDriver, { secrets: ['generic'], options: { header: 'x-signature', prefix: 'sha256=', typePath: 'action', timestampHeader: 'x-timestamp' } });
+    const driver = createDriver(hmacDriver, {
+      secrets: ['generic'],
+      options: { header: 'x-signature', prefix: 'sha256=', typePath: 'action', timestampHeader: 'x-timestamp' },
+    });
     const signed = createHmac('sha256', 'generic').update(`${nowSeconds}.${body}`).digest('hex');
     const request = (timestamp: string) => webhookRequest(body, { 'x-signature': `sha256=${signed}`, 'x-timestamp': timestamp });
     assert.equal(await refusal(driver, request(String(nowSeconds))), 'ok');

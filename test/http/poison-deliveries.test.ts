@@ -31,12 +31,18 @@ setup(async () => {
       return new;
     end $$;
     create trigger reject_canary_event before insert on webhook_inbox for each row execute function reject_canary_event();`);
-  service = await startTestService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET }, logger: createLogger('info', destination) });
+  service = await startTestService({
+    database,
+    env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET, WEBHOOK_SECRET_GITHUB: GITHUB_SECRET },
+    logger: createLogger('info', destination),
+  });
 });
 
 /** A Stripe charge event as JSON text, with `object` fields merged in and the envelope overridden. */
 function stripeBody(id: string, options: { type?: string; created?: number; object?: Record<string, unknown> } = {}): string {
-  const event = JSON.parse(chargeEvent({ id: 'evt_placeholder', type: options.type ?? 'charge.succeeded', chargeId: `ch_${randomUUID()}`, created: options.created ?? now() }));
+  const event = JSON.parse(
+    chargeEvent({ id: 'evt_placeholder', type: options.type ?? 'charge.succeeded', chargeId: `ch_${randomUUID()}`, created: options.created ?? now() }),
+  );
   event.id = id;
   Object.assign(event.data.object, options.object);
   // JSON.stringify writes U+0000 as \u0000 and a lone surrogate as \ud800, as a gateway would.
@@ -44,11 +50,20 @@ function stripeBody(id: string, options: { type?: string; created?: number; obje
 }
 
 const postBytes = (body: Buffer) =>
-  fetch(`${service.baseUrl}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(body, SECRET) }, body });
+  fetch(`${service.baseUrl}/webhooks/stripe`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignatureOfBytes(body, SECRET) },
+    body,
+  });
 
 function postGithub(body: string) {
   const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
-  const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'issue_comment', 'x-github-delivery': randomUUID() };
+  const headers = {
+    'content-type': 'application/json',
+    'x-hub-signature-256': signature,
+    'x-github-event': 'issue_comment',
+    'x-github-delivery': randomUUID(),
+  };
   return fetch(`${service.baseUrl}/webhooks/github`, { method: 'POST', headers, body });
 }
 
@@ -67,7 +82,11 @@ async function amongFiftyValid(hostile: () => Promise<Response>): Promise<Answer
   const sent = hostile();
   const rest = valid.slice(25).map((body) => postStripe(service.baseUrl, body, SECRET));
   const [answer, ...others] = await Promise.all([sent, ...first, ...rest]);
-  assert.deepEqual(others.map((r) => r.status), valid.map(() => 200), 'every valid delivery sent with it gets 200');
+  assert.deepEqual(
+    others.map((r) => r.status),
+    valid.map(() => 200),
+    'every valid delivery sent with it gets 200',
+  );
   const [row] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox where event_id like ${`evt_valid_${round}_%`}`;
   assert.equal(row!.n, 50, 'and every one of them is stored');
   const json = (await answer!.json()) as { error?: Answer['error'] };
@@ -192,8 +211,14 @@ describe('a delivery PostgreSQL still refuses fails alone, and says nothing of i
     const seen = lines.length;
     await assertRefused(await send(body), Buffer.from(body), 'event_unstorable');
     const logged = lines.slice(seen);
-    assert.deepEqual(logged.filter((line) => line.includes(CANARY)), [], 'the payload canary is in no log line');
-    const failures = parsed().slice(seen).filter((entry) => (entry.level as number) >= 40 || entry.msg === 'delivery rejected');
+    assert.deepEqual(
+      logged.filter((line) => line.includes(CANARY)),
+      [],
+      'the payload canary is in no log line',
+    );
+    const failures = parsed()
+      .slice(seen)
+      .filter((entry) => (entry.level as number) >= 40 || entry.msg === 'delivery rejected');
     assert.equal(failures.length, 1, `one line about the failed delivery:\n${logged.join('\n')}`);
     assert.equal(failures[0]!.provider, 'stripe');
     assert.equal(failures[0]!.eventId, 'evt_canary_1');

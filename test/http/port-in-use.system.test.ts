@@ -34,7 +34,8 @@ after(async () => {
 const STACK_FRAME = /^\s+at /m;
 
 test('a PORT in use: one line on stderr naming PORT and the port, exit 1, no worker started, no database touched', async () => {
-  const pgbossBefore = await database.sql`select count(*)::int as n from pg_stat_activity where datname = ${database.name} and application_name like 'webhook-inbox%'`;
+  const pgbossBefore =
+    await database.sql`select count(*)::int as n from pg_stat_activity where datname = ${database.name} and application_name like 'webhook-inbox%'`;
   assert.equal(pgbossBefore[0]!.n, 0);
   const exited = await runServiceUntilExit({ DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', WEBHOOK_SECRET_STRIPE: 'whsec_x' });
   assert.equal(exited.code, 1, exited.stderr);

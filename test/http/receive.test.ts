@@ -38,7 +38,8 @@ describe('POST /webhooks/stripe', () => {
     assert.deepEqual(await response.json(), { received: true });
     assert.equal(await inboxCount(eventId), 1);
     assert.equal(await jobCount(eventId), 1);
-    const [row] = await database.sql`select provider, event_type, resource_id, status, attempts, raw_body, payload from webhook_inbox where event_id = ${eventId}`;
+    const [row] =
+      await database.sql`select provider, event_type, resource_id, status, attempts, raw_body, payload from webhook_inbox where event_id = ${eventId}`;
     assert.equal(row!.provider, 'stripe');
     assert.equal(row!.event_type, 'charge.succeeded');
     assert.equal(row!.resource_id, `ch_receive_${sequence}`);

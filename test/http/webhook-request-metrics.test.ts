@@ -43,7 +43,12 @@ describe('GET /metrics after real signed webhook requests', () => {
     // The path is the sender's to choose: an unconfigured name never becomes a label value.
     assert.equal(requests('unknown', '404'), 1);
     // The counter's name before the rename is emitted too, for one release, with the same values.
-    for (const [provider, outcome] of [['stripe', 'accepted'], ['stripe', 'duplicate'], ['stripe', '401'], ['unknown', '404']] as const) {
+    for (const [provider, outcome] of [
+      ['stripe', 'accepted'],
+      ['stripe', 'duplicate'],
+      ['stripe', '401'],
+      ['unknown', '404'],
+    ] as const) {
       assert.equal(sampleValue(text, 'webhook_deliveries_total', { provider, outcome }), requests(provider, outcome), `${provider} ${outcome}`);
     }
     assert.ok(!text.includes('no-such-gateway'));

@@ -19,7 +19,12 @@ function newEvent() {
 }
 
 function post(body: string | ReadableStream<Uint8Array>, headers: Record<string, string>, provider = 'stripe') {
-  return app.request(`/webhooks/${provider}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, duplex: 'half' } as RequestInit);
+  return app.request(`/webhooks/${provider}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+    duplex: 'half',
+  } as RequestInit);
 }
 
 const signed = (body: string, signature = stripeSignature(body, SECRET)) => post(body, { 'stripe-signature': signature });
@@ -85,7 +90,11 @@ describe('POST /webhooks/:provider, in-process', () => {
   test('a compressed body gets 415 content_encoding_unsupported, not a signature mismatch; identity is no encoding', async () => {
     const body = newEvent();
     const gzipped = gzipSync(body);
-    const response = await app.request('/webhooks/stripe', { method: 'POST', body: gzipped, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'stripe-signature': stripeSignature(body, SECRET) } });
+    const response = await app.request('/webhooks/stripe', {
+      method: 'POST',
+      body: gzipped,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'stripe-signature': stripeSignature(body, SECRET) },
+    });
     assert.equal(response.status, 415);
     assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'content_encoding_unsupported');
     assert.equal((await post(body, { 'stripe-signature': stripeSignature(body, SECRET), 'content-encoding': 'identity' })).status, 200);

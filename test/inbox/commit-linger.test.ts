@@ -120,13 +120,22 @@ describe('commit linger in the group commit (real PostgreSQL)', () => {
 
   setup(async () => {
     pool = database.connect('linger-test', 3);
-    boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
+    boss = await startBoss({
+      url: database.url,
+      role: 'receiver',
+      worker: testWorkerConfig,
+      poolSize: 2,
+      connectTimeoutSeconds: 2,
+      logger: createLogger('silent'),
+    });
     database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   });
 
   /** Rows written by one statement share its transaction id: the number of commits that stored these events. */
   async function commitsFor(prefix: string): Promise<number> {
-    const [row] = await database.sql<{ commits: number }[]>`select count(distinct xmin::text)::int as commits from webhook_inbox where event_id like ${`${prefix}%`}`;
+    const [row] = await database.sql<
+      { commits: number }[]
+    >`select count(distinct xmin::text)::int as commits from webhook_inbox where event_id like ${`${prefix}%`}`;
     return row!.commits;
   }
 
@@ -175,7 +184,10 @@ describe('commit linger in the group commit (real PostgreSQL)', () => {
 
   test('a batch that fills up while it waits commits without waiting out the linger', async () => {
     // The deadline is far below the linger: a delivery that waited it out would get 503 and fail the test.
-    const commit = await groupCommit(createCommitLinger({ lingerMs: 60_000, maxBatchSize: 5, now: () => performance.now() }), { maxBatchSize: 5, commitDeadlineMs: 3_000 });
+    const commit = await groupCommit(createCommitLinger({ lingerMs: 60_000, maxBatchSize: 5, now: () => performance.now() }), {
+      maxBatchSize: 5,
+      commitDeadlineMs: 3_000,
+    });
     const outcomes = await Promise.all(Array.from({ length: 5 }, (_, i) => commit.ingest(incomingChargeSucceeded(`evt_linger_full_${i}`))));
     assert.deepEqual(
       outcomes.map((o) => o.kind),
@@ -183,5 +195,4 @@ describe('commit linger in the group commit (real PostgreSQL)', () => {
     );
     assert.equal(await commitsFor('evt_linger_full_'), 1);
   });
-
 });

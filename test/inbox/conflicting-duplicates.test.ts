@@ -37,7 +37,9 @@ async function storedEvent(eventId: string) {
 }
 
 async function conflictsOf(eventId: string) {
-  return [...(await database.sql`select inbox_id::int as inbox_id, provider, event_id, raw_body, differences from webhook_inbox_conflicts where event_id = ${eventId} order by id`)];
+  return [
+    ...(await database.sql`select inbox_id::int as inbox_id, provider, event_id, raw_body, differences from webhook_inbox_conflicts where event_id = ${eventId} order by id`),
+  ];
 }
 
 describe('a duplicate delivery that says something else (issue 11, item 2)', () => {
@@ -126,7 +128,8 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
     const duplicates = (text: string) => sampleValue(text, 'webhook_requests_total', { provider: 'stripe', outcome: 'duplicate' });
     const { eventId, chargeId } = nextIds();
     const stored = stripeBody(eventId, chargeId, 'charge.succeeded');
-    for (const body of [stored, stripeBody(eventId, chargeId, 'charge.failed'), stored]) assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
+    for (const body of [stored, stripeBody(eventId, chargeId, 'charge.failed'), stored])
+      assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
     const afterwards = await scrape(service.baseUrl);
     assert.equal(counted(afterwards)! - counted(before)!, 1);
     assert.equal(duplicates(afterwards)! - duplicates(before)!, 2);
@@ -146,7 +149,8 @@ describe('a duplicate delivery that says something else (issue 11, item 2)', () 
 
   test("an event's conflicts go with it when it is deleted (retention)", async () => {
     const { eventId, chargeId } = nextIds();
-    for (const type of ['charge.succeeded', 'charge.failed']) assert.equal((await postStripe(service.baseUrl, stripeBody(eventId, chargeId, type), SECRET)).status, 200);
+    for (const type of ['charge.succeeded', 'charge.failed'])
+      assert.equal((await postStripe(service.baseUrl, stripeBody(eventId, chargeId, type), SECRET)).status, 200);
     assert.equal((await conflictsOf(eventId)).length, 1);
     await database.sql`delete from webhook_inbox where event_id = ${eventId}`;
     assert.deepEqual(await conflictsOf(eventId), []);

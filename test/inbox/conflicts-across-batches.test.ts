@@ -34,7 +34,14 @@ setup(async () => {
     end $$;
     create trigger hold_event after insert on webhook_inbox for each row execute function hold_event();`);
   pool = database.connect('conflicts-test', 3);
-  boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 2, logger: createLogger('silent') });
+  boss = await startBoss({
+    url: database.url,
+    role: 'receiver',
+    worker: testWorkerConfig,
+    poolSize: 2,
+    connectTimeoutSeconds: 2,
+    logger: createLogger('silent'),
+  });
   database.onTeardown(() => boss.stop({ graceful: false, close: true }));
 });
 
@@ -46,7 +53,13 @@ function body(eventId: string, type: string, amountRefunded?: number): string {
 function incoming(rawText: string): IncomingEvent {
   const rawBody = Buffer.from(rawText);
   const event = stripe.parse({ rawBody, header: () => undefined, query: new URLSearchParams() }, new Date());
-  return { provider: 'stripe', event, rawBody, fingerprint: eventFingerprint({ provider: 'stripe', ...event }, stripe), proof: { scheme: 'none', verifiedAt: new Date().toISOString() } };
+  return {
+    provider: 'stripe',
+    event,
+    rawBody,
+    fingerprint: eventFingerprint({ provider: 'stripe', ...event }, stripe),
+    proof: { scheme: 'none', verifiedAt: new Date().toISOString() },
+  };
 }
 
 async function conflictBodies(eventId: string): Promise<string[]> {
@@ -63,7 +76,14 @@ describe('conflicts inside one group-commit batch', () => {
   const recorder = createConflictRecorder({ driverOf: () => stripe });
 
   test('two bodies with one id in the same batch: the first is stored, the second is on record as its conflict', async () => {
-    const ingestor = createGroupCommitIngestor({ sql: pool.sql, jobs: await webhookJobInsert(boss), conflicts: recorder, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
+    const ingestor = createGroupCommitIngestor({
+      sql: pool.sql,
+      jobs: await webhookJobInsert(boss),
+      conflicts: recorder,
+      maxBatchSize: 100,
+      maxConcurrentBatches: 1,
+      commitDeadlineMs: 30_000,
+    });
     // While the first batch is in flight, everything ingested in one tick waits for the next one, together.
     const plug = ingestor.ingest(incoming(body('evt_batch_plug', 'charge.succeeded')));
     const a = body('evt_batch_1', 'charge.succeeded');
@@ -83,14 +103,27 @@ describe('conflicts inside one group-commit batch', () => {
         return recorder.recordConflictingDuplicates(tx, duplicates);
       },
     };
-    const ingestor = createGroupCommitIngestor({ sql: pool.sql, jobs: await webhookJobInsert(boss), conflicts: spy, maxBatchSize: 100, maxConcurrentBatches: 1, commitDeadlineMs: 30_000 });
+    const ingestor = createGroupCommitIngestor({
+      sql: pool.sql,
+      jobs: await webhookJobInsert(boss),
+      conflicts: spy,
+      maxBatchSize: 100,
+      maxConcurrentBatches: 1,
+      commitDeadlineMs: 30_000,
+    });
     const plug = ingestor.ingest(incoming(body('evt_spy_plug', 'charge.succeeded')));
     const fresh = ['evt_spy_1', 'evt_spy_2', 'evt_spy_3'].map((id) => ingestor.ingest(incoming(body(id, 'charge.succeeded'))));
     await Promise.all([plug, ...fresh]);
     assert.deepEqual(calls, [], 'two batches of new events: no comparison at all');
 
-    const again = await Promise.all([ingestor.ingest(incoming(body('evt_spy_4', 'charge.succeeded'))), ingestor.ingest(incoming(body('evt_spy_2', 'charge.succeeded')))]);
-    assert.deepEqual(again.map((o: IngestOutcome) => o.kind), ['accepted', 'duplicate']);
+    const again = await Promise.all([
+      ingestor.ingest(incoming(body('evt_spy_4', 'charge.succeeded'))),
+      ingestor.ingest(incoming(body('evt_spy_2', 'charge.succeeded'))),
+    ]);
+    assert.deepEqual(
+      again.map((o: IngestOutcome) => o.kind),
+      ['accepted', 'duplicate'],
+    );
     assert.deepEqual(calls, [['evt_spy_2']]);
   });
 });
@@ -101,12 +134,16 @@ describe('conflicts across concurrent transactions (READ COMMITTED)', () => {
   const second = useService({ database, env: { INBOX_ROLE: 'receiver', WEBHOOK_SECRET_STRIPE: SECRET } });
 
   const waiting = (waitEvent: string) =>
-    waitFor(async () => {
-      const [row] = await database.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${waitEvent}`;
-      return row!.n > 0;
-    }, { message: `a backend waiting on ${waitEvent}` });
+    waitFor(
+      async () => {
+        const [row] =
+          await database.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${waitEvent}`;
+        return row!.n > 0;
+      },
+      { message: `a backend waiting on ${waitEvent}` },
+    );
 
-  test('a copy whose INSERT waited on the other instance\'s uncommitted row is compared with it once that commits', async () => {
+  test("a copy whose INSERT waited on the other instance's uncommitted row is compared with it once that commits", async () => {
     const a = body('evt_held_1', 'charge.succeeded');
     const b = body('evt_held_1', 'charge.refunded', 2000);
     const lock = await database.sql.reserve();

@@ -31,30 +31,70 @@ const stripeEvent = (type: string, extra: Record<string, unknown> = {}, amountRe
   ...extra,
 });
 
-const asaas = (event: string, status: string, extra: Record<string, unknown> = {}) => json({
-  id: 'evt_05b708f961d739ea7eba7e4db318f621&368604920', event, dateCreated: '2024-06-12 16:45:03',
-  payment: { object: 'payment', id: 'pay_080225913252', customer: 'cus_G7Dvo4iphUNk', value: 100.0, netValue: 98.01, billingType: 'PIX', status, ...extra },
-});
-const pagarme = (type: string, extra: Record<string, unknown> = {}) => json({
-  id: 'hook_4w1y0JVsPsn06EWx', account: { id: 'acc_Z5P8OoyFgOI9r84q', name: 'Loja Exemplo' }, type, created_at: '2025-01-01T04:15:39Z',
-  data: { id: 'ch_GBnP26LF4FkyZvpm', amount: 150, paid_amount: 150, status: 'paid', currency: 'BRL', paid_at: '2025-01-01T04:15:39Z', ...extra },
-});
-const zoop = (type: string, status: string) => json({
-  id: 'cf4679634d4e4b6dbc9fa8990c8f01f9', type, resource: 'event', created_at: '2020-07-06T14:01:51+0000',
-  payload: { object: { id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status, amount: '1484.34', currency: 'BRL' } },
-});
-const legacyPostback = (fields: Record<string, string> = {}) => new URLSearchParams({
-  id: '4240637', fingerprint: '9c3f286dc60b0c221796ae551271d1217c7abf6f', event: 'transaction_status_changed', current_status: 'paid', object: 'transaction',
-  'transaction[status]': 'paid', 'transaction[date_updated]': '2018-09-06T19:55:14.063Z', 'transaction[amount]': '3100', 'transaction[refunded_amount]': '0', 'transaction[id]': '4240637',
-  ...fields,
-}).toString();
-const mercadoPago = (action: string) => json({ action, api_version: 'v1', data: { id: '123456' }, date_created: '2026-06-27T10:04:58.396-03:00', id: 115029489371, live_mode: false, type: 'payment', user_id: 724484980 });
+const asaas = (event: string, status: string, extra: Record<string, unknown> = {}) =>
+  json({
+    id: 'evt_05b708f961d739ea7eba7e4db318f621&368604920',
+    event,
+    dateCreated: '2024-06-12 16:45:03',
+    payment: { object: 'payment', id: 'pay_080225913252', customer: 'cus_G7Dvo4iphUNk', value: 100.0, netValue: 98.01, billingType: 'PIX', status, ...extra },
+  });
+const pagarme = (type: string, extra: Record<string, unknown> = {}) =>
+  json({
+    id: 'hook_4w1y0JVsPsn06EWx',
+    account: { id: 'acc_Z5P8OoyFgOI9r84q', name: 'Loja Exemplo' },
+    type,
+    created_at: '2025-01-01T04:15:39Z',
+    data: { id: 'ch_GBnP26LF4FkyZvpm', amount: 150, paid_amount: 150, status: 'paid', currency: 'BRL', paid_at: '2025-01-01T04:15:39Z', ...extra },
+  });
+const zoop = (type: string, status: string) =>
+  json({
+    id: 'cf4679634d4e4b6dbc9fa8990c8f01f9',
+    type,
+    resource: 'event',
+    created_at: '2020-07-06T14:01:51+0000',
+    payload: { object: { id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status, amount: '1484.34', currency: 'BRL' } },
+  });
+const legacyPostback = (fields: Record<string, string> = {}) =>
+  new URLSearchParams({
+    id: '4240637',
+    fingerprint: '9c3f286dc60b0c221796ae551271d1217c7abf6f',
+    event: 'transaction_status_changed',
+    current_status: 'paid',
+    object: 'transaction',
+    'transaction[status]': 'paid',
+    'transaction[date_updated]': '2018-09-06T19:55:14.063Z',
+    'transaction[amount]': '3100',
+    'transaction[refunded_amount]': '0',
+    'transaction[id]': '4240637',
+    ...fields,
+  }).toString();
+const mercadoPago = (action: string) =>
+  json({
+    action,
+    api_version: 'v1',
+    data: { id: '123456' },
+    date_created: '2026-06-27T10:04:58.396-03:00',
+    id: 115029489371,
+    live_mode: false,
+    type: 'payment',
+    user_id: 724484980,
+  });
 const github = (action: string, deliveryHeaders: Record<string, string> = {}) =>
-  webhookRequest(json({ action, issue: { id: 1, number: 1347 }, repository: { id: 1296269, full_name: 'octocat/Hello-World' } }), { 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958', ...deliveryHeaders });
+  webhookRequest(json({ action, issue: { id: 1, number: 1347 }, repository: { id: 1296269, full_name: 'octocat/Hello-World' } }), {
+    'x-github-event': 'issues',
+    'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    ...deliveryHeaders,
+  });
 const shopify = (topic: string, body: Record<string, unknown> = {}) =>
-  webhookRequest(json({ id: 450789469, email: 'jon@example.com', financial_status: 'paid', ...body }), { 'x-shopify-topic': topic, 'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
+  webhookRequest(json({ id: 450789469, email: 'jon@example.com', financial_status: 'paid', ...body }), {
+    'x-shopify-topic': topic,
+    'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+  });
 const standard = (type: string, attemptSeconds: number) =>
-  webhookRequest(json({ type, data: { id: '1f81eb52-5198-4599-803e-771906343485' } }), { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': String(attemptSeconds) });
+  webhookRequest(json({ type, data: { id: '1f81eb52-5198-4599-803e-771906343485' } }), {
+    'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+    'webhook-timestamp': String(attemptSeconds),
+  });
 
 const pairs: Record<string, ResendPair> = {
   'stripe (pending_webhooks and request change between resends)': {
@@ -157,8 +197,13 @@ describe('the meaning behind the fingerprint', () => {
 
   test('Stripe charge.succeeded: type, charge, canonical status, time and money', () => {
     assert.deepEqual(meaningOf(stripeEvent('charge.succeeded')), {
-      eventType: 'charge.succeeded', resourceId: 'ch_3PqXyZ2eZvKYlo2C', status: 'paid', occurredAt: '2026-03-01T12:00:00.000Z',
-      amount: 2000, amountRefunded: 0, currency: 'BRL',
+      eventType: 'charge.succeeded',
+      resourceId: 'ch_3PqXyZ2eZvKYlo2C',
+      status: 'paid',
+      occurredAt: '2026-03-01T12:00:00.000Z',
+      amount: 2000,
+      amountRefunded: 0,
+      currency: 'BRL',
     });
   });
 
@@ -172,8 +217,20 @@ describe('the meaning behind the fingerprint', () => {
 
   test('a driver that throws while mapping, or none at all, leaves only type, resource and time', () => {
     const event = { provider: 'x', ...stripe.parse(webhookRequest(json(stripeEvent('charge.succeeded'))), FIRST_AT) };
-    const throwing = { toPaymentFact: () => { throw new TypeError('cannot read amount'); } };
-    const expected = { eventType: 'charge.succeeded', resourceId: 'ch_3PqXyZ2eZvKYlo2C', status: null, occurredAt: '2026-03-01T12:00:00.000Z', amount: null, amountRefunded: null, currency: null };
+    const throwing = {
+      toPaymentFact: () => {
+        throw new TypeError('cannot read amount');
+      },
+    };
+    const expected = {
+      eventType: 'charge.succeeded',
+      resourceId: 'ch_3PqXyZ2eZvKYlo2C',
+      status: null,
+      occurredAt: '2026-03-01T12:00:00.000Z',
+      amount: null,
+      amountRefunded: null,
+      currency: null,
+    };
     assert.deepEqual(eventMeaning(event, throwing), expected);
     assert.deepEqual(eventMeaning(event, undefined), expected);
   });

@@ -23,7 +23,14 @@ let jobTable: string;
 
 setup(async () => {
   handle = database.connect('store-events-test');
-  boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
+  boss = await startBoss({
+    url: database.url,
+    role: 'receiver',
+    worker: testWorkerConfig,
+    poolSize: 2,
+    connectTimeoutSeconds: 5,
+    logger: createLogger('silent'),
+  });
   database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   jobs = await webhookJobInsert(boss);
   jobTable = `pgboss.${(await boss.getQueue(WEBHOOKS_QUEUE))!.table}`;
@@ -68,7 +75,18 @@ describe('storeNewEvents', () => {
       const events = Array.from({ length: size }, (_, i) => incoming(`evt_size_${size}_${i}`, i === 0 ? everyByte : undefined));
       const inserted = await store(events);
       assert.equal(inserted.length, size, `batch of ${size}: every event is new`);
-      const rows = await database.sql<{ id: string; event_id: string; event_type: string; resource_id: string | null; payload: unknown; raw_body: Buffer; occurred_at: Date; received_ms: number }[]>`
+      const rows = await database.sql<
+        {
+          id: string;
+          event_id: string;
+          event_type: string;
+          resource_id: string | null;
+          payload: unknown;
+          raw_body: Buffer;
+          occurred_at: Date;
+          received_ms: number;
+        }[]
+      >`
         select id, event_id, event_type, resource_id, payload, raw_body, occurred_at, floor(extract(epoch from received_at) * 1000)::float8 as received_ms from webhook_inbox where event_id like ${`evt_size_${size}_%`}`;
       assert.equal(rows.length, size);
       const byEventId = new Map(rows.map((r) => [r.event_id, r]));
@@ -77,7 +95,13 @@ describe('storeNewEvents', () => {
       for (const [i, event] of events.entries()) {
         const row = byEventId.get(event.event.eventId)!;
         const returned = inserted.find((r) => r.eventId === event.event.eventId);
-        assert.deepEqual(returned, { id: Number(row.id), provider: 'stripe', eventId: event.event.eventId, resourceId: event.event.resourceId, receivedAt: new Date(row.received_ms) });
+        assert.deepEqual(returned, {
+          id: Number(row.id),
+          provider: 'stripe',
+          eventId: event.event.eventId,
+          resourceId: event.event.resourceId,
+          receivedAt: new Date(row.received_ms),
+        });
         assert.ok(Buffer.from(row.raw_body).equals(event.rawBody), `raw body of #${i} byte for byte`);
         assert.deepEqual(row.payload, event.event.payload);
         assert.equal(row.resource_id, event.event.resourceId);
@@ -107,7 +131,10 @@ describe('storeNewEvents', () => {
   test('events already stored are absent from the answer, keep their first row and get no second job', async () => {
     const first = await store([incoming('evt_again_1'), incoming('evt_again_2')]);
     const second = await store([incoming('evt_again_1', Buffer.from('changed')), incoming('evt_again_3'), incoming('evt_again_2')]);
-    assert.deepEqual(second.map((r) => r.eventId), ['evt_again_3']);
+    assert.deepEqual(
+      second.map((r) => r.eventId),
+      ['evt_again_3'],
+    );
     const [row] = await database.sql<{ id: string; raw_body: Buffer }[]>`select id, raw_body from webhook_inbox where event_id = 'evt_again_1'`;
     assert.equal(Number(row!.id), first.find((r) => r.eventId === 'evt_again_1')!.id);
     assert.equal(Buffer.from(row!.raw_body).toString(), '{"id":"evt_again_1"}');
@@ -171,8 +198,13 @@ describe('storeNewEvents', () => {
     // one's key as a backslash, and processing's handlers would see a key the gateway never sent.
     // jsonb writes keys shortest first, then by their bytes, and V8 misreads an escaped key that
     // comes last: ' ' (0x20) sorts before both.
-    const payloads = [{ ' ': 1, '\\': 0 }, { ' ': 1, '"': 0 }];
-    const stored = await store(payloads.map((payload, i) => ({ ...incoming(`evt_escaped_key_${i}`), event: { ...incoming(`evt_escaped_key_${i}`).event, payload } })));
+    const payloads = [
+      { ' ': 1, '\\': 0 },
+      { ' ': 1, '"': 0 },
+    ];
+    const stored = await store(
+      payloads.map((payload, i) => ({ ...incoming(`evt_escaped_key_${i}`), event: { ...incoming(`evt_escaped_key_${i}`).event, payload } })),
+    );
     for (const [i, payload] of payloads.entries()) {
       const row = stored.find((r) => r.eventId === `evt_escaped_key_${i}`)!;
       const read = (await findEventsByIds(postgresExecutor(handle.sql), [row])).get(row.id);

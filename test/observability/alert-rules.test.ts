@@ -26,12 +26,26 @@ describe('ops/prometheus-rules.yml', () => {
 
   test('the alerts exist', () => {
     const rules = readFileSync(RULES, 'utf8');
-    for (const alert of ['WebhookInboxEventsFailed', 'WebhookInboxPendingStuck', 'WebhookInboxIgnoredRatioJump', 'WebhookInboxConflictingDuplicates', 'WebhookInboxLanesParked', 'WebhookInboxDestinationDisabled', 'WebhookInboxDestinationNotRetired', 'WebhookInboxMoneyEventRejected', 'WebhookInboxProviderSilent', 'WebhookInboxReconciliationFindings', 'WebhookInboxReconciliationStale']) {
+    for (const alert of [
+      'WebhookInboxEventsFailed',
+      'WebhookInboxPendingStuck',
+      'WebhookInboxIgnoredRatioJump',
+      'WebhookInboxConflictingDuplicates',
+      'WebhookInboxLanesParked',
+      'WebhookInboxDestinationDisabled',
+      'WebhookInboxDestinationNotRetired',
+      'WebhookInboxMoneyEventRejected',
+      'WebhookInboxProviderSilent',
+      'WebhookInboxReconciliationFindings',
+      'WebhookInboxReconciliationStale',
+    ]) {
       assert.match(rules, new RegExp(`- alert: ${alert}\\n`));
     }
   });
 
-  test('promtool accepts the rules and their unit tests pass', { skip: promtool ? false : 'promtool is not on PATH (Debian: apt-get install prometheus)' }, () => {
+  test('promtool accepts the rules and their unit tests pass', {
+    skip: promtool ? false : 'promtool is not on PATH (Debian: apt-get install prometheus)',
+  }, () => {
     execFileSync('promtool', ['check', 'rules', RULES], { stdio: 'pipe' });
     // The unit tests replay a week of samples for the ignored-ratio baseline.
     const result = spawnSync('promtool', ['test', 'rules', RULE_TESTS], { encoding: 'utf8' });

@@ -29,8 +29,7 @@ async function insertRows(provider: string, status: string, ages: string[]) {
 }
 
 const fixedQueueCounts: QueueCounts = {
-  getQueue: async (name) =>
-    name === WEBHOOKS_QUEUE ? { queuedCount: 7, readyCount: 5, deferredCount: 2, activeCount: 1, failedCount: 3 } : null,
+  getQueue: async (name) => (name === WEBHOOKS_QUEUE ? { queuedCount: 7, readyCount: 5, deferredCount: 2, activeCount: 1, failedCount: 3 } : null),
 };
 
 setup(async () => {
@@ -97,10 +96,14 @@ describe('database-derived gauges', () => {
 
     const secondsSince = (provider: string) => Date.now() / 1000 - value('inbox_last_webhook_request_timestamp_seconds', { provider })!;
     assert.ok(secondsSince('stripe') >= 60 && secondsSince('stripe') < 120, `stripe's newest webhook request is 1 minute old, got ${secondsSince('stripe')}`);
-    assert.ok(secondsSince('asaas') >= 90 && secondsSince('asaas') < 150, `asaas's newest webhook request is 90 s old (the backfilled row does not count), got ${secondsSince('asaas')}`);
+    assert.ok(
+      secondsSince('asaas') >= 90 && secondsSince('asaas') < 150,
+      `asaas's newest webhook request is 90 s old (the backfilled row does not count), got ${secondsSince('asaas')}`,
+    );
     assert.equal(value('inbox_last_webhook_request_timestamp_seconds', { provider: 'pagarme' }), undefined, 'no webhook request ever: no series');
     // Its name before the rename, emitted too for one release: the same series.
-    for (const provider of ['stripe', 'asaas', 'pagarme']) assert.equal(value('inbox_last_delivery_timestamp_seconds', { provider }), value('inbox_last_webhook_request_timestamp_seconds', { provider }), provider);
+    for (const provider of ['stripe', 'asaas', 'pagarme'])
+      assert.equal(value('inbox_last_delivery_timestamp_seconds', { provider }), value('inbox_last_webhook_request_timestamp_seconds', { provider }), provider);
 
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'queued' }), 7);
     assert.equal(value('pgboss_queue_jobs', { queue: 'webhooks', state: 'active' }), 1);
@@ -113,7 +116,11 @@ describe('database-derived gauges', () => {
     queries.length = 0;
     await refresherFor(metrics).refresh();
     const perRefresh = queries.length;
-    assert.equal(perRefresh, 6, 'one backlog query, one last-hour query, one last-delivery query, one lanes query, and the open findings and last complete runs of reconciliation, per refresh');
+    assert.equal(
+      perRefresh,
+      6,
+      'one backlog query, one last-hour query, one last-delivery query, one lanes query, and the open findings and last complete runs of reconciliation, per refresh',
+    );
     const route = createMetricsRoute({ registry: metrics.registry });
     for (let i = 0; i < 20; i++) assert.equal((await route.request('/metrics')).status, 200);
     assert.equal(queries.length, perRefresh);
@@ -134,7 +141,13 @@ describe('database-derived gauges', () => {
     for (const { text, params } of inboxQueries) {
       const plan = (await client.unsafe(`explain ${text}`, params as postgres.ParameterOrJSON<never>[])).map((r) => r['QUERY PLAN']).join('\n');
       for (const partition of holding) assert.doesNotMatch(plan, new RegExp(`Seq Scan on ${partition}\\b`), plan);
-      assert.match(plan, text.includes("source = 'webhook'") ? /Index (Only )?Scan Backward using webhook_inbox_\S*(last_delivery|source|provider_received_at)\S*idx/ : /Index Only Scan using webhook_inbox_(p\d{4}_\d{2}_|default_)?status_received_at\S*_idx/, plan);
+      assert.match(
+        plan,
+        text.includes("source = 'webhook'")
+          ? /Index (Only )?Scan Backward using webhook_inbox_\S*(last_delivery|source|provider_received_at)\S*idx/
+          : /Index Only Scan using webhook_inbox_(p\d{4}_\d{2}_|default_)?status_received_at\S*_idx/,
+        plan,
+      );
     }
   });
 

@@ -45,7 +45,12 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 test('unset on a terminal: pretty', { skip: hasScript ? false : 'util-linux `script` is not installed: no pseudo-terminal to run the service on' }, () => {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...settings() };
   // `script` gives the service a pseudo-terminal as its stdout, as a developer's shell does.
-  const run = spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} src/main.ts`, '/dev/null'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} src/main.ts`, '/dev/null'], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   const text = withoutColours(run.stdout);
   assert.match(text, /\] WARN: no provider is configured/, text);
   assert.doesNotMatch(text, /"level":/);

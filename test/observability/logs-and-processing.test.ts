@@ -38,15 +38,23 @@ function withMarker(body: string): string {
 }
 
 async function settled(eventId: string, statuses: string[]) {
-  return waitFor(async () => {
-    const [row] = await database.sql`select id, status from webhook_inbox where event_id = ${eventId}`;
-    return row && statuses.includes(row.status) ? { id: Number(row.id), status: row.status as string } : undefined;
-  }, { message: `${eventId} to reach ${statuses.join('/')}`, timeoutMs: 30_000 });
+  return waitFor(
+    async () => {
+      const [row] = await database.sql`select id, status from webhook_inbox where event_id = ${eventId}`;
+      return row && statuses.includes(row.status) ? { id: Number(row.id), status: row.status as string } : undefined;
+    },
+    { message: `${eventId} to reach ${statuses.join('/')}`, timeoutMs: 30_000 },
+  );
 }
 
 const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
-const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' }, logger: createLogger('debug', destination), handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]) });
+const service = useService({
+  database,
+  env: { WEBHOOK_SECRET_STRIPE: SECRET, WORKER_MAX_ATTEMPTS: '2', INBOX_ADMIN_TOKEN: 'admin-token-for-log-test-0123' },
+  logger: createLogger('debug', destination),
+  handlers: createHandlerRegistry([paymentsHandler as EventHandler, failingCustomerHandler]),
+});
 
 describe('logs and processing metrics after real deliveries', () => {
   let paid: { id: number; status: string };
@@ -55,7 +63,10 @@ describe('logs and processing metrics after real deliveries', () => {
   before(async () => {
     const paidBody = withMarker(chargeEvent({ id: 'evt_log_paid', type: 'charge.succeeded', chargeId: 'ch_log_1', created: now() }));
     const customerBody = JSON.stringify({
-      id: 'evt_log_customer', object: 'event', type: 'customer.created', created: now(),
+      id: 'evt_log_customer',
+      object: 'event',
+      type: 'customer.created',
+      created: now(),
       data: { object: { id: 'cus_log_1', object: 'customer', email: PAYLOAD_MARKER } },
     });
     assert.equal((await postStripe(service.baseUrl, paidBody, SECRET)).status, 200);
@@ -88,8 +99,10 @@ describe('logs and processing metrics after real deliveries', () => {
     assert.equal(new Set(deliveries.map((l) => l.requestId)).size, 4, 'one id per request');
   });
 
-  test('every line of an event\'s processing carries its inbox row id', () => {
-    const processing = parsed().filter((l) => typeof l.msg === 'string' && /processing|failed after its last attempt/.test(l.msg) && l.msg !== 'processing webhooks');
+  test("every line of an event's processing carries its inbox row id", () => {
+    const processing = parsed().filter(
+      (l) => typeof l.msg === 'string' && /processing|failed after its last attempt/.test(l.msg) && l.msg !== 'processing webhooks',
+    );
     assert.ok(processing.length >= 2, 'two failed attempts and the final failure');
     for (const line of processing) assert.equal(line.inboxId, failed.id, JSON.stringify(line));
   });
@@ -110,10 +123,13 @@ describe('logs and processing metrics after real deliveries', () => {
       values ('stripe', 'evt_log_lost', 'charge.succeeded', 'ch_log_lost', ${JSON.parse(body)}::jsonb, ${Buffer.from(body)},
               now() - interval '10 minutes', now() - interval '10 minutes')`;
     await service.boss.send(SWEEP_QUEUE, {});
-    const text = await waitFor(async () => {
-      const text = await scrape(service.baseUrl);
-      return sampleValue(text, 'inbox_sweeper_runs_total', { outcome: 'ok' }) === 1 ? text : undefined;
-    }, { message: 'a sweeper run in /metrics' });
+    const text = await waitFor(
+      async () => {
+        const text = await scrape(service.baseUrl);
+        return sampleValue(text, 'inbox_sweeper_runs_total', { outcome: 'ok' }) === 1 ? text : undefined;
+      },
+      { message: 'a sweeper run in /metrics' },
+    );
     assert.equal(sampleValue(text, 'inbox_sweeper_requeued_events_total', {}), 1);
     await settled('evt_log_lost', ['processed']);
   });

@@ -15,7 +15,13 @@ async function metricCatalogue(): Promise<unknown[]> {
   const metrics = createMetrics({ defaultMetrics: false, providers: ['stripe'], destinations: ['crm'] });
   const catalogue = [];
   for (const metric of metrics.registry.getMetricsAsArray()) {
-    const { name, help, type, labelNames, buckets } = metric as unknown as { name: string; help: string; type: string; labelNames: string[]; buckets?: number[] };
+    const { name, help, type, labelNames, buckets } = metric as unknown as {
+      name: string;
+      help: string;
+      type: string;
+      labelNames: string[];
+      buckets?: number[];
+    };
     const { values } = await (metric as unknown as Metric).get();
     // Histograms start with no series; the others list the series present from the start.
     const initialSeries = type === 'histogram' ? [] : values.map((v) => v.labels).filter((labels) => Object.keys(labels).length > 0);
@@ -32,5 +38,8 @@ test('the metrics declared, their types, help, labels, buckets and first series 
 test('docs/observability.md names every metric declared', async () => {
   const page = readFileSync(new URL('../../docs/observability.md', import.meta.url), 'utf8');
   const names = (await metricCatalogue()).map((metric) => (metric as { name: string }).name);
-  assert.deepEqual(names.filter((name) => !page.includes(`\`${name}\``)), []);
+  assert.deepEqual(
+    names.filter((name) => !page.includes(`\`${name}\``)),
+    [],
+  );
 });

@@ -42,7 +42,12 @@ function assertNoStatement(line: string) {
 }
 
 test('a statement against a stopped database logs as the connection error beneath drizzle: its code and message, never the statement or its parameters', async () => {
-  const stopped = connectDatabase({ url: `postgres://inbox@127.0.0.1:${await freePort()}/inbox`, poolSize: 1, connectTimeoutSeconds: 2, applicationName: 'test' });
+  const stopped = connectDatabase({
+    url: `postgres://inbox@127.0.0.1:${await freePort()}/inbox`,
+    poolSize: 1,
+    connectTimeoutSeconds: 2,
+    applicationName: 'test',
+  });
   database.onTeardown(() => stopped.close());
   const error = await failure(() => stopped.db.execute(sql`select provider, count(*)::int from webhook_inbox where provider = ${CANARY} group by provider`));
   assert.ok(error instanceof DrizzleQueryError, 'drizzle wraps the driver error');
@@ -72,7 +77,7 @@ test('a statement PostgreSQL refuses logs its SQLSTATE and message; wrapped in a
   assertNoStatement(aggregate.line);
 });
 
-test('a function\'s RAISE, under its own SQLSTATE too, logs and describes without the text it formatted, naming the function and line', async () => {
+test("a function's RAISE, under its own SQLSTATE too, logs and describes without the text it formatted, naming the function and line", async () => {
   const pool = database.connect('query-error-logs-raise');
   await pool.sql.unsafe(`
     create function refuse_value(value text) returns void language plpgsql as $$
@@ -84,5 +89,8 @@ test('a function\'s RAISE, under its own SQLSTATE too, logs and describes withou
   const { line, err } = await logged(error);
   assertNoStatement(line);
   assert.deepEqual([err.code, err.routine], ['23514', 'exec_stmt_raise']);
-  assert.equal(describeError(error), 'PostgresError: a database function raised this error; its text is not shown, as it may quote the values it was given (SQLSTATE 23514; raised at refuse_value(text) line 3)');
+  assert.equal(
+    describeError(error),
+    'PostgresError: a database function raised this error; its text is not shown, as it may quote the values it was given (SQLSTATE 23514; raised at refuse_value(text) line 3)',
+  );
 });

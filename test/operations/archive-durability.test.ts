@@ -42,9 +42,20 @@ after(async () => {
 });
 
 const event = (id: number) => ({
-  v: 1 as const, id, provider: 'stripe', event_id: `evt_${id}`, event_type: 'charge.succeeded', resource_id: null,
-  status: 'processed' as const, attempts: 1, last_error: null, occurred_at: '2024-01-01T10:00:00.000000Z', received_at: '2024-01-01T10:00:00.000000Z',
-  processed_at: null, payload_json: '{}', raw_body_base64: Buffer.from('{}').toString('base64'),
+  v: 1 as const,
+  id,
+  provider: 'stripe',
+  event_id: `evt_${id}`,
+  event_type: 'charge.succeeded',
+  resource_id: null,
+  status: 'processed' as const,
+  attempts: 1,
+  last_error: null,
+  occurred_at: '2024-01-01T10:00:00.000000Z',
+  received_at: '2024-01-01T10:00:00.000000Z',
+  processed_at: null,
+  payload_json: '{}',
+  raw_body_base64: Buffer.from('{}').toString('base64'),
 });
 
 describe('an archive is durable before append returns', () => {
@@ -52,7 +63,11 @@ describe('an archive is durable before append returns', () => {
     const cold = path.join(root, 'cold');
     const file = path.join(cold, 'stripe', 'stripe-2024-01-01.jsonl.gz');
     await createArchiveWriter({ clock: () => new Date() }).append(file, [event(1)]);
-    assert.deepEqual([...synced].sort(), [root, cold, path.dirname(file), file].sort(), 'fsynced: the file, stripe/ (its name), cold/ (stripe/), the root (cold/)');
+    assert.deepEqual(
+      [...synced].sort(),
+      [root, cold, path.dirname(file), file].sort(),
+      'fsynced: the file, stripe/ (its name), cold/ (stripe/), the root (cold/)',
+    );
     const read = [];
     for await (const archived of readArchive(file)) read.push(archived.id);
     assert.deepEqual(read, [1]);

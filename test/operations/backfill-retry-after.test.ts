@@ -22,14 +22,25 @@ after(async () => {
 });
 
 describe('backfill stopped by Retry-After', () => {
-  test('a call held back by the run\'s own limiter says no call was sent, not that the gateway answered', async () => {
+  test("a call held back by the run's own limiter says no call was sent, not that the gateway answered", async () => {
     // The gateway asks for 30 s (a backfill waits that out); the host's clock is then stepped back
     // 40 s while the run sleeps (NTP), so the refetcher still holds calls back for 70 s: too long.
     let nowMs = Date.parse('2026-03-01T12:00:00.000Z');
     const clock = () => new Date(nowMs);
     gateway.rules.push(() => ({ status: 429, headers: { 'retry-after': '30' }, json: { error: { type: 'rate_limit_error' } } }));
     const refetcher = createRefetcher({
-      targets: [{ provider: 'stripe', gateway: stripeApi, baseUrl: gateway.baseUrl, key: KEY, settings: {}, ratePerSecond: 100, timeoutMs: 5000, breaker: { consecutiveFailures: 5, halfOpenAfterMs: 30_000 } }],
+      targets: [
+        {
+          provider: 'stripe',
+          gateway: stripeApi,
+          baseUrl: gateway.baseUrl,
+          key: KEY,
+          settings: {},
+          ratePerSecond: 100,
+          timeoutMs: 5000,
+          breaker: { consecutiveFailures: 5, halfOpenAfterMs: 30_000 },
+        },
+      ],
       clock,
     });
     const notices: string[] = [];

@@ -32,7 +32,14 @@ export function useOperationsHarness(): OperationsHarness {
 
 /** A pg-boss that schedules, its cron passes every second, as a service instance runs it; stopped at teardown. */
 export async function startSchedulingBoss(h: OperationsHarness): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString: h.database.url, max: 3, supervise: false, schedule: true, cronMonitorIntervalSeconds: 1, cronWorkerIntervalSeconds: 1 });
+  const boss = new PgBoss({
+    connectionString: h.database.url,
+    max: 3,
+    supervise: false,
+    schedule: true,
+    cronMonitorIntervalSeconds: 1,
+    cronWorkerIntervalSeconds: 1,
+  });
   h.database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   boss.on('error', () => {});
   await boss.start();
@@ -43,7 +50,12 @@ export async function startSchedulingBoss(h: OperationsHarness): Promise<PgBoss>
  * A pg-boss that schedules (its cron passes every second) with the operations cron on it, as a
  * service instance runs it; stopped at teardown. `operations` overrides the config's schedules.
  */
-export async function startCronInstance(h: OperationsHarness, config: AppConfig, operations: Partial<AppConfig['operations']>, metrics?: OperationsMetrics): Promise<PgBoss> {
+export async function startCronInstance(
+  h: OperationsHarness,
+  config: AppConfig,
+  operations: Partial<AppConfig['operations']>,
+  metrics?: OperationsMetrics,
+): Promise<PgBoss> {
   const boss = await startSchedulingBoss(h);
   await startOperationsCron({
     db: h.handle.db,

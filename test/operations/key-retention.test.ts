@@ -37,10 +37,13 @@ async function retention(now: Date) {
 async function deliverAndProcess(eventId: string, chargeId: string): Promise<string> {
   const body = chargeEvent({ id: eventId, type: 'charge.succeeded', chargeId, created: Math.floor(Date.now() / 1000) });
   assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
-  await waitFor(async () => {
-    const [row] = await database.sql`select status from webhook_inbox where provider = 'stripe' and event_id = ${eventId}`;
-    return row?.status === 'processed';
-  }, { message: `${eventId} processed`, timeoutMs: 30_000 });
+  await waitFor(
+    async () => {
+      const [row] = await database.sql`select status from webhook_inbox where provider = 'stripe' and event_id = ${eventId}`;
+      return row?.status === 'processed';
+    },
+    { message: `${eventId} processed`, timeoutMs: 30_000 },
+  );
   return body;
 }
 
@@ -94,7 +97,11 @@ describe('tiered retention: payloads go, dedupe keys stay (issue 15)', () => {
     const [result] = await retention(new Date());
     assert.equal(result!.keysDeleted, 1);
     const left = await database.sql`select event_id from webhook_event_keys where event_id in ('evt_key_only', 'evt_key_expired') order by event_id`;
-    assert.deepEqual(left.map((r) => r.event_id), ['evt_key_expired'], 'the failed row is still stored, so its key stays');
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['evt_key_expired'],
+      'the failed row is still stored, so its key stays',
+    );
     assert.equal(result!.keyCutoff.getTime(), result!.cutoff.getTime() - (400 - 30) * DAY_MS);
   });
 });

@@ -55,7 +55,11 @@ async function deliver(events: readonly Sent[]): Promise<void> {
     const response = await postStripe(service.baseUrl, body, SECRET);
     assert.equal(response.status, 200, await response.text());
   }
-  await waitUntilSettled(database.sql, events.map((e) => e.eventId), 30_000);
+  await waitUntilSettled(
+    database.sql,
+    events.map((e) => e.eventId),
+    30_000,
+  );
 }
 
 const charge = (id: string, type: string, created: number, fields: Omit<ChargeEventOptions, 'id' | 'type' | 'created'>): Sent => ({
@@ -137,19 +141,29 @@ async function assertTold(story: Story): Promise<void> {
   assert.deepEqual({ status: payment?.status, amount: payment?.amount, amountRefunded: payment?.amountRefunded }, story.expected, story.name);
   const decisions = await database.sql`
     select decision from webhook_inbox where provider = 'stripe' and event_id = any(${story.late.map((e) => e.eventId)}::text[]) order by id`;
-  assert.deepEqual(decisions.map((r) => r.decision), story.lateDecisions, `${story.name}: the late events' decisions`);
+  assert.deepEqual(
+    decisions.map((r) => r.decision),
+    story.lateDecisions,
+    `${story.name}: the late events' decisions`,
+  );
   const told = await deliveredFor(story.key);
   assert.ok(applyBySequence(consumer.acceptedFor(story.key)).inOrder, `${story.name}: in order`);
   for (const [i, event] of told.entries()) {
     const before = told[i - 1];
     if (!before) continue;
     assert.ok(before.status !== 'refunded' || event.status === 'refunded', `${story.name}: told refunded → ${event.status}`);
-    assert.ok(event.amountRefunded >= before.amountRefunded, `${story.name}: told the refunded amount went from ${before.amountRefunded} to ${event.amountRefunded}`);
+    assert.ok(
+      event.amountRefunded >= before.amountRefunded,
+      `${story.name}: told the refunded amount went from ${before.amountRefunded} to ${event.amountRefunded}`,
+    );
   }
-  assert.deepEqual({ status: told.at(-1)!.status, amountRefunded: told.at(-1)!.amountRefunded }, { status: story.expected.status, amountRefunded: story.expected.amountRefunded });
+  assert.deepEqual(
+    { status: told.at(-1)!.status, amountRefunded: told.at(-1)!.amountRefunded },
+    { status: story.expected.status, amountRefunded: story.expected.amountRefunded },
+  );
 }
 
-describe('a late event after its payment history\'s payloads are gone', () => {
+describe("a late event after its payment history's payloads are gone", () => {
   test('inboxctl purge between the history and its last events: each payment ends where its whole history leads', async () => {
     const run = stories('purged', Math.floor(Date.now() / 1000) - 60 * DAY);
     for (const story of run) await deliver(story.history);
@@ -167,11 +181,17 @@ describe('a late event after its payment history\'s payloads are gone', () => {
     // The daily run as it will be four months from now: this month is past every window, whole.
     const now = new Date(Date.now() + 120 * DAY * 1000);
     const config = testConfig(env);
-    const retention = await applyRetention({ db: service.database.db, archive: createArchiveWriter({ clock: () => now }) }, { providers: config.providers, now, archiveDir });
+    const retention = await applyRetention(
+      { db: service.database.db, archive: createArchiveWriter({ clock: () => now }) },
+      { providers: config.providers, now, archiveDir },
+    );
     const thisMonth = `webhook_inbox_p${new Date().toISOString().slice(0, 7).replace('-', '_')}`;
-    assert.ok(retention.partitions.dropped.some((p) => p.partition === thisMonth && p.rows > 0), `${thisMonth} dropped: ${JSON.stringify(retention.partitions)}`);
+    assert.ok(
+      retention.partitions.dropped.some((p) => p.partition === thisMonth && p.rows > 0),
+      `${thisMonth} dropped: ${JSON.stringify(retention.partitions)}`,
+    );
     const [left] = await database.sql`select count(*)::int as n from webhook_inbox where event_id like 'evt_dropped_%'`;
-    assert.equal(left!.n, 0, 'the histories\' payloads are gone');
+    assert.equal(left!.n, 0, "the histories' payloads are gone");
     for (const story of run) await deliver(story.late);
     for (const story of run) await assertTold(story);
     assert.equal(consumer.unverified, 0);

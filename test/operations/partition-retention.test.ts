@@ -22,7 +22,9 @@ after(async () => {
 });
 
 const partitions = async () =>
-  (await h.database.sql`select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass order by 1`).map((r) => r.relname as string);
+  (
+    await h.database.sql`select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'webhook_inbox'::regclass order by 1`
+  ).map((r) => r.relname as string);
 
 describe('retention by partition (issue 15)', () => {
   test('a settled month past retention is archived, detached and dropped; a month holding a pending or failed row stays', async () => {
@@ -50,11 +52,18 @@ describe('retention by partition (issue 15)', () => {
       { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir },
     );
 
-    assert.deepEqual(told, { dropped: [{ partition: 'webhook_inbox_p2025_01', rows: 3, byProvider: { stripe: 2, asaas: 1 } }], kept: [{ partition: 'webhook_inbox_p2025_02', blocking: 2 }] });
+    assert.deepEqual(told, {
+      dropped: [{ partition: 'webhook_inbox_p2025_01', rows: 3, byProvider: { stripe: 2, asaas: 1 } }],
+      kept: [{ partition: 'webhook_inbox_p2025_02', blocking: 2 }],
+    });
     assert.ok(!(await partitions()).includes('webhook_inbox_p2025_01'), 'January is gone: detached and dropped');
     assert.ok((await partitions()).includes('webhook_inbox_p2025_02'));
     const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;
-    assert.deepEqual(left.map((r) => r.event_id), ['evt_feb_failed', 'evt_feb_pending'], "February's settled row went row by row; its pending and failed rows stay");
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['evt_feb_failed', 'evt_feb_pending'],
+      "February's settled row went row by row; its pending and failed rows stay",
+    );
     assert.equal(results.find((r) => r.provider === 'stripe')!.deleted, 1);
     const [conflicts] = await h.database.sql<{ n: number }[]>`select count(*)::int as n from webhook_inbox_conflicts`;
     assert.equal(conflicts!.n, 0, "January's conflicts went with it");
@@ -81,15 +90,27 @@ describe('retention by partition (issue 15)', () => {
         await archive.append(file, events);
       },
     };
-    const providers = new Map([['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3, unknownPayment: 'create' as const }]]);
-    const stopped: unknown = await applyRetention({ db: h.handle.db, archive: diskFullInFebruary }, { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir }).then(
+    const providers = new Map([
+      ['stripe', { name: 'stripe', retentionDays: 30, keyRetentionDays: 400, resendWindowDays: 3, unknownPayment: 'create' as const }],
+    ]);
+    const stopped: unknown = await applyRetention(
+      { db: h.handle.db, archive: diskFullInFebruary },
+      { providers, now: new Date('2025-06-01T00:00:00Z'), archiveDir },
+    ).then(
       () => assert.fail('February cannot be archived: the run stops there'),
       (error: unknown) => error,
     );
     assert.ok(stopped instanceof PartialResultError, String(stopped));
     assert.match(stopped.message, /^The retention of whole months stopped part-way \(1 month archived and dropped\): .*no space left on device \(simulated\)/);
-    assert.deepEqual(stopped.partial, { partitions: { dropped: [{ partition: 'webhook_inbox_p2023_01', rows: 1, byProvider: { stripe: 1 } }], kept: [] }, providers: [] });
+    assert.deepEqual(stopped.partial, {
+      partitions: { dropped: [{ partition: 'webhook_inbox_p2023_01', rows: 1, byProvider: { stripe: 1 } }], kept: [] },
+      providers: [],
+    });
     const left = await h.database.sql`select event_id from webhook_inbox where event_id like 'evt_2023%'`;
-    assert.deepEqual(left.map((r) => r.event_id), ['evt_2023_feb'], 'January went, committed; February stays');
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['evt_2023_feb'],
+      'January went, committed; February stays',
+    );
   });
 });

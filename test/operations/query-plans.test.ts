@@ -126,10 +126,19 @@ const onPartition = (index: string, name: string) => name === index || name.repl
 
 /** `wholeWindow`: a partition the query's time window covers for the most part, which is rightly read whole. */
 function assertIndexOnly(touched: PlanNode[], index: string, wholeWindow?: string) {
-  const scanned = touched.filter((n) => n['Node Type'] === 'Seq Scan' && partitionsWithRows.has(n['Relation Name'] ?? '') && n['Relation Name'] !== wholeWindow);
-  assert.deepEqual(scanned.map((n) => n['Relation Name']), [], 'no sequential scan of a partition of webhook_inbox that holds rows');
+  const scanned = touched.filter(
+    (n) => n['Node Type'] === 'Seq Scan' && partitionsWithRows.has(n['Relation Name'] ?? '') && n['Relation Name'] !== wholeWindow,
+  );
+  assert.deepEqual(
+    scanned.map((n) => n['Relation Name']),
+    [],
+    'no sequential scan of a partition of webhook_inbox that holds rows',
+  );
   const readWhole = touched.some((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === wholeWindow);
-  assert.ok(readWhole || touched.some((n) => onPartition(index, n['Index Name'] ?? '')), `uses ${index}; plan: ${JSON.stringify(touched.map((n) => [n['Node Type'], n['Index Name']]))}`);
+  assert.ok(
+    readWhole || touched.some((n) => onPartition(index, n['Index Name'] ?? '')),
+    `uses ${index}; plan: ${JSON.stringify(touched.map((n) => [n['Node Type'], n['Index Name']]))}`,
+  );
 }
 
 const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
@@ -146,10 +155,11 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
   });
 
   test('a retention batch: one provider, one status, before the cut-off', async () => {
-    const work = () => database.sql.begin(async (tx) => {
-      await lockExpiredBatch(recording(tx), 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
-      throw new Rollback();
-    });
+    const work = () =>
+      database.sql.begin(async (tx) => {
+        await lockExpiredBatch(recording(tx), 'stripe', 'processed', hoursAgo(30 * 24), undefined, 500);
+        throw new Rollback();
+      });
     assertIndexOnly(await inboxPlanOf(work), 'webhook_inbox_status_received_at_provider_idx');
   });
 
@@ -162,7 +172,10 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
   test('inboxctl verify --since: a page walks the primary key from the last id, it does not sort the window', async () => {
     const plan = await inboxPlanOf(() => findVerifiableEventsSince(db, { since: hoursAgo(20 * 24), afterId: 0, limit: 100 }));
     assertIndexOnly(plan, 'webhook_inbox_pkey');
-    assert.ok(!plan.some((n) => n['Node Type'] === 'Sort'), `no Sort of the window; plan: ${JSON.stringify(plan.map((n) => [n['Node Type'], n['Relation Name'] ?? n['Index Name']]))}`);
+    assert.ok(
+      !plan.some((n) => n['Node Type'] === 'Sort'),
+      `no Sort of the window; plan: ${JSON.stringify(plan.map((n) => [n['Node Type'], n['Relation Name'] ?? n['Index Name']]))}`,
+    );
   });
 
   test('stats and the dashboard: window counts, oldest pending, failed errors, lag sample, lag per provider', async () => {
@@ -202,7 +215,11 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     // By id alone each group's lookup probed every month's primary key (webhook_inbox is
     // partitioned on received_at), so the cost grew with the months kept, not the failures.
     const probes = ran.filter((n) => onPartition('webhook_inbox_pkey', n['Index Name'] ?? '')).reduce((sum, n) => sum + n['Actual Loops'], 0);
-    assert.equal(probes, groups, `one probe per group; executed: ${JSON.stringify(ran.map((n) => [n['Node Type'], n['Index Name'] ?? n['Relation Name'], n['Actual Loops']]))}`);
+    assert.equal(
+      probes,
+      groups,
+      `one probe per group; executed: ${JSON.stringify(ran.map((n) => [n['Node Type'], n['Index Name'] ?? n['Relation Name'], n['Actual Loops']]))}`,
+    );
   });
 
   test('stats --since: a last delivery inside the window is found in its partitions; earlier months are read only for a provider silent in it', async () => {
@@ -225,7 +242,15 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const refresherDb: Database = drizzle(pool.sql, { schema, logger: { logQuery: (sql, params) => void recorded.push({ sql, params }) } });
     const refreshed = async (providers: string[]) => {
       const metrics = createMetrics({ defaultMetrics: false });
-      const deps = { db: refresherDb, boss: { getQueue: async () => null }, queues: [], gauges: metrics.gauges, providers: () => providers, intervalMs: 60_000, logger: createLogger('silent') };
+      const deps = {
+        db: refresherDb,
+        boss: { getQueue: async () => null },
+        queues: [],
+        gauges: metrics.gauges,
+        providers: () => providers,
+        intervalMs: 60_000,
+        logger: createLogger('silent'),
+      };
       await new GaugeRefresher(deps).refresh();
       return new Map((await metrics.gauges.lastWebhookRequest.get()).values.map(({ labels, value }) => [String(labels.provider), value]));
     };
@@ -240,7 +265,11 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const ran = await executedInboxNodesOf(async () => (gauges = await refreshed(providers)), lastWebhookRequestStatement);
     assert.equal(recorded.filter(({ sql }) => lastWebhookRequestStatement(sql)).length, 1, 'one last-delivery statement per refresh');
     const before = ran.flatMap((n) => [n['Relation Name'], n['Index Name']]).filter(monthBefore);
-    assert.deepEqual(before, [], 'every provider delivered in the last hour: the last-delivery lookup reads no month before it (without a recent window it steps into every month)');
+    assert.deepEqual(
+      before,
+      [],
+      'every provider delivered in the last hour: the last-delivery lookup reads no month before it (without a recent window it steps into every month)',
+    );
     const allTime = await findLastWebhookRequests(db, providers);
     assert.deepEqual(gauges, new Map(allTime.map(({ provider, receivedAt }) => [provider, receivedAt.getTime() / 1000])));
 
@@ -253,7 +282,10 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     try {
       const quietRan = await executedInboxNodesOf(async () => (gauges = await refreshed([...providers, 'quiet'])), lastWebhookRequestStatement);
       assert.equal(gauges.get('quiet'), quietAt.getTime() / 1000, "the silent provider's newest delivery, 40 days ago");
-      assert.ok(quietRan.some((n) => monthBefore(n['Relation Name']) || monthBefore(n['Index Name'])), 'for it, the earlier months are read');
+      assert.ok(
+        quietRan.some((n) => monthBefore(n['Relation Name']) || monthBefore(n['Index Name'])),
+        'for it, the earlier months are read',
+      );
     } finally {
       await database.sql`delete from webhook_inbox where provider = 'quiet'`;
     }
@@ -266,30 +298,44 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
   test("ingest: a batch's duplicates are compared with their keys and stored events by index lookups", async () => {
     // The statement as group commit sends it, captured from the runner it is given.
     const sent: Array<{ text: string; params: unknown[] }> = [];
-    const runner: SqlExecutor = { executeSql: async (text, params = []) => {
+    const runner: SqlExecutor = {
+      executeSql: async (text, params = []) => {
         sent.push({ text, params });
         return { rows: [] as never[] };
       },
     };
-    const duplicates = Array.from({ length: 32 }, (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent);
+    const duplicates = Array.from(
+      { length: 32 },
+      (_, i) => ({ provider: 'stripe', event: { eventId: `evt_${i * 97}` }, fingerprint: 'f' }) as unknown as IncomingEvent,
+    );
     await selectStoredEventsOfOtherFingerprint(runner, duplicates);
     const [row] = await database.sql.unsafe(`explain (format json) ${sent[0]!.text}`, sent[0]!.params as never[]);
     const plan = nodes(row!['QUERY PLAN'][0].Plan);
-    assertIndexOnly(plan.filter((n) => isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? '')), 'webhook_inbox_provider_event_id_idx');
-    assert.ok(plan.some((n) => n['Index Name'] === 'webhook_event_keys_pkey'), 'the keys are read on their primary key');
+    assertIndexOnly(
+      plan.filter((n) => isInboxRelation(n['Relation Name']) || INBOX_INDEX.test(n['Index Name'] ?? '')),
+      'webhook_inbox_provider_event_id_idx',
+    );
+    assert.ok(
+      plan.some((n) => n['Index Name'] === 'webhook_event_keys_pkey'),
+      'the keys are read on their primary key',
+    );
   });
 
   test('show: one event by its natural key or its id; the provider list hops along an index', async () => {
     assertIndexOnly(await inboxPlanOf(() => findEventByKey(db, 'stripe', 'evt_3000')), 'webhook_inbox_provider_event_id_idx');
     assertIndexOnly(await inboxPlanOf(() => findEventById(db, 3000)), 'webhook_inbox_pkey');
     const hops = await inboxPlanOf(() => listStoredProviders(db));
-    assert.deepEqual(hops.filter((n) => n['Node Type'] === 'Seq Scan'), []);
+    assert.deepEqual(
+      hops.filter((n) => n['Node Type'] === 'Seq Scan'),
+      [],
+    );
     assert.deepEqual(await listStoredProviders(db), ['asaas', 'pagarme', 'stripe']);
   });
 });
 
 describe("the dashboard's event list: a page walks an index from the last id, it never sorts the table", () => {
-  const page = (filter: EventListFilter, beforeId?: number) => () => findEventsPage(db, filter, { beforeId, limit: 51, providers: ['asaas', 'pagarme', 'stripe'] });
+  const page = (filter: EventListFilter, beforeId?: number) => () =>
+    findEventsPage(db, filter, { beforeId, limit: 51, providers: ['asaas', 'pagarme', 'stripe'] });
 
   /**
    * The statement's plan with sequential scans (and sorts, unless told) priced out, on one
@@ -312,12 +358,21 @@ describe("the dashboard's event list: a page walks an index from the last id, it
   function assertWalks(plan: PlanNode[], index: string, options: { sorted: boolean }) {
     const scanned = plan.filter((n) => n['Node Type'] === 'Seq Scan' && partitionsWithRows.has(n['Relation Name'] ?? ''));
     assert.deepEqual(scanned, [], `no sequential scan; plan: ${described(plan)}`);
-    assert.ok(plan.some((n) => onPartition(index, n['Index Name'] ?? '')), `walks ${index}; plan: ${described(plan)}`);
+    assert.ok(
+      plan.some((n) => onPartition(index, n['Index Name'] ?? '')),
+      `walks ${index}; plan: ${described(plan)}`,
+    );
     if (!options.sorted) assert.ok(!plan.some((n) => n['Node Type'] === 'Sort'), `no Sort: the index gives the order; plan: ${described(plan)}`);
   }
 
   test('no filter, a provider, a type, a time range, a page deep in the table: the primary key, backwards', async () => {
-    for (const work of [page({}), page({ provider: 'stripe' }), page({ eventType: 'charge.succeeded' }), page({}, 20_000), page({ provider: 'asaas', receivedFrom: hoursAgo(30 * 24), receivedBefore: hoursAgo(20 * 24) })]) {
+    for (const work of [
+      page({}),
+      page({ provider: 'stripe' }),
+      page({ eventType: 'charge.succeeded' }),
+      page({}, 20_000),
+      page({ provider: 'asaas', receivedFrom: hoursAgo(30 * 24), receivedBefore: hoursAgo(20 * 24) }),
+    ]) {
       assertWalks(await pricedPlanOf(work), 'webhook_inbox_pkey', { sorted: false });
     }
   });
@@ -331,6 +386,8 @@ describe("the dashboard's event list: a page walks an index from the last id, it
   test('an event id or a charge id, with or without a provider: their indexes (the few rows found are sorted)', async () => {
     assertWalks(await pricedPlanOf(page({ eventId: 'evt_3000' }), { sortsToo: false }), 'webhook_inbox_provider_event_id_idx', { sorted: true });
     assertWalks(await pricedPlanOf(page({ chargeId: 'ch_1000' }), { sortsToo: false }), 'webhook_inbox_provider_resource_id_idx', { sorted: true });
-    assertWalks(await pricedPlanOf(page({ provider: 'stripe', chargeId: 'ch_1000' }), { sortsToo: false }), 'webhook_inbox_provider_resource_id_idx', { sorted: true });
+    assertWalks(await pricedPlanOf(page({ provider: 'stripe', chargeId: 'ch_1000' }), { sortsToo: false }), 'webhook_inbox_provider_resource_id_idx', {
+      sorted: true,
+    });
   });
 });

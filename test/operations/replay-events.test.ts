@@ -76,7 +76,13 @@ describe('replayEvents', () => {
   });
 
   test('a large set is replayed in batches, every row exactly once', async () => {
-    const rows = Array.from({ length: 7 }, (_, i) => ({ provider: 'batch', eventId: `evt_b${i}`, status: 'failed' as const, lastError: 'e', receivedAt: minutesAgo(60 - i) }));
+    const rows = Array.from({ length: 7 }, (_, i) => ({
+      provider: 'batch',
+      eventId: `evt_b${i}`,
+      status: 'failed' as const,
+      lastError: 'e',
+      receivedAt: minutesAgo(60 - i),
+    }));
     const ids = await insertInboxRows(h.database.sql, rows);
     const result = await replayEvents(deps(), { provider: 'batch' }, { batchSize: 3 });
     assert.equal(result.replayed, 7);

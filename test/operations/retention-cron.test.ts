@@ -29,12 +29,18 @@ describe('the retention job on pg-boss cron', () => {
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_cron' });
     // Every minute, so the schedule is due as soon as it is registered; the sweep never.
     await startCronInstance(h, config, { retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir });
-    await waitFor(async () => {
-      const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
-      return row!.n > 0;
-    }, { message: 'a completed retention run', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
+        return row!.n > 0;
+      },
+      { message: 'a completed retention run', timeoutMs: 30_000 },
+    );
     const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;
-    assert.deepEqual(left.map((r) => r.event_id), ['evt_kept']);
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['evt_kept'],
+    );
     assert.ok(existsSync(path.join(archiveDir, 'stripe', 'stripe-2024-02-03.jsonl.gz')));
   });
 });

@@ -35,11 +35,18 @@ describe('the retention job’s metrics', () => {
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_metrics', WEBHOOK_SECRET_ASAAS: 'asaas_token' });
     const metrics = createMetrics({ defaultMetrics: false });
     await startCronInstance(h, config, { retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir }, metrics.operations);
-    await waitFor(async () => {
-      const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
-      return row!.n > 0;
-    }, { message: 'a completed retention run', timeoutMs: 30_000 });
-    assert.deepEqual((await h.database.sql`select event_id from webhook_inbox`).map((r) => r.event_id), [], 'every row went: February whole, the other row by row');
+    await waitFor(
+      async () => {
+        const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'completed'`;
+        return row!.n > 0;
+      },
+      { message: 'a completed retention run', timeoutMs: 30_000 },
+    );
+    assert.deepEqual(
+      (await h.database.sql`select event_id from webhook_inbox`).map((r) => r.event_id),
+      [],
+      'every row went: February whole, the other row by row',
+    );
     const deleted = (await metrics.registry.getSingleMetric('inbox_retention_deleted_events_total')!.get()).values;
     const byProvider = Object.fromEntries(deleted.map((v) => [v.labels.provider, v.value]));
     // README: "Retention runs and the rows they archived and deleted": every row, whichever way it went.

@@ -45,13 +45,20 @@ describe('a retention run that fails part-way', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_retention_stopped' });
     await startCronInstance(h, config, { retentionCron: '* * * * *', sweepCron: '0 0 1 1 *', archiveDir, retentionBatchSize: 1 }, metrics.operations);
-    await waitFor(async () => {
-      const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'failed'`;
-      return row!.n > 0;
-    }, { message: 'a failed retention run', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const [row] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${RETENTION_QUEUE} and state = 'failed'`;
+        return row!.n > 0;
+      },
+      { message: 'a failed retention run', timeoutMs: 30_000 },
+    );
 
     const left = await h.database.sql`select event_id from webhook_inbox order by event_id`;
-    assert.deepEqual(left.map((r) => r.event_id), ['evt_feb_2_stop', 'evt_feb_pending'], 'January and the first batch went before the failure');
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['evt_feb_2_stop', 'evt_feb_pending'],
+      'January and the first batch went before the failure',
+    );
     const values = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values;
     const runs = Object.fromEntries((await values('inbox_retention_runs_total')).map((v) => [v.labels.outcome, v.value]));
     assert.ok(runs.error! >= 1 && runs.ok === undefined, `runs: ${JSON.stringify(runs)}`);

@@ -44,20 +44,31 @@ describe('purge (archive, then delete)', () => {
   test('keeps the window, archives and deletes the rest, and the archive restores byte for byte', async () => {
     const provider = 'keep';
     await insertInboxRows(h.database.sql, [
-      { provider, eventId: 'old-1', status: 'processed', receivedAt: new Date('2024-01-05T10:00:00.123456Z'), processedAt: new Date('2024-01-05T10:00:01Z'), attempts: 1, rawBody: awkwardBodies[0] },
+      {
+        provider,
+        eventId: 'old-1',
+        status: 'processed',
+        receivedAt: new Date('2024-01-05T10:00:00.123456Z'),
+        processedAt: new Date('2024-01-05T10:00:01Z'),
+        attempts: 1,
+        rawBody: awkwardBodies[0],
+      },
       { provider, eventId: 'old-2', status: 'ignored', receivedAt: new Date('2024-01-05T23:59:59Z'), rawBody: awkwardBodies[1] },
       { provider, eventId: 'old-3', status: 'processed', receivedAt: new Date('2024-01-06T00:00:00Z'), rawBody: awkwardBodies[2] },
       { provider, eventId: 'old-failed', status: 'failed', lastError: 'boom', receivedAt: new Date('2024-01-06T01:00:00Z') },
       { provider, eventId: 'old-pending', status: 'pending', receivedAt: new Date('2024-01-06T02:00:00Z') },
       { provider, eventId: 'recent', status: 'processed', receivedAt: daysAgo(29, now) },
     ]);
-    await h.database.sql`update webhook_inbox set fact = '{"kind":"payment.paid","chargeId":"ch_1","amount":9007199254740993}' where provider = ${provider} and event_id = 'old-1'`;
+    await h.database
+      .sql`update webhook_inbox set fact = '{"kind":"payment.paid","chargeId":"ch_1","amount":9007199254740993}' where provider = ${provider} and event_id = 'old-1'`;
     await h.database.sql`update webhook_inbox set fingerprint = 'fingerprint-of-' || event_id where provider = ${provider} and event_id in ('old-1', 'old-3')`;
     // A backfilled row stays one through the archive.
     await h.database.sql`update webhook_inbox set source = 'backfill' where provider = ${provider} and event_id = 'old-2'`;
-    await h.database.sql`update webhook_inbox set decision = 'rejected_transition', decision_detail = '{"from":"refunded","to":"disputed","occurredAt":"2024-01-05T09:59:59.000Z"}' where provider = ${provider} and event_id = 'old-2'`;
+    await h.database
+      .sql`update webhook_inbox set decision = 'rejected_transition', decision_detail = '{"from":"refunded","to":"disputed","occurredAt":"2024-01-05T09:59:59.000Z"}' where provider = ${provider} and event_id = 'old-2'`;
     // The proof of verification travels with the row: `inboxctl verify` works on a restored event.
-    await h.database.sql`update webhook_inbox set verification = '{"scheme":"stripe-v1","secret":{"position":2,"fingerprint":"0a1b2c3d4e5f"},"signedAt":"2024-01-05T09:59:59.000Z","verifiedAt":"2024-01-05T10:00:00.100Z","signed":{"headers":{"stripe-signature":"t=1704448799,v1=ab"}}}' where provider = ${provider} and event_id = 'old-1'`;
+    await h.database
+      .sql`update webhook_inbox set verification = '{"scheme":"stripe-v1","secret":{"position":2,"fingerprint":"0a1b2c3d4e5f"},"signedAt":"2024-01-05T09:59:59.000Z","verifiedAt":"2024-01-05T10:00:00.100Z","signed":{"headers":{"stripe-signature":"t=1704448799,v1=ab"}}}' where provider = ${provider} and event_id = 'old-1'`;
     // The body that is not UTF-8: its payload is marked lossy, and the mark survives the round trip.
     await h.database.sql`update webhook_inbox set payload_lossy = true where provider = ${provider} and event_id = 'old-3'`;
     // Exact µs timestamps as stored, to compare after the round trip.
@@ -66,8 +77,18 @@ describe('purge (archive, then delete)', () => {
 
     const result = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
     assert.equal(result.deleted, 3);
-    assert.deepEqual(result.files.map((f) => [path.basename(f.file), f.rows]), [['keep-2024-01-05.jsonl.gz', 2], ['keep-2024-01-06.jsonl.gz', 1]]);
-    assert.deepEqual((await rowsOf(provider)).map((r) => r.event_id), ['old-failed', 'old-pending', 'recent'], 'failed and pending rows and the window stay');
+    assert.deepEqual(
+      result.files.map((f) => [path.basename(f.file), f.rows]),
+      [
+        ['keep-2024-01-05.jsonl.gz', 2],
+        ['keep-2024-01-06.jsonl.gz', 1],
+      ],
+    );
+    assert.deepEqual(
+      (await rowsOf(provider)).map((r) => r.event_id),
+      ['old-failed', 'old-pending', 'recent'],
+      'failed and pending rows and the window stay',
+    );
 
     for (const { file } of result.files) assert.equal((await restoreArchive(h.handle.db, file)).read > 0, true);
     const restored = await rowsOf(provider);
@@ -79,7 +100,10 @@ describe('purge (archive, then delete)', () => {
     const provider = 'readable';
     await insertInboxRows(h.database.sql, [{ provider, eventId: 'evt_read', status: 'processed', receivedAt: new Date('2024-02-01T12:00:00Z') }]);
     const { files } = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
-    const lines = gunzipSync(await readFile(files[0]!.file)).toString('utf8').trim().split('\n');
+    const lines = gunzipSync(await readFile(files[0]!.file))
+      .toString('utf8')
+      .trim()
+      .split('\n');
     assert.equal(lines.length, 1);
     const line = JSON.parse(lines[0]!);
     assert.equal(line.event_id, 'evt_read');
@@ -94,20 +118,34 @@ describe('purge (archive, then delete)', () => {
     ]);
     const result = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir, dryRun: true });
     assert.equal(result.deleted, 2);
-    assert.deepEqual(result.files.map((f) => [path.basename(f.file), f.rows]), [['dry-2024-03-01.jsonl.gz', 1], ['dry-2024-03-02.jsonl.gz', 1]]);
+    assert.deepEqual(
+      result.files.map((f) => [path.basename(f.file), f.rows]),
+      [
+        ['dry-2024-03-01.jsonl.gz', 1],
+        ['dry-2024-03-02.jsonl.gz', 1],
+      ],
+    );
     assert.equal((await rowsOf(provider)).length, 2);
     assert.equal(existsSync(path.join(archiveDir, provider)), false);
   });
 
   test('works in small batches: every row archived once and deleted', async () => {
     const provider = 'batches';
-    const rows = Array.from({ length: 7 }, (_, i) => ({ provider, eventId: `b${i}`, status: 'processed' as const, receivedAt: new Date(Date.UTC(2024, 3, 1, 0, i)) }));
+    const rows = Array.from({ length: 7 }, (_, i) => ({
+      provider,
+      eventId: `b${i}`,
+      status: 'processed' as const,
+      receivedAt: new Date(Date.UTC(2024, 3, 1, 0, i)),
+    }));
     await insertInboxRows(h.database.sql, rows);
     const result = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir, batchSize: 2 });
     assert.equal(result.deleted, 7);
     const archived = [];
     for await (const event of readArchive(result.files[0]!.file)) archived.push(event.event_id);
-    assert.deepEqual(archived, rows.map((r) => r.eventId));
+    assert.deepEqual(
+      archived,
+      rows.map((r) => r.eventId),
+    );
   });
 
   test('failed rows are purged only when asked; restoring twice inserts nothing the second time', async () => {
@@ -160,9 +198,13 @@ describe('purge (archive, then delete)', () => {
     for await (const event of readArchive(file)) fresh.push(event.event_id);
     assert.deepEqual(fresh, ['z2'], 'z2, deleted from the inbox, is readable');
     const torn: string[] = [];
-    await assert.rejects(async () => {
-      for await (const event of readArchive(path.join(path.dirname(file), names[1]!))) torn.push(event.event_id);
-    }, /after the last whole gzip member/, 'reading the damaged file says where it stops');
+    await assert.rejects(
+      async () => {
+        for await (const event of readArchive(path.join(path.dirname(file), names[1]!))) torn.push(event.event_id);
+      },
+      /after the last whole gzip member/,
+      'reading the damaged file says where it stops',
+    );
     assert.deepEqual(torn, ['z1']);
   });
 
@@ -174,7 +216,12 @@ describe('purge (archive, then delete)', () => {
     ]);
     const before = await rowsOf(provider);
     const archive = createArchiveWriter({ clock: () => new Date() });
-    const crashAfterFsync = { append: async (file: string, events: Parameters<typeof archive.append>[1]) => { await archive.append(file, events); throw new Error('crash before COMMIT'); } };
+    const crashAfterFsync = {
+      append: async (file: string, events: Parameters<typeof archive.append>[1]) => {
+        await archive.append(file, events);
+        throw new Error('crash before COMMIT');
+      },
+    };
     await assert.rejects(purgeEvents({ db: h.handle.db, archive: crashAfterFsync }, { provider, cutoff: daysAgo(30, now), archiveDir }));
     assert.equal((await rowsOf(provider)).length, 2, 'in the database and in the archive: both');
     const result = await purgeEvents(deps(), { provider, cutoff: daysAgo(30, now), archiveDir });
@@ -190,11 +237,22 @@ describe('purge (archive, then delete)', () => {
 
   test('an aborted signal stops between batches; what was done stays done', async () => {
     const provider = 'stop';
-    await insertInboxRows(h.database.sql, Array.from({ length: 4 }, (_, i) => ({ provider, eventId: `s${i}`, status: 'processed' as const, receivedAt: new Date(Date.UTC(2024, 6, 1, i)) })));
+    await insertInboxRows(
+      h.database.sql,
+      Array.from({ length: 4 }, (_, i) => ({ provider, eventId: `s${i}`, status: 'processed' as const, receivedAt: new Date(Date.UTC(2024, 6, 1, i)) })),
+    );
     const controller = new AbortController();
     const archive = createArchiveWriter({ clock: () => new Date() });
     const result = await purgeEvents(
-      { db: h.handle.db, archive: { append: async (file, events) => { await archive.append(file, events); controller.abort(); } } },
+      {
+        db: h.handle.db,
+        archive: {
+          append: async (file, events) => {
+            await archive.append(file, events);
+            controller.abort();
+          },
+        },
+      },
       { provider, cutoff: daysAgo(30, now), archiveDir, batchSize: 2, signal: controller.signal },
     );
     assert.equal(result.stopped, true);
@@ -217,9 +275,15 @@ describe('the daily retention job', () => {
       { provider: 'unconfigured', eventId: 'ret-u-400', status: 'processed', receivedAt: daysAgo(400, now) },
     ]);
     const { providers: results } = await applyRetention(deps(), { providers: config.providers, now, archiveDir });
-    assert.deepEqual(results.map((r) => [r.provider, r.deleted]).sort(), [['stripe', 1], ['stripe-br', 1]]);
+    assert.deepEqual(results.map((r) => [r.provider, r.deleted]).sort(), [
+      ['stripe', 1],
+      ['stripe-br', 1],
+    ]);
     const left = await h.database.sql`select event_id from webhook_inbox where event_id like 'ret-%' order by event_id`;
-    assert.deepEqual(left.map((r) => r.event_id), ['ret-br-9', 'ret-s-20', 'ret-u-400']);
+    assert.deepEqual(
+      left.map((r) => r.event_id),
+      ['ret-br-9', 'ret-s-20', 'ret-u-400'],
+    );
   });
 });
 
@@ -227,7 +291,10 @@ describe('checkPurgeCutoff', () => {
   const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_a' });
 
   test('refuses a cut-off inside the dedupe window unless forced', () => {
-    assert.throws(() => checkPurgeCutoff('stripe', daysAgo(29, now), now, config.providers, false), (e: unknown) => e instanceof OperationRefusedError && e.code === 'inside_dedupe_window');
+    assert.throws(
+      () => checkPurgeCutoff('stripe', daysAgo(29, now), now, config.providers, false),
+      (e: unknown) => e instanceof OperationRefusedError && e.code === 'inside_dedupe_window',
+    );
     assert.deepEqual(checkPurgeCutoff('stripe', daysAgo(30, now), now, config.providers, false), []);
     const warnings = checkPurgeCutoff('stripe', daysAgo(1, now), now, config.providers, true);
     assert.equal(warnings.length, 2, 'forced inside the window, and inside the gateway resend window');
@@ -235,7 +302,10 @@ describe('checkPurgeCutoff', () => {
   });
 
   test('a provider this configuration does not know needs --force', () => {
-    assert.throws(() => checkPurgeCutoff('zoop', daysAgo(400, now), now, config.providers, false), (e: unknown) => e instanceof OperationRefusedError && e.code === 'dedupe_window_unknown');
+    assert.throws(
+      () => checkPurgeCutoff('zoop', daysAgo(400, now), now, config.providers, false),
+      (e: unknown) => e instanceof OperationRefusedError && e.code === 'dedupe_window_unknown',
+    );
     assert.equal(checkPurgeCutoff('zoop', daysAgo(400, now), now, config.providers, true).length, 1);
   });
 });

@@ -25,7 +25,11 @@ describe('sweepPendingEvents', () => {
       { eventId: 'sw1_done', status: 'processed', receivedAt: minutesAgo(60) },
       { eventId: 'sw1_has_job', resourceId: 'ch_shared', status: 'pending', receivedAt: minutesAgo(10) },
     ]);
-    await h.handle.db.transaction((tx) => enqueueWebhookJobs(h.boss, drizzleExecutor(tx), [{ id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared', receivedAt: minutesAgo(10) }]));
+    await h.handle.db.transaction((tx) =>
+      enqueueWebhookJobs(h.boss, drizzleExecutor(tx), [
+        { id: withJob!, provider: 'stripe', eventId: 'sw1_has_job', resourceId: 'ch_shared', receivedAt: minutesAgo(10) },
+      ]),
+    );
 
     const result = await sweep();
     assert.equal(result.considered, 2, 'the two pending rows older than 5 minutes');
@@ -52,7 +56,10 @@ describe('sweepPendingEvents', () => {
     ]);
     const result = await sweep(2);
     assert.equal(result.requeued, 2);
-    assert.deepEqual(result.oldestReceivedAt?.getTime(), (await h.database.sql`select received_at from webhook_inbox where event_id = 'sw3_a'`)[0]!.received_at.getTime());
+    assert.deepEqual(
+      result.oldestReceivedAt?.getTime(),
+      (await h.database.sql`select received_at from webhook_inbox where event_id = 'sw3_a'`)[0]!.received_at.getTime(),
+    );
     assert.deepEqual((await jobsFor(h.database.sql, ids)).map((j) => j.inboxId).sort(), [ids[1]!, ids[2]!].sort());
   });
 
@@ -84,16 +91,22 @@ describe('the sweeper on pg-boss cron, two instances', () => {
     // Two instances, each passing its cron every second; only one may file each occurrence. Every
     // minute: a schedule whose last occurrence is under a minute old fires at once.
     for (let i = 0; i < 2; i++) await startCronInstance(h, config, { sweepCron: '* * * * *', retentionCron: '0 0 1 1 *' });
-    const completed = await waitFor(async () => {
-      const rows = await h.database.sql`select created_on from pgboss.job where name = ${SWEEP_QUEUE} and state = 'completed'`;
-      return rows.length > 0 ? rows[0]!.created_on as Date : undefined;
-    }, { message: 'a completed sweep', timeoutMs: 30_000 });
+    const completed = await waitFor(
+      async () => {
+        const rows = await h.database.sql`select created_on from pgboss.job where name = ${SWEEP_QUEUE} and state = 'completed'`;
+        return rows.length > 0 ? (rows[0]!.created_on as Date) : undefined;
+      },
+      { message: 'a completed sweep', timeoutMs: 30_000 },
+    );
     assert.equal((await jobsFor(h.database.sql, [lost!])).length, 1, 'the lost row got its job back');
     // Let both instances run several more cron passes over the same occurrence.
-    await waitFor(async () => {
-      const [v] = await h.database.sql`select cron_on from pgboss.version`;
-      return (v!.cron_on as Date).getTime() > completed.getTime() + 3000;
-    }, { message: 'three more cron passes', timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      async () => {
+        const [v] = await h.database.sql`select cron_on from pgboss.version`;
+        return (v!.cron_on as Date).getTime() > completed.getTime() + 3000;
+      },
+      { message: 'three more cron passes', timeoutMs: 30_000, intervalMs: 200 },
+    );
     const [jobs] = await h.database.sql`select count(*)::int as n from pgboss.job where name = ${SWEEP_QUEUE}`;
     const [ticks] = await h.database.sql`
       select count(distinct data->>'slot')::int as n from pgboss.job where name = '__pgboss__send-it' and data->>'name' = ${SWEEP_QUEUE}`;

@@ -11,17 +11,7 @@ import { testConfig } from '../support/config.ts';
 import { useService } from '../support/service.ts';
 import { postStripe } from '../support/stripe.ts';
 import { type Scenario, referenceOutcome, scenarioWithArrivalArb, stripeEvents } from '../domain/charge-scenarios.ts';
-import {
-  SECRET,
-  inboxRows,
-  isChain,
-  outboundEventsOf,
-  outboxMatchesHistory,
-  paymentOf,
-  storeEvent,
-  transitionsOf,
-  waitUntilSettled,
-} from './harness.ts';
+import { SECRET, inboxRows, isChain, outboundEventsOf, outboxMatchesHistory, paymentOf, storeEvent, transitionsOf, waitUntilSettled } from './harness.ts';
 
 const BASE = 1_760_000_000;
 const database = useTestDatabase();
@@ -49,16 +39,28 @@ async function assertMatchesReference(scenario: Scenario, chargeId: string, even
       lastEventSecond: payment?.lastGatewayEventAt ? payment.lastGatewayEventAt.getTime() / 1000 - BASE : null,
       inquiryOpen: payment?.inquiryOpen,
     },
-    { status: expected.status, amount: expected.amount, amountRefunded: expected.amountRefunded, lastEventSecond: expected.lastEventSecond, inquiryOpen: expected.inquiryOpen },
+    {
+      status: expected.status,
+      amount: expected.amount,
+      amountRefunded: expected.amountRefunded,
+      lastEventSecond: expected.lastEventSecond,
+      inquiryOpen: expected.inquiryOpen,
+    },
     context,
   );
   const rows = await inboxRows(database.sql, eventIds);
-  assert.ok(rows.every((r) => r.status === 'processed' || r.status === 'ignored'), `${context}: ${JSON.stringify(rows)}`);
+  assert.ok(
+    rows.every((r) => r.status === 'processed' || r.status === 'ignored'),
+    `${context}: ${JSON.stringify(rows)}`,
+  );
   const transitions = await transitionsOf(database.sql, chargeId);
   assert.ok(isChain(transitions, expected.status), `${context}: ${JSON.stringify(transitions)}`);
   assert.equal(new Set(transitions.map((t) => t.inboxId)).size, transitions.length, `${context}: an event took effect twice`);
   const outbound = await outboundEventsOf(database.sql, chargeId);
-  assert.ok(outboxMatchesHistory(outbound, transitions, payment), `${context}: outbox ${JSON.stringify(outbound)} vs ${JSON.stringify(transitions)}, ${JSON.stringify(payment)}`);
+  assert.ok(
+    outboxMatchesHistory(outbound, transitions, payment),
+    `${context}: outbox ${JSON.stringify(outbound)} vs ${JSON.stringify(transitions)}, ${JSON.stringify(payment)}`,
+  );
 }
 
 function assertNoFailure(results: Awaited<ReturnType<typeof processBatch>>): void {
@@ -95,7 +97,11 @@ describe('arrival-order independence', () => {
             if (flush !== 'hold') await drain(flush);
           }
           await drain('fifo');
-          await assertMatchesReference(scenario, chargeId, events.map((e) => e.eventId));
+          await assertMatchesReference(
+            scenario,
+            chargeId,
+            events.map((e) => e.eventId),
+          );
         },
       ),
       { numRuns: RUNS },

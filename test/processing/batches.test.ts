@@ -50,7 +50,10 @@ describe('a batch of jobs', () => {
       await storeEvent(database.sql, customer('evt_b2', 'customer.deleted')),
       await storeEvent(database.sql, charge('evt_b3', 'charge.succeeded', 'ch_b3')),
     ];
-    const results = await processBatch(deps, ids.map((inboxId) => ({ inboxId })));
+    const results = await processBatch(
+      deps,
+      ids.map((inboxId) => ({ inboxId })),
+    );
     assert.deepEqual(outcomes(results), ['processed', 'error: handler bug: customer has no email', 'processed']);
     const rows = await inboxRows(database.sql, ['evt_b1', 'evt_b2', 'evt_b3']);
     assert.deepEqual(
@@ -83,7 +86,10 @@ describe('a batch of jobs', () => {
       await storeEvent(database.sql, customer('evt_w1', 'customer.updated')),
       await storeEvent(database.sql, charge('evt_w2', 'charge.succeeded', 'ch_w2')),
     ];
-    const processing = processBatch(deps, ids.map((inboxId) => ({ inboxId })));
+    const processing = processBatch(
+      deps,
+      ids.map((inboxId) => ({ inboxId })),
+    );
     await waitFor(async () => (await inboxRows(database.sql, ['evt_w2']))[0]?.status === 'processed', {
       message: 'the charge event to be processed while its neighbour is still preparing (held back by the slow prepare?)',
       timeoutMs: 10_000,
@@ -119,6 +125,9 @@ describe('a batch of jobs', () => {
     // A time that is not the row's (job data edited by hand): the row is still found, not skipped.
     const wrongResult = await processBatch(deps, [{ inboxId: wrong, receivedAt: new Date('2020-05-01T00:00:00Z') }]);
     assert.deepEqual(outcomes([...edgeResult, ...oldResult, ...wrongResult]), ['processed', 'processed', 'processed']);
-    assert.deepEqual((await inboxRows(database.sql, ['evt_r1', 'evt_r2', 'evt_r3'])).map((r) => r.status), ['processed', 'processed', 'processed']);
+    assert.deepEqual(
+      (await inboxRows(database.sql, ['evt_r1', 'evt_r2', 'evt_r3'])).map((r) => r.status),
+      ['processed', 'processed', 'processed'],
+    );
   });
 });

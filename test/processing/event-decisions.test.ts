@@ -47,7 +47,16 @@ async function deliver(id: string, type: Stripe.Event.Type, atSecond: number, ob
 }
 
 function charge(pi: string, fields: Partial<Stripe.Charge>): Stripe.Charge {
-  return fixtureCharge({ id: `ch_${pi.slice(3)}`, payment_intent: pi, amount: AMOUNT, amount_captured: AMOUNT, captured: true, amount_refunded: 0, currency: 'brl', ...fields });
+  return fixtureCharge({
+    id: `ch_${pi.slice(3)}`,
+    payment_intent: pi,
+    amount: AMOUNT,
+    amount_captured: AMOUNT,
+    captured: true,
+    amount_refunded: 0,
+    currency: 'brl',
+    ...fields,
+  });
 }
 
 function dispute(pi: string, status: Stripe.Dispute.Status): Stripe.Dispute {
@@ -101,7 +110,10 @@ describe('every processed event says why it ended as it did', () => {
     await deliver('evt_rt_1', 'charge.succeeded', 0, charge(pi, {}));
     await deliver('evt_rt_2', 'charge.refunded', DAY, refunded);
     await deliver('evt_rt_3', 'charge.refunded', DAY + 5, refunded);
-    assert.deepEqual((await decisionsOf(['evt_rt_3'])).map((r) => [r.status, r.decision, r.detail?.status]), [['ignored', 'stale', 'refunded']]);
+    assert.deepEqual(
+      (await decisionsOf(['evt_rt_3'])).map((r) => [r.status, r.decision, r.detail?.status]),
+      [['ignored', 'stale', 'refunded']],
+    );
     assert.equal(await metricValue('inbox_rejected_money_events_total', 'provider="stripe",kind="payment.refunded"'), 0);
   });
 

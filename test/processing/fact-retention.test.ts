@@ -39,7 +39,15 @@ setup(async () => {
   archiveDir = await mkdtemp(path.join(tmpdir(), 'fact-retention-archive-'));
   // `stripe` creates its payments; `shop` (the same driver) waits for the application's row.
   const file = JSON.stringify({ providers: { stripe: { driver: 'stripe' }, shop: { driver: 'stripe', unknownPayment: 'require' } } });
-  config = testConfig({ INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: 'whsec_fact_retention', WEBHOOK_SECRET_SHOP: 'whsec_fact_retention_shop', INBOX_ARCHIVE_DIR: archiveDir }, { '/inbox.json': file });
+  config = testConfig(
+    {
+      INBOX_CONFIG: '/inbox.json',
+      WEBHOOK_SECRET_STRIPE: 'whsec_fact_retention',
+      WEBHOOK_SECRET_SHOP: 'whsec_fact_retention_shop',
+      INBOX_ARCHIVE_DIR: archiveDir,
+    },
+    { '/inbox.json': file },
+  );
   deps = { db: handle.db, providers: config.providers, handlers: createHandlerRegistry(createBuiltInHandlers({})) };
 });
 
@@ -123,7 +131,8 @@ describe('fact retention', () => {
       charge('evt_cp_3_refund', 'charge.refunded', t0 + 60, { chargeId: 'ch_cp_intent', paymentIntent: 'pi_cp_intent', amount: 3000, amountRefunded: 100 }),
     ];
     await deliver(history);
-    const told = async () => (await Promise.all(['ch_cp_refunded', 'ch_cp_partial', 'pi_cp_intent'].map((key) => outboundEventsOf(database.sql, key)))).map((e) => e.length);
+    const told = async () =>
+      (await Promise.all(['ch_cp_refunded', 'ch_cp_partial', 'pi_cp_intent'].map((key) => outboundEventsOf(database.sql, key)))).map((e) => e.length);
     const toldBefore = await told();
 
     // 401 days on: payloads, dedupe keys and facts all past their windows.
@@ -133,13 +142,26 @@ describe('fact retention', () => {
     const [left] = await database.sql`select count(*)::int as n from webhook_event_keys where event_id like 'evt_cp_%'`;
     assert.equal(left!.n, 0, 'their dedupe keys are gone too: a resend is stored as new');
 
-    const intent = fixturePaymentIntent({ id: 'pi_cp_intent', amount: 3000, amount_received: 3000, currency: 'brl', status: 'succeeded', latest_charge: 'ch_cp_intent' });
+    const intent = fixturePaymentIntent({
+      id: 'pi_cp_intent',
+      amount: 3000,
+      amount_received: 3000,
+      currency: 'brl',
+      status: 'succeeded',
+      latest_charge: 'ch_cp_intent',
+    });
     await deliver([
       charge('evt_cp_1_dispute', 'charge.dispute.created', t0 + 200 * DAY, { chargeId: 'ch_cp_refunded', amount: 1035 }),
       history[1]!,
       charge('evt_cp_2_dispute', 'charge.dispute.created', t0 + 200 * DAY, { chargeId: 'ch_cp_partial', amount: 2000 }),
       charge('evt_cp_2_lost', 'charge.dispute.closed', t0 + 260 * DAY, { chargeId: 'ch_cp_partial', amount: 2000, disputeStatus: 'lost' }),
-      { eventId: 'evt_cp_3_intent', type: 'payment_intent.succeeded', chargeId: 'pi_cp_intent', created: t0 - 5, body: fixtureEventBody('evt_cp_3_intent', 'payment_intent.succeeded', t0 - 5, intent) },
+      {
+        eventId: 'evt_cp_3_intent',
+        type: 'payment_intent.succeeded',
+        chargeId: 'pi_cp_intent',
+        created: t0 - 5,
+        body: fixtureEventBody('evt_cp_3_intent', 'payment_intent.succeeded', t0 - 5, intent),
+      },
     ]);
     const state = async (key: string) => {
       const p = await paymentOf(database.sql, key);
@@ -153,12 +175,16 @@ describe('fact retention', () => {
       ['rejected_transition', 'stale', 'applied', 'stale'],
       'a resend of a pruned event, and an event older than the checkpoint, are no news',
     );
-    assert.deepEqual(await told(), [toldBefore[0], toldBefore[1]! + 2, toldBefore[2]], 'the application hears of the dispute and its loss, and of nothing else');
+    assert.deepEqual(
+      await told(),
+      [toldBefore[0], toldBefore[1]! + 2, toldBefore[2]],
+      'the application hears of the dispute and its loss, and of nothing else',
+    );
     const lastTold = (await outboundEventsOf(database.sql, 'ch_cp_partial')).at(-1)!;
     assert.deepEqual([lastTold.status, lastTold.amountRefunded], ['charged_back', 150]);
   });
 
-  test('require mode: the checkpoint stands in for the application\'s row; a late pending never demotes it, a late dispute applies', async () => {
+  test("require mode: the checkpoint stands in for the application's row; a late pending never demotes it, a late dispute applies", async () => {
     const t0 = Math.floor(Date.now() / 1000) - 10 * DAY;
     await database.sql`insert into payments (provider, gateway_charge_id, status, amount, currency) values ('shop', 'ch_shop', 'pending', 4000, 'BRL')`;
     await deliver([charge('evt_shop_paid', 'charge.succeeded', t0, { chargeId: 'ch_shop', amount: 4000 })], 'shop');

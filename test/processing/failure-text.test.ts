@@ -43,7 +43,9 @@ const crmCustomers: EventHandler = {
   async apply(tx, events) {
     for (const { event } of events) {
       const customer = (event.stored.payload as { data: { object: Customer } }).data.object;
-      await tx.execute(sql`insert into crm_customers (stripe_id, email, age) values (${customer.id}, ${customer.email}, ${customer.metadata?.age ?? null}::int)`);
+      await tx.execute(
+        sql`insert into crm_customers (stripe_id, email, age) values (${customer.id}, ${customer.email}, ${customer.metadata?.age ?? null}::int)`,
+      );
     }
     return events.map(() => ({ outcome: 'processed' as const }));
   },
@@ -69,7 +71,13 @@ const service = useService({
 });
 
 async function postCustomer(eventId: string, customer: Customer): Promise<void> {
-  const body = JSON.stringify({ id: eventId, object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { object: 'customer', ...customer } } });
+  const body = JSON.stringify({
+    id: eventId,
+    object: 'event',
+    type: 'customer.created',
+    created: Math.floor(Date.now() / 1000),
+    data: { object: { object: 'customer', ...customer } },
+  });
   assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
 }
 
@@ -101,7 +109,7 @@ describe('a database error in processing: what the row and every face show says 
     assert.equal(unreadable.lastError, 'PostgresError: invalid input syntax for type integer: "…" (SQLSTATE 22P02; in insert into crm_customers)');
   });
 
-  test('a RAISE in the application\'s trigger: last_error names the function and line that raised, not the text it formatted', () => {
+  test("a RAISE in the application's trigger: last_error names the function and line that raised, not the text it formatted", () => {
     assert.equal(raised.status, 'failed');
     assert.equal(
       raised.lastError,
@@ -109,7 +117,7 @@ describe('a database error in processing: what the row and every face show says 
     );
   });
 
-  test('the pg-boss jobs of both events (each attempt\'s output, the dead letter) carry no payload value', async () => {
+  test("the pg-boss jobs of both events (each attempt's output, the dead letter) carry no payload value", async () => {
     const jobs = await database.sql`
       select name, state, output from pgboss.job where (data->>'inboxId')::bigint = any(${[duplicate.id, unreadable.id, raised.id]}::bigint[])`;
     assert.deepEqual(new Set(jobs.map((job) => job.name)), new Set(['webhooks', 'webhooks-dead-letter']));
@@ -132,7 +140,7 @@ describe('a database error in processing: what the row and every face show says 
     assertNoPayloadValue(JSON.stringify(stats.json().topErrors), 'inboxctl stats --json topErrors');
   });
 
-  test('the dashboard\'s failed list and event pages show the error, not the values beside it', async () => {
+  test("the dashboard's failed list and event pages show the error, not the values beside it", async () => {
     const overview = await (await fetch(`${service.baseUrl}/dashboard`)).text();
     assert.match(overview, /SQLSTATE 23505/);
     assertNoPayloadValue(overview, 'the dashboard overview');

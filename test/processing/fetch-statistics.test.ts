@@ -24,7 +24,14 @@ let analyzer: JobTableAnalyzer;
 
 setup(async () => {
   handle = database.connect('fetch-statistics-test');
-  boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 2, connectTimeoutSeconds: 5, logger: createLogger('silent') });
+  boss = await startBoss({
+    url: database.url,
+    role: 'receiver',
+    worker: testWorkerConfig,
+    poolSize: 2,
+    connectTimeoutSeconds: 5,
+    logger: createLogger('silent'),
+  });
   database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   jobs = await webhookJobInsert(boss);
   jobTable = `pgboss.${(await boss.getQueue(WEBHOOKS_QUEUE))!.table}`;
@@ -68,14 +75,17 @@ describe("the job table's statistics follow a backlog that builds up at once", (
     assert.equal(await analyzer.check(), false, 'and does not analyze again until 5,000 more rows change');
   });
 
-  test('an instance does not analyze again within 30 s of anyone\'s ANALYZE, however many rows changed', async () => {
+  test("an instance does not analyze again within 30 s of anyone's ANALYZE, however many rows changed", async () => {
     const another = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, intervalMs: 3_600_000, logger: createLogger('silent') });
     database.onTeardown(() => another.stop());
     await database.sql.unsafe(`analyze ${jobTable}`);
     await queueEvents('evt_more', 6_000);
     await waitFor(
       async () => {
-        const [row] = await database.sql.unsafe<{ changed: number }[]>(`select n_mod_since_analyze::int as changed from pg_stat_user_tables where relid = $1::regclass`, [jobTable]);
+        const [row] = await database.sql.unsafe<{ changed: number }[]>(
+          `select n_mod_since_analyze::int as changed from pg_stat_user_tables where relid = $1::regclass`,
+          [jobTable],
+        );
         return row!.changed >= 5_000;
       },
       { message: 'pg_stat to count 6,000 changed rows' },

@@ -60,7 +60,11 @@ setup(() => {
   probe = postgres(database.url, { max: 1, onnotice: () => {} });
   database.onTeardown(() => probe.end());
 });
-const service = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET }, handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler, noting]) });
+const service = useService({
+  database,
+  env: { WEBHOOK_SECRET_STRIPE: SECRET },
+  handlers: createHandlerRegistry([paymentsHandler, exploding, preparing as EventHandler, noting]),
+});
 
 const post = async (id: string, type: string, resource: string) =>
   assert.equal((await postStripe(service.baseUrl, chargeEvent({ id, type, chargeId: resource, created: now }), SECRET)).status, 200);
@@ -109,10 +113,13 @@ describe('handlers', () => {
     const [failed] = await inboxRows(database.sql, ['evt_explodes']);
     const before = explosions;
     const ids = [await service.boss.send('webhooks', { inboxId: failed!.id }), await service.boss.send(WEBHOOKS_DEAD_LETTER_QUEUE, { inboxId: failed!.id })];
-    await waitFor(async () => {
-      const rows = await database.sql`select state from pgboss.job where id = any(${ids}::uuid[])`;
-      return rows.length === 2 && rows.every((r) => r.state === 'completed');
-    }, { message: 'both jobs to complete' });
+    await waitFor(
+      async () => {
+        const rows = await database.sql`select state from pgboss.job where id = any(${ids}::uuid[])`;
+        return rows.length === 2 && rows.every((r) => r.state === 'completed');
+      },
+      { message: 'both jobs to complete' },
+    );
     assert.deepEqual(await inboxRows(database.sql, ['evt_explodes']), [failed]);
     assert.equal(explosions, before);
   });

@@ -45,7 +45,10 @@ describe('processing is idempotent', () => {
   test('five jobs for one event, free to run at once, have one effect', async () => {
     const id = await storeEvent(database.sql, event('evt_five_jobs', 'charge.succeeded', 'ch_five_jobs'));
     // Distinct singleton keys, so pg-boss runs them side by side: only the inbox row lock decides.
-    await service.boss.insert(WEBHOOKS_QUEUE, Array.from({ length: 5 }, (_, i) => ({ data: { inboxId: id }, singletonKey: `test-copy-${i}` })));
+    await service.boss.insert(
+      WEBHOOKS_QUEUE,
+      Array.from({ length: 5 }, (_, i) => ({ data: { inboxId: id }, singletonKey: `test-copy-${i}` })),
+    );
     const outcomes = await waitFor(() => jobOutcomes(id), { message: 'all five jobs to complete' });
     assert.deepEqual(outcomes, ['processed', 'skipped', 'skipped', 'skipped', 'skipped']);
     const [row] = await inboxRows(database.sql, ['evt_five_jobs']);
@@ -72,8 +75,14 @@ describe('events of one charge are serialized', () => {
       event('evt_serial_r', 'charge.refunded', 'ch_serial', 2, 2000),
     ];
     const responses = await Promise.all(events.map((e) => postStripe(service.baseUrl, e.body, SECRET)));
-    assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
-    await waitUntilSettled(database.sql, events.map((e) => e.eventId));
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      [200, 200, 200],
+    );
+    await waitUntilSettled(
+      database.sql,
+      events.map((e) => e.eventId),
+    );
     assert.equal(applies.maxInFlight('ch_serial'), 1, 'never two applies of one charge at the same moment');
     const payment = await paymentOf(database.sql, 'ch_serial');
     assert.equal(payment!.status, 'refunded');
@@ -94,7 +103,10 @@ describe('events of one charge are serialized', () => {
       for (const e of events) jobs.push({ data: { inboxId: await storeEvent(database.sql, e) }, singletonKey: `test-${e.eventId}` });
     }
     await service.boss.insert(WEBHOOKS_QUEUE, jobs);
-    await waitUntilSettled(database.sql, charges.flatMap((c) => [`evt_${c}_p`, `evt_${c}_s`, `evt_${c}_r1`, `evt_${c}_r2`]));
+    await waitUntilSettled(
+      database.sql,
+      charges.flatMap((c) => [`evt_${c}_p`, `evt_${c}_s`, `evt_${c}_r1`, `evt_${c}_r2`]),
+    );
     for (const charge of charges) {
       const payment = await paymentOf(database.sql, charge);
       assert.equal(payment!.status, 'refunded', charge);

@@ -25,7 +25,16 @@ async function deliver(id: string, type: Stripe.Event.Type, atSecond: number, ob
 }
 
 function charge(pi: string, fields: Partial<Stripe.Charge>): Stripe.Charge {
-  return fixtureCharge({ id: `ch_${pi.slice(3)}`, payment_intent: pi, amount: AMOUNT, amount_captured: AMOUNT, captured: true, amount_refunded: 0, currency: 'brl', ...fields });
+  return fixtureCharge({
+    id: `ch_${pi.slice(3)}`,
+    payment_intent: pi,
+    amount: AMOUNT,
+    amount_captured: AMOUNT,
+    captured: true,
+    amount_refunded: 0,
+    currency: 'brl',
+    ...fields,
+  });
 }
 
 async function decisionOf(eventId: string) {
@@ -52,7 +61,11 @@ describe('a refund larger than the payment is refused, and says why', () => {
       detail: { status: 'refunded', amount: AMOUNT, amountRefunded: AMOUNT + 1, occurredAt: new Date((BASE + DAY) * 1000).toISOString() },
     });
     assert.equal(await refusedRefunds(), 1);
-    assert.deepEqual((await outboundEventsOf(database.sql, pi)).map((e) => e.status), ['paid'], 'the application is told nothing impossible');
+    assert.deepEqual(
+      (await outboundEventsOf(database.sql, pi)).map((e) => e.status),
+      ['paid'],
+      'the application is told nothing impossible',
+    );
   });
 
   test('an impossible first event creates no payment', async () => {

@@ -26,7 +26,9 @@ function fakeTime() {
 
 function recordingApply() {
   const slices: number[][] = [];
-  return { slices, apply: async (slice: number[]) => {
+  return {
+    slices,
+    apply: async (slice: number[]) => {
       slices.push(slice);
       return slice.map((n) => n * 10);
     },
@@ -40,7 +42,10 @@ describe('ingest first: applying a fetched batch', () => {
     const time = fakeTime();
     const applier = createIngestFirstApplier({ pressure: receiver('quiet'), sliceSize: 5, pauseMs: 50, maxHoldMs: 10_000, ...time });
     const { slices, apply } = recordingApply();
-    assert.deepEqual(await applier.apply(items, apply), items.map((n) => n * 10));
+    assert.deepEqual(
+      await applier.apply(items, apply),
+      items.map((n) => n * 10),
+    );
     assert.deepEqual([slices.length, time.sleeps.length], [1, 0]);
   });
 
@@ -48,8 +53,14 @@ describe('ingest first: applying a fetched batch', () => {
     const time = fakeTime();
     const applier = createIngestFirstApplier({ pressure: receiver('saturated'), sliceSize: 5, pauseMs: 50, maxHoldMs: 10_000, ...time });
     const { slices, apply } = recordingApply();
-    assert.deepEqual(await applier.apply(items, apply), items.map((n) => n * 10));
-    assert.deepEqual(slices.map((s) => s.length), [5, 5, 5, 5, 3]);
+    assert.deepEqual(
+      await applier.apply(items, apply),
+      items.map((n) => n * 10),
+    );
+    assert.deepEqual(
+      slices.map((s) => s.length),
+      [5, 5, 5, 5, 3],
+    );
     assert.deepEqual(slices.flat(), items);
     assert.equal(time.sleeps.length, 5);
   });
@@ -60,8 +71,15 @@ describe('ingest first: applying a fetched batch', () => {
     const { slices, apply } = recordingApply();
     await applier.apply(items, apply);
     assert.deepEqual(slices.flat(), items, 'every job applied, once, in order');
-    assert.equal(time.sleeps.reduce((a, b) => a + b, 0), 100, 'paused exactly up to the bound, never past it');
-    assert.deepEqual(slices.map((s) => s.length), [2, 2, 19]);
+    assert.equal(
+      time.sleeps.reduce((a, b) => a + b, 0),
+      100,
+      'paused exactly up to the bound, never past it',
+    );
+    assert.deepEqual(
+      slices.map((s) => s.length),
+      [2, 2, 19],
+    );
   });
 
   test('acks slow while the receiver keeps up: each slice carries what it committed since the last one, on top of the bare slice', async () => {
@@ -84,14 +102,26 @@ describe('ingest first: applying a fetched batch', () => {
     let committed = 0;
     const levels: IngestPressureLevel[] = ['slow', 'saturated', 'saturated', 'slow', 'slow', 'quiet'];
     let slice = 0;
-    const applier = createIngestFirstApplier({ pressure: receiver(() => levels[Math.min(slice, levels.length - 1)]!, () => committed), sliceSize: 2, pauseMs: 50, maxHoldMs: 10_000, ...time });
-    const sizes: number[] = [];
-    await applier.apply(Array.from({ length: 60 }, (_, i) => i), async (items) => {
-      sizes.push(items.length);
-      slice += 1;
-      committed += 5;
-      return items;
+    const applier = createIngestFirstApplier({
+      pressure: receiver(
+        () => levels[Math.min(slice, levels.length - 1)]!,
+        () => committed,
+      ),
+      sliceSize: 2,
+      pauseMs: 50,
+      maxHoldMs: 10_000,
+      ...time,
     });
+    const sizes: number[] = [];
+    await applier.apply(
+      Array.from({ length: 60 }, (_, i) => i),
+      async (items) => {
+        sizes.push(items.length);
+        slice += 1;
+        committed += 5;
+        return items;
+      },
+    );
     // slow: 2 (nothing owed yet); saturated twice: bare 2s while 5 + 5 more are owed; slow: 2 + 15, then 2 + 5; quiet: the rest at once.
     assert.deepEqual(sizes, [2, 2, 2, 17, 7, 30]);
   });
@@ -99,13 +129,22 @@ describe('ingest first: applying a fetched batch', () => {
   test('pressure lifting mid-batch: the rest of the batch at once', async () => {
     const time = fakeTime();
     let pressed = true;
-    const applier = createIngestFirstApplier({ pressure: receiver(() => (pressed ? 'saturated' : 'quiet')), sliceSize: 5, pauseMs: 50, maxHoldMs: 10_000, ...time });
+    const applier = createIngestFirstApplier({
+      pressure: receiver(() => (pressed ? 'saturated' : 'quiet')),
+      sliceSize: 5,
+      pauseMs: 50,
+      maxHoldMs: 10_000,
+      ...time,
+    });
     const { slices, apply } = recordingApply();
     await applier.apply(items, async (slice) => {
       if (slices.length === 1) pressed = false;
       return apply(slice);
     });
-    assert.deepEqual(slices.map((s) => s.length), [5, 5, 13]);
+    assert.deepEqual(
+      slices.map((s) => s.length),
+      [5, 5, 13],
+    );
   });
 
   test('a shutdown (the job signal aborted) stops the pauses: the batch is applied at once', async () => {
@@ -113,18 +152,30 @@ describe('ingest first: applying a fetched batch', () => {
     const controller = new AbortController();
     const applier = createIngestFirstApplier({ pressure: receiver('saturated'), sliceSize: 5, pauseMs: 50, maxHoldMs: 10_000, ...time });
     const { slices, apply } = recordingApply();
-    await applier.apply(items, async (slice) => {
+    await applier.apply(
+      items,
+      async (slice) => {
         controller.abort();
         return apply(slice);
       },
       controller.signal,
     );
-    assert.deepEqual(slices.map((s) => s.length), [5, 18]);
+    assert.deepEqual(
+      slices.map((s) => s.length),
+      [5, 18],
+    );
   });
 
   test('two workers under pressure: one slice in flight at a time', async () => {
     const time = fakeTime();
-    const applier = createIngestFirstApplier({ pressure: receiver('saturated'), sliceSize: 3, pauseMs: 10, maxHoldMs: 10_000, now: time.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) });
+    const applier = createIngestFirstApplier({
+      pressure: receiver('saturated'),
+      sliceSize: 3,
+      pauseMs: 10,
+      maxHoldMs: 10_000,
+      now: time.now,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    });
     let inFlight = 0;
     let mostInFlight = 0;
     const apply = async (slice: number[]) => {

@@ -43,7 +43,13 @@ async function workerBatches(baseUrl: string): Promise<WorkerBatches> {
     const upToSlice = sampleValue(text, 'inbox_worker_batch_events_bucket', { mode: name, le: String(SLICE) }) ?? 0;
     return { batches, events: sampleValue(text, 'inbox_worker_batch_events_sum', { mode: name }) ?? 0, largerThanSlice: batches - upToSlice };
   };
-  return { full: mode('full'), yielding: mode('yielding'), keepingPace: mode('keeping_pace'), pauses: sampleValue(text, 'inbox_worker_yield_pauses_total') ?? 0, pressure: sampleValue(text, 'inbox_ingest_pressure') };
+  return {
+    full: mode('full'),
+    yielding: mode('yielding'),
+    keepingPace: mode('keeping_pace'),
+    pauses: sampleValue(text, 'inbox_worker_yield_pauses_total') ?? 0,
+    pressure: sampleValue(text, 'inbox_ingest_pressure'),
+  };
 }
 
 function deliveries(prefix: string, count: number) {
@@ -61,8 +67,12 @@ async function postAll(baseUrl: string, events: { body: string }[]): Promise<voi
 async function storeBacklog(boss: PgBoss, prefix: string, count: number) {
   const events = deliveries(prefix, count);
   const ids = [];
-  for (const e of events) ids.push(await storeEvent(database.sql, { eventId: e.id, type: 'charge.succeeded', chargeId: `ch_${e.id}`, created: now, body: e.body }));
-  await boss.insert(WEBHOOKS_QUEUE, ids.map((inboxId, i) => ({ data: { inboxId }, singletonKey: `stripe:ch_${events[i]!.id}` })));
+  for (const e of events)
+    ids.push(await storeEvent(database.sql, { eventId: e.id, type: 'charge.succeeded', chargeId: `ch_${e.id}`, created: now, body: e.body }));
+  await boss.insert(
+    WEBHOOKS_QUEUE,
+    ids.map((inboxId, i) => ({ data: { inboxId }, singletonKey: `stripe:ch_${events[i]!.id}` })),
+  );
   return events.map((e) => e.id);
 }
 
@@ -70,7 +80,11 @@ async function storeBacklog(boss: PgBoss, prefix: string, count: number) {
 async function assertBurstNeverYielded(prefix: string, receiverUrl: string, workerUrl: string): Promise<void> {
   const burst = deliveries(prefix, 60);
   await postAll(receiverUrl, burst);
-  await waitUntilSettled(database.sql, burst.map((e) => e.id), 60_000);
+  await waitUntilSettled(
+    database.sql,
+    burst.map((e) => e.id),
+    60_000,
+  );
   const seen = await workerBatches(workerUrl);
   assert.deepEqual([seen.pressure, seen.yielding.batches, seen.pauses, seen.full.events], [0, 0, 0, burst.length]);
 }
@@ -81,8 +95,15 @@ test('under sustained ingest pressure the workers apply in yielding slices, and 
   try {
     const burst = deliveries('pressed', 60);
     await postAll(service.baseUrl, burst);
-    const settled = await waitUntilSettled(database.sql, burst.map((e) => e.id), 60_000);
-    assert.deepEqual(settled.filter((r) => r.status !== 'processed'), []);
+    const settled = await waitUntilSettled(
+      database.sql,
+      burst.map((e) => e.id),
+      60_000,
+    );
+    assert.deepEqual(
+      settled.filter((r) => r.status !== 'processed'),
+      [],
+    );
     const pressed = await workerBatches(service.baseUrl);
     assert.equal(pressed.pressure, 2, 'the receiver is saturated: deliveries queue up');
     assert.equal(pressed.full.batches, 0, 'no whole batch applied while ingest is under pressure');
@@ -111,13 +132,23 @@ test('acks only slow, deliveries not queueing up: the workers keep pace with wha
   try {
     const burst = deliveries('slow', 60);
     await postAll(service.baseUrl, burst);
-    const settled = await waitUntilSettled(database.sql, burst.map((e) => e.id), 60_000);
-    assert.deepEqual(settled.filter((r) => r.status !== 'processed'), []);
+    const settled = await waitUntilSettled(
+      database.sql,
+      burst.map((e) => e.id),
+      60_000,
+    );
+    assert.deepEqual(
+      settled.filter((r) => r.status !== 'processed'),
+      [],
+    );
     const seen = await workerBatches(service.baseUrl);
     assert.equal(seen.pressure, 1, 'the gauge says: acks slow, the receiver keeping up');
     assert.deepEqual([seen.full.batches, seen.yielding.batches], [0, 0], 'neither whole batches nor bare yielding slices');
     assert.equal(seen.keepingPace.events, burst.length, 'every event applied keeping pace');
-    assert.ok(seen.keepingPace.largerThanSlice > 0, `slices grow past WORKER_YIELD_BATCH_SIZE (${SLICE}) with what arrived: ${JSON.stringify(seen.keepingPace)}`);
+    assert.ok(
+      seen.keepingPace.largerThanSlice > 0,
+      `slices grow past WORKER_YIELD_BATCH_SIZE (${SLICE}) with what arrived: ${JSON.stringify(seen.keepingPace)}`,
+    );
     assert.ok(seen.pauses > 0, 'still a pause before each slice');
   } finally {
     await service.stop();

@@ -15,8 +15,18 @@ const now = Math.floor(Date.now() / 1000);
 const applies = createApplyCounter();
 // Small batches so both instances get a share of the jobs.
 const worker = { batchSize: 4, concurrency: 2 };
-const receiverAndWorkers = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET }, handlers: createHandlerRegistry([applies.handler('receiverAndWorkers')]), worker });
-const workersOnly = useService({ database, env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'worker' }, handlers: createHandlerRegistry([applies.handler('workersOnly')]), worker });
+const receiverAndWorkers = useService({
+  database,
+  env: { WEBHOOK_SECRET_STRIPE: SECRET },
+  handlers: createHandlerRegistry([applies.handler('receiverAndWorkers')]),
+  worker,
+});
+const workersOnly = useService({
+  database,
+  env: { WEBHOOK_SECRET_STRIPE: SECRET, INBOX_ROLE: 'worker' },
+  handlers: createHandlerRegistry([applies.handler('workersOnly')]),
+  worker,
+});
 
 function chargeHistory(chargeId: string) {
   return [
@@ -28,7 +38,11 @@ function chargeHistory(chargeId: string) {
 
 async function assertOneEffectEach(charges: string[], eventIds: string[]): Promise<void> {
   const rows = await waitUntilSettled(database.sql, eventIds, 30_000);
-  assert.deepEqual(rows.filter((r) => r.attempts !== 1), [], 'each event applied by exactly one attempt');
+  assert.deepEqual(
+    rows.filter((r) => r.attempts !== 1),
+    [],
+    'each event applied by exactly one attempt',
+  );
   for (const charge of charges) {
     const payment = await paymentOf(database.sql, charge);
     assert.deepEqual([payment!.status, payment!.amountRefunded], ['partially_refunded', 700], charge);
@@ -38,14 +52,16 @@ async function assertOneEffectEach(charges: string[], eventIds: string[]): Promi
   }
 }
 
-
 describe('two instances on one database', () => {
   test('never apply two events of one charge at once, and never apply an event twice', async (t) => {
     const charges = Array.from({ length: 30 }, (_, i) => `ch_two_${i}`);
     const events = charges.flatMap(chargeHistory);
     const appliesBefore = applies.attempted();
     await Promise.all(events.map(async (e) => assert.equal((await postStripe(receiverAndWorkers.baseUrl, e.body, SECRET)).status, 200)));
-    await assertOneEffectEach(charges, events.map((e) => e.id));
+    await assertOneEffectEach(
+      charges,
+      events.map((e) => e.id),
+    );
     for (const charge of charges) assert.equal(applies.maxInFlight(charge), 1, `${charge}: two applies at once across instances`);
     assert.equal(applies.attempted() - appliesBefore, events.length, 'one apply per event, no retries');
     t.diagnostic(`applies so far: ${JSON.stringify(applies.byLabel())}`);
@@ -61,9 +77,14 @@ describe('two instances on one database', () => {
     // all that stands between the copies, on either instance.
     await workersOnly.boss.insert(
       WEBHOOKS_QUEUE,
-      ids.flatMap((inboxId, i) => [`stripe:${events[i]!.chargeId}`, `copy-1-${inboxId}`, `copy-2-${inboxId}`].map((singletonKey) => ({ data: { inboxId }, singletonKey }))),
+      ids.flatMap((inboxId, i) =>
+        [`stripe:${events[i]!.chargeId}`, `copy-1-${inboxId}`, `copy-2-${inboxId}`].map((singletonKey) => ({ data: { inboxId }, singletonKey })),
+      ),
     );
-    await assertOneEffectEach(charges, events.map((e) => e.id));
+    await assertOneEffectEach(
+      charges,
+      events.map((e) => e.id),
+    );
     assert.equal(applies.attempted() - appliesBefore, events.length, 'the copies stop at the inbox row lock, before the handler');
     t.diagnostic(`applies so far: ${JSON.stringify(applies.byLabel())}`);
   });

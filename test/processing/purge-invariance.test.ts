@@ -61,7 +61,12 @@ setup(async () => {
     zoop: { driver: 'zoop', ordering: { default: 'occurred_at' } },
     mercadopago: { driver: 'mercadopago', api: { baseUrl: gateway.baseUrl }, ratePerSecond: 10_000 },
   };
-  const providers = Object.fromEntries(Object.entries(gateways).flatMap(([name, settings]) => [[name, settings], [`${name}-b`, settings]]));
+  const providers = Object.fromEntries(
+    Object.entries(gateways).flatMap(([name, settings]) => [
+      [name, settings],
+      [`${name}-b`, settings],
+    ]),
+  );
   const secrets = {
     STRIPE: 'whsec_purge_invariance',
     PAGARME_LEGACY: 'ak_test_purge_invariance',
@@ -158,7 +163,9 @@ type StoredWebhookRequest = ReturnType<typeof stored>;
  * answers the inbox ids to process: a redelivered event's job runs again, as a resend's would.
  */
 async function storeDeliveries(rows: readonly StoredWebhookRequest[]): Promise<number[]> {
-  const firsts = rows.filter((row, i) => rows.findIndex((other) => other.provider === row.provider && other.normalized.eventId === row.normalized.eventId) === i);
+  const firsts = rows.filter(
+    (row, i) => rows.findIndex((other) => other.provider === row.provider && other.normalized.eventId === row.normalized.eventId) === i,
+  );
   const json = JSON.stringify(
     firsts.map(({ provider, normalized, rawBody, receivedAt }) => ({
       provider,
@@ -216,8 +223,14 @@ async function removePayloads(run: Run, telling: Telling): Promise<void> {
   }
   // The daily run as it will be a month after the telling's month: that month is past every window.
   const now = new Date(month.to.getTime() + 31 * 86_400_000);
-  const dropped = await dropExpiredPartitions({ db: handle.db, archive }, { providers: [...config.providers.keys()].map((name) => ({ name, retentionDays: 30 })), now, archiveDir });
-  assert.ok(dropped.dropped.some((d) => d.partition === month.name), `${month.name} dropped: ${JSON.stringify(dropped)}`);
+  const dropped = await dropExpiredPartitions(
+    { db: handle.db, archive },
+    { providers: [...config.providers.keys()].map((name) => ({ name, retentionDays: 30 })), now, archiveDir },
+  );
+  assert.ok(
+    dropped.dropped.some((d) => d.partition === month.name),
+    `${month.name} dropped: ${JSON.stringify(dropped)}`,
+  );
 }
 
 /**

@@ -30,10 +30,13 @@ async function post(id: string, type: string, chargeId: string, createdOffset = 
 describe('unknownPayment: require', () => {
   test('a webhook that beats the application is retried, then applied once the payment row appears', async () => {
     await post('evt_req_early', 'charge.succeeded', 'ch_req_early');
-    const failedOnce = await waitFor(async () => {
-      const [row] = await inboxRows(database.sql, ['evt_req_early']);
-      return row && row.attempts >= 1 ? row : undefined;
-    }, { message: 'a failed attempt to be recorded' });
+    const failedOnce = await waitFor(
+      async () => {
+        const [row] = await inboxRows(database.sql, ['evt_req_early']);
+        return row && row.attempts >= 1 ? row : undefined;
+      },
+      { message: 'a failed attempt to be recorded' },
+    );
     assert.equal(failedOnce.status, 'pending', 'still waiting for its retry');
     assert.match(failedOnce.lastError ?? '', /^PaymentNotYetKnown: No payment for stripe charge ch_req_early/);
     assert.equal(await paymentOf(database.sql, 'ch_req_early'), undefined, 'require mode never creates the payment');

@@ -77,7 +77,10 @@ function processingDeps(announced: number[] = []): ProcessingDeps {
 /** The statements one processBatch call sent, by name. */
 async function statementsOf(deps: ProcessingDeps, inboxIds: readonly number[]): Promise<string[]> {
   sent = [];
-  const results: EventResult[] = await processBatch(deps, inboxIds.map((inboxId) => ({ inboxId })));
+  const results: EventResult[] = await processBatch(
+    deps,
+    inboxIds.map((inboxId) => ({ inboxId })),
+  );
   for (const result of results) if ('error' in result) throw result.error;
   return sent.map(nameOf);
 }
@@ -133,7 +136,15 @@ describe('statements per batch', () => {
     const ids = charges('again', 5);
     await statementsOf(deps, await store(ids.map((id, i) => charge(`evt_again_paid_${i}`, 'charge.succeeded', id, 0))));
     const again = await statementsOf(deps, await store(ids.map((id, i) => charge(`evt_again_paid_twice_${i}`, 'charge.succeeded', id, 0))));
-    assert.deepEqual(again, ['select webhook_inbox', 'begin', 'select webhook_inbox for update', 'select payments for update', 'select payment_facts', 'update webhook_inbox', 'commit']);
+    assert.deepEqual(again, [
+      'select webhook_inbox',
+      'begin',
+      'select webhook_inbox for update',
+      'select payments for update',
+      'select payment_facts',
+      'update webhook_inbox',
+      'commit',
+    ]);
     assert.deepEqual(announced, [5]);
   });
 

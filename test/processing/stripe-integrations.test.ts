@@ -28,7 +28,9 @@ const service = useService({
     ...Object.fromEntries(Object.keys(INTEGRATIONS).map((name) => [`WEBHOOK_SECRET_${name.toUpperCase().replace('-', '_')}`, SECRET])),
     WEBHOOK_SECRET_STRIPE: SECRET,
   },
-  files: { '/inbox.json': JSON.stringify({ providers: Object.fromEntries(['stripe', ...Object.keys(INTEGRATIONS)].map((name) => [name, { driver: 'stripe' }])) }) },
+  files: {
+    '/inbox.json': JSON.stringify({ providers: Object.fromEntries(['stripe', ...Object.keys(INTEGRATIONS)].map((name) => [name, { driver: 'stripe' }])) }),
+  },
 });
 
 const BASE = Math.floor(Date.now() / 1000) - 30 * 86_400;
@@ -49,11 +51,42 @@ function familyOf(type: string): Family {
 /** The money movement of one PaymentIntent, as the objects of each family, built from Stripe's fixtures. */
 function movement(pi: string) {
   const charge = (id: string, fields: Partial<Stripe.Charge>) =>
-    fixtureCharge({ id, payment_intent: pi, amount: AMOUNT, amount_captured: AMOUNT, amount_refunded: 0, captured: true, refunded: false, paid: true, status: 'succeeded', currency: 'brl', ...fields });
+    fixtureCharge({
+      id,
+      payment_intent: pi,
+      amount: AMOUNT,
+      amount_captured: AMOUNT,
+      amount_refunded: 0,
+      captured: true,
+      refunded: false,
+      paid: true,
+      status: 'succeeded',
+      currency: 'brl',
+      ...fields,
+    });
   const intent = (status: Stripe.PaymentIntent.Status, latestCharge: string | null, fields: Partial<Stripe.PaymentIntent> = {}) =>
-    fixturePaymentIntent({ id: pi, amount: AMOUNT, currency: 'brl', status, latest_charge: latestCharge, capture_method: 'automatic_async', canceled_at: null, last_payment_error: null, ...fields });
+    fixturePaymentIntent({
+      id: pi,
+      amount: AMOUNT,
+      currency: 'brl',
+      status,
+      latest_charge: latestCharge,
+      capture_method: 'automatic_async',
+      canceled_at: null,
+      last_payment_error: null,
+      ...fields,
+    });
   const session = (paymentStatus: Stripe.Checkout.Session.PaymentStatus, status: Stripe.Checkout.Session.Status) =>
-    fixtureCheckoutSession({ id: `cs_test_${pi}`, mode: 'payment', payment_intent: pi, amount_subtotal: AMOUNT, amount_total: AMOUNT, currency: 'brl', payment_status: paymentStatus, status });
+    fixtureCheckoutSession({
+      id: `cs_test_${pi}`,
+      mode: 'payment',
+      payment_intent: pi,
+      amount_subtotal: AMOUNT,
+      amount_total: AMOUNT,
+      currency: 'brl',
+      payment_status: paymentStatus,
+      status,
+    });
   return { charge, intent, session, ch: (n: number) => `ch_${pi.slice(3)}_${n}` };
 }
 
@@ -84,7 +117,8 @@ function histories(): History[] {
   const won = movement('pi_won');
   const inquiry = movement('pi_inquiry');
   const unattempted = movement('pi_unattempted');
-  const dispute = (pi: string, charge: string, status: Stripe.Dispute.Status) => fixtureDispute({ id: `dp_${pi}`, charge, payment_intent: pi, amount: AMOUNT, currency: 'brl', status });
+  const dispute = (pi: string, charge: string, status: Stripe.Dispute.Status) =>
+    fixtureDispute({ id: `dp_${pi}`, charge, payment_intent: pi, amount: AMOUNT, currency: 'brl', status });
   return [
     {
       name: 'a card paid at once',
@@ -102,9 +136,17 @@ function histories(): History[] {
       pi: 'pi_capture',
       steps: [
         { atSecond: 0, type: 'charge.succeeded', object: capture.charge(capture.ch(1), { captured: false, amount_captured: 0 }) },
-        { atSecond: 0, type: 'payment_intent.amount_capturable_updated', object: capture.intent('requires_capture', capture.ch(1), { capture_method: 'manual', amount_capturable: AMOUNT }) },
+        {
+          atSecond: 0,
+          type: 'payment_intent.amount_capturable_updated',
+          object: capture.intent('requires_capture', capture.ch(1), { capture_method: 'manual', amount_capturable: AMOUNT }),
+        },
         { atSecond: 3600, type: 'charge.captured', object: capture.charge(capture.ch(1), {}) },
-        { atSecond: 3600, type: 'payment_intent.succeeded', object: capture.intent('succeeded', capture.ch(1), { capture_method: 'manual', amount_received: AMOUNT }) },
+        {
+          atSecond: 3600,
+          type: 'payment_intent.succeeded',
+          object: capture.intent('succeeded', capture.ch(1), { capture_method: 'manual', amount_received: AMOUNT }),
+        },
       ],
       comparable: withoutCheckout,
       expected: paid(),
@@ -114,10 +156,22 @@ function histories(): History[] {
       pi: 'pi_lapse',
       steps: [
         { atSecond: 0, type: 'charge.succeeded', object: lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0 }) },
-        { atSecond: 0, type: 'payment_intent.amount_capturable_updated', object: lapse.intent('requires_capture', lapse.ch(1), { capture_method: 'manual', amount_capturable: AMOUNT }) },
+        {
+          atSecond: 0,
+          type: 'payment_intent.amount_capturable_updated',
+          object: lapse.intent('requires_capture', lapse.ch(1), { capture_method: 'manual', amount_capturable: AMOUNT }),
+        },
         // Stripe marks a lapsed authorization refunded in full: nothing was taken all the same.
-        { atSecond: 7 * DAY, type: 'charge.expired', object: lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0, refunded: true, amount_refunded: AMOUNT }) },
-        { atSecond: 7 * DAY, type: 'payment_intent.canceled', object: lapse.intent('canceled', lapse.ch(1), { capture_method: 'manual', cancellation_reason: 'automatic', canceled_at: BASE + 7 * DAY }) },
+        {
+          atSecond: 7 * DAY,
+          type: 'charge.expired',
+          object: lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0, refunded: true, amount_refunded: AMOUNT }),
+        },
+        {
+          atSecond: 7 * DAY,
+          type: 'payment_intent.canceled',
+          object: lapse.intent('canceled', lapse.ch(1), { capture_method: 'manual', cancellation_reason: 'automatic', canceled_at: BASE + 7 * DAY }),
+        },
       ],
       comparable: withoutCheckout,
       expected: paid(0, 'canceled'),
@@ -126,7 +180,11 @@ function histories(): History[] {
       name: 'a declined card, then a second card that pays (two charges, one payment)',
       pi: 'pi_retry',
       steps: [
-        { atSecond: 0, type: 'charge.failed', object: retry.charge(retry.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0, failure_code: 'card_declined' }) },
+        {
+          atSecond: 0,
+          type: 'charge.failed',
+          object: retry.charge(retry.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0, failure_code: 'card_declined' }),
+        },
         { atSecond: 0, type: 'payment_intent.payment_failed', object: retry.intent('requires_payment_method', retry.ch(1)) },
         { atSecond: 60, type: 'charge.succeeded', object: retry.charge(retry.ch(2), {}) },
         { atSecond: 60, type: 'payment_intent.succeeded', object: retry.intent('succeeded', retry.ch(2), { amount_received: AMOUNT }) },
@@ -139,9 +197,17 @@ function histories(): History[] {
       name: 'a declined card, then the PaymentIntent is canceled: failed, in every integration that saw the charge',
       pi: 'pi_abandon',
       steps: [
-        { atSecond: 0, type: 'charge.failed', object: abandon.charge(abandon.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0, failure_code: 'card_declined' }) },
+        {
+          atSecond: 0,
+          type: 'charge.failed',
+          object: abandon.charge(abandon.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0, failure_code: 'card_declined' }),
+        },
         { atSecond: 0, type: 'payment_intent.payment_failed', object: abandon.intent('requires_payment_method', abandon.ch(1)) },
-        { atSecond: 3600, type: 'payment_intent.canceled', object: abandon.intent('canceled', abandon.ch(1), { cancellation_reason: 'abandoned', canceled_at: BASE + 3600 }) },
+        {
+          atSecond: 3600,
+          type: 'payment_intent.canceled',
+          object: abandon.intent('canceled', abandon.ch(1), { cancellation_reason: 'abandoned', canceled_at: BASE + 3600 }),
+        },
       ],
       comparable: withoutCheckout,
       expected: paid(0, 'failed'),
@@ -167,7 +233,11 @@ function histories(): History[] {
         { atSecond: 0, type: 'charge.pending', object: debitFail.charge(debitFail.ch(1), { status: 'pending', paid: false }) },
         { atSecond: 0, type: 'payment_intent.processing', object: debitFail.intent('processing', debitFail.ch(1)) },
         { atSecond: 0, type: 'checkout.session.completed', object: debitFail.session('unpaid', 'complete') },
-        { atSecond: 2 * DAY, type: 'charge.failed', object: debitFail.charge(debitFail.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0 }) },
+        {
+          atSecond: 2 * DAY,
+          type: 'charge.failed',
+          object: debitFail.charge(debitFail.ch(1), { status: 'failed', paid: false, captured: false, amount_captured: 0 }),
+        },
         { atSecond: 2 * DAY, type: 'payment_intent.payment_failed', object: debitFail.intent('requires_payment_method', debitFail.ch(1)) },
         { atSecond: 2 * DAY, type: 'checkout.session.async_payment_failed', object: debitFail.session('unpaid', 'complete') },
       ],
@@ -181,8 +251,23 @@ function histories(): History[] {
         { atSecond: 0, type: 'charge.succeeded', object: refund.charge(refund.ch(1), {}) },
         { atSecond: 0, type: 'payment_intent.succeeded', object: refund.intent('succeeded', refund.ch(1), { amount_received: AMOUNT }) },
         { atSecond: DAY, type: 'charge.refunded', object: refund.charge(refund.ch(1), { amount_refunded: 1000 }) },
-        { atSecond: 3 * DAY, type: 'charge.dispute.created', object: fixtureDispute({ id: 'dp_refund', charge: refund.ch(1), payment_intent: 'pi_refund', amount: AMOUNT, currency: 'brl', status: 'needs_response' }) },
-        { atSecond: 40 * DAY, type: 'charge.dispute.closed', object: fixtureDispute({ id: 'dp_refund', charge: refund.ch(1), payment_intent: 'pi_refund', amount: AMOUNT, currency: 'brl', status: 'lost' }) },
+        {
+          atSecond: 3 * DAY,
+          type: 'charge.dispute.created',
+          object: fixtureDispute({
+            id: 'dp_refund',
+            charge: refund.ch(1),
+            payment_intent: 'pi_refund',
+            amount: AMOUNT,
+            currency: 'brl',
+            status: 'needs_response',
+          }),
+        },
+        {
+          atSecond: 40 * DAY,
+          type: 'charge.dispute.closed',
+          object: fixtureDispute({ id: 'dp_refund', charge: refund.ch(1), payment_intent: 'pi_refund', amount: AMOUNT, currency: 'brl', status: 'lost' }),
+        },
       ],
       comparable: ['stripe-charges', 'stripe-both'],
       expected: { ...paid(1000, 'charged_back') },
@@ -217,7 +302,13 @@ function histories(): History[] {
     {
       name: 'a PaymentIntent canceled before any attempt moved no money: no payment anywhere',
       pi: 'pi_unattempted',
-      steps: [{ atSecond: 0, type: 'payment_intent.canceled', object: unattempted.intent('canceled', null, { cancellation_reason: 'requested_by_customer', canceled_at: BASE }) }],
+      steps: [
+        {
+          atSecond: 0,
+          type: 'payment_intent.canceled',
+          object: unattempted.intent('canceled', null, { cancellation_reason: 'requested_by_customer', canceled_at: BASE }),
+        },
+      ],
       comparable: withoutCheckout,
       expected: null,
     },
@@ -229,7 +320,11 @@ const eventId = (history: History, index: number) => `evt_${history.pi}_${index}
 function eventsFor(integration: Integration, history: History) {
   const families: readonly Family[] = INTEGRATIONS[integration];
   return history.steps
-    .map((step, index) => ({ id: eventId(history, index), body: fixtureEventBody(eventId(history, index), step.type, BASE + step.atSecond, step.object), family: familyOf(step.type) }))
+    .map((step, index) => ({
+      id: eventId(history, index),
+      body: fixtureEventBody(eventId(history, index), step.type, BASE + step.atSecond, step.object),
+      family: familyOf(step.type),
+    }))
     .filter((event) => families.includes(event.family));
 }
 
@@ -266,7 +361,12 @@ describe('Stripe: charge.*, payment_intent.* and checkout.session.* are one paym
   test('a manual-capture charge then charge.expired ends canceled, never paid (charge.* only, newest first)', async () => {
     const lapse = movement('pi_lapse_only');
     const authorized = fixtureEventBody('evt_lapse_only_1', 'charge.succeeded', BASE, lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0 }));
-    const expired = fixtureEventBody('evt_lapse_only_2', 'charge.expired', BASE + 7 * DAY, lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0, refunded: true, amount_refunded: AMOUNT }));
+    const expired = fixtureEventBody(
+      'evt_lapse_only_2',
+      'charge.expired',
+      BASE + 7 * DAY,
+      lapse.charge(lapse.ch(1), { captured: false, amount_captured: 0, refunded: true, amount_refunded: AMOUNT }),
+    );
     await send('stripe', expired);
     await send('stripe', authorized);
     await waitUntilSettled(database.sql, ['evt_lapse_only_1', 'evt_lapse_only_2']);
@@ -275,7 +375,12 @@ describe('Stripe: charge.*, payment_intent.* and checkout.session.* are one paym
   });
 
   test('a charge without a PaymentIntent (Charges API) is keyed by its own id', async () => {
-    const body = fixtureEventBody('evt_legacy_api', 'charge.succeeded', BASE, fixtureCharge({ id: 'ch_charges_api', payment_intent: null, amount: 1500, amount_captured: 1500, captured: true, currency: 'usd' }));
+    const body = fixtureEventBody(
+      'evt_legacy_api',
+      'charge.succeeded',
+      BASE,
+      fixtureCharge({ id: 'ch_charges_api', payment_intent: null, amount: 1500, amount_captured: 1500, captured: true, currency: 'usd' }),
+    );
     await send('stripe', body);
     await waitUntilSettled(database.sql, ['evt_legacy_api']);
     assert.deepEqual(moneyOf(await paymentOf(database.sql, 'ch_charges_api')), { status: 'paid', amount: 1500, amountRefunded: 0, currency: 'USD' });
@@ -297,7 +402,7 @@ describe('upgrade: payments stored under their charge id before PaymentIntents w
     return Number(row!.id);
   }
 
-  test("a later event of that charge (now keyed by its PaymentIntent) updates the same row, under the key the application knows", async () => {
+  test('a later event of that charge (now keyed by its PaymentIntent) updates the same row, under the key the application knows', async () => {
     const id = await legacyPayment('ch_upgraded', 'pi_upgraded');
     const refund = movement('pi_upgraded').charge('ch_upgraded', { amount_refunded: AMOUNT, refunded: true });
     await send('stripe', fixtureEventBody('evt_upgraded_refund', 'charge.refunded', BASE + DAY, refund));
@@ -307,13 +412,24 @@ describe('upgrade: payments stored under their charge id before PaymentIntents w
     assert.deepEqual({ id: payment?.id, ...moneyOf(payment) }, { id, status: 'refunded', amount: AMOUNT, amountRefunded: AMOUNT, currency: 'BRL' });
     assert.equal(await paymentOf(database.sql, 'pi_upgraded'), undefined, 'not split into a second payment');
     const [outbound] = await database.sql`select sequence, gateway_charge_id, status from payment_events where payment_id = ${id}`;
-    assert.deepEqual({ ...outbound }, { sequence: 2, gateway_charge_id: 'ch_upgraded', status: 'refunded' }, 'the outbound sequence goes on under the same charge_id');
+    assert.deepEqual(
+      { ...outbound },
+      { sequence: 2, gateway_charge_id: 'ch_upgraded', status: 'refunded' },
+      'the outbound sequence goes on under the same charge_id',
+    );
   });
 
   test('the fold still sees the facts stored under the charge id: an old dispute is not lost to a later PaymentIntent event', async () => {
     await legacyPayment('ch_upgraded_dispute', 'pi_upgraded_dispute');
     const charge = 'ch_upgraded_dispute';
-    const disputed = fixtureDispute({ id: 'dp_upgraded', charge, payment_intent: 'pi_upgraded_dispute', amount: AMOUNT, currency: 'brl', status: 'needs_response' });
+    const disputed = fixtureDispute({
+      id: 'dp_upgraded',
+      charge,
+      payment_intent: 'pi_upgraded_dispute',
+      amount: AMOUNT,
+      currency: 'brl',
+      status: 'needs_response',
+    });
     const lost = fixtureDispute({ ...disputed, status: 'lost' });
     // The dispute opened before the upgrade and was processed under the charge id ...
     await send('stripe', fixtureEventBody('evt_upgraded_dispute', 'charge.dispute.created', BASE + DAY, disputed));
@@ -323,6 +439,9 @@ describe('upgrade: payments stored under their charge id before PaymentIntents w
     await send('stripe', fixtureEventBody('evt_upgraded_lost', 'charge.dispute.closed', BASE + 40 * DAY, lost));
     await waitUntilSettled(database.sql, ['evt_upgraded_lost']);
     assert.equal((await paymentOf(database.sql, charge))?.status, 'charged_back');
-    assert.deepEqual((await inboxRows(database.sql, ['evt_upgraded_lost'])).map((r) => r.status), ['processed']);
+    assert.deepEqual(
+      (await inboxRows(database.sql, ['evt_upgraded_lost'])).map((r) => r.status),
+      ['processed'],
+    );
   });
 });

@@ -18,7 +18,15 @@ interface PreparedStatement {
 
 /** pg-boss with a pool of one connection, so what its statements left on that connection can be read through it. */
 async function bossWithOneConnection(preparedStatements: boolean): Promise<PgBoss> {
-  const boss = await startBoss({ url: database.url, role: 'receiver', worker: testWorkerConfig, poolSize: 1, connectTimeoutSeconds: 5, logger: createLogger('silent'), preparedStatements });
+  const boss = await startBoss({
+    url: database.url,
+    role: 'receiver',
+    worker: testWorkerConfig,
+    poolSize: 1,
+    connectTimeoutSeconds: 5,
+    logger: createLogger('silent'),
+    preparedStatements,
+  });
   database.onTeardown(() => boss.stop({ graceful: false, close: true }));
   return boss;
 }
@@ -38,7 +46,10 @@ describe("pg-boss's statements, prepared on its own connections", () => {
     assert.equal(fetch.length, 1, `one fetch statement among ${prepared.map((s) => s.name).join(', ')}`);
     assert.match(fetch[0]!.name, /^pgboss_/);
     assert.deepEqual([fetch[0]!.generic_plans, fetch[0]!.custom_plans], ['3', '0'], 'no parameters: one generic plan, run three times');
-    assert.ok(prepared.every((s) => !/;\s*\S/.test(s.statement)), 'no text of several statements was prepared');
+    assert.ok(
+      prepared.every((s) => !/;\s*\S/.test(s.statement)),
+      'no text of several statements was prepared',
+    );
   });
 
   test('DATABASE_PREPARED_STATEMENTS=false: nothing is prepared, for a pooler that would not carry it', async () => {

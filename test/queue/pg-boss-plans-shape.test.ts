@@ -55,32 +55,64 @@ const insertJobsCall = `insertJobs('${SCHEMA}', { table, name: '${WEBHOOKS_QUEUE
 test('package.json pins pg-boss to exactly the version installed, the one this shape was checked on', () => {
   const spec = (JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string> }).dependencies['pg-boss'];
   const installed = (createRequire(import.meta.url)('pg-boss/package.json') as { version: string }).version;
-  assert.equal(spec, installed, `package.json asks for pg-boss "${spec}" and ${installed} is installed: ${RECEIVER_FILE} imports its private ${PLANS_FILE}, so pg-boss is pinned to an exact version (no ^ or ~): write "pg-boss": "${installed}", or upgrade on purpose (docs/ARCHITECTURE.md, "Pinned dependencies").`);
+  assert.equal(
+    spec,
+    installed,
+    `package.json asks for pg-boss "${spec}" and ${installed} is installed: ${RECEIVER_FILE} imports its private ${PLANS_FILE}, so pg-boss is pinned to an exact version (no ^ or ~): write "pg-boss": "${installed}", or upgrade on purpose (docs/ARCHITECTURE.md, "Pinned dependencies").`,
+  );
 });
 
 test("pg-boss's job insert reads its jobs from one parameter, the literal the receiver splits on", async () => {
   const JOBS_PARAMETER = await jobsParameter();
   const text = receiverInsert(await loadPlans());
   const occurrences = text.split(JOBS_PARAMETER).length - 1;
-  assert.equal(occurrences, 1, `${PLANS_FILE}: ${insertJobsCall} contains the literal '${JOBS_PARAMETER}' ${occurrences} times; ${RECEIVER_FILE} splits the statement on it and needs it exactly once. ${UPGRADE}`);
+  assert.equal(
+    occurrences,
+    1,
+    `${PLANS_FILE}: ${insertJobsCall} contains the literal '${JOBS_PARAMETER}' ${occurrences} times; ${RECEIVER_FILE} splits the statement on it and needs it exactly once. ${UPGRADE}`,
+  );
   const otherParameters = text.split(JOBS_PARAMETER).join('').match(/\$\d+/g) ?? [];
-  assert.deepEqual(otherParameters, [], `${PLANS_FILE}: ${insertJobsCall} takes parameters besides '${JOBS_PARAMETER}' (${otherParameters.join(', ')}); ${RECEIVER_FILE} passes only the jobs, inlined in the receiver's statement. ${UPGRADE}`);
+  assert.deepEqual(
+    otherParameters,
+    [],
+    `${PLANS_FILE}: ${insertJobsCall} takes parameters besides '${JOBS_PARAMETER}' (${otherParameters.join(', ')}); ${RECEIVER_FILE} passes only the jobs, inlined in the receiver's statement. ${UPGRADE}`,
+  );
 });
 
 test('its jobs are read with the fields the receiver writes, data and singletonKey', async () => {
   const JOBS_PARAMETER = await jobsParameter();
   const text = receiverInsert(await loadPlans());
-  const recordset = new RegExp(`json_to_recordset\\(${JOBS_PARAMETER.replace(/[$()*+.?[\\\]^{|}]/g, '\\$&')}\\)\\s+as\\s+x\\s*\\(([^)]*)\\)`, 'i').exec(text)?.[1];
-  assert.ok(recordset !== undefined, `${PLANS_FILE}: ${insertJobsCall} no longer reads its jobs with json_to_recordset(${JOBS_PARAMETER}) as x (…). ${UPGRADE}`);
-  for (const [field, type] of [['data', 'jsonb'], ['"singletonKey"', 'text']]) {
-    assert.match(recordset, new RegExp(`(^|,)\\s*${field}\\s+${type}\\s*(,|$)`), `${PLANS_FILE}: ${insertJobsCall} no longer reads the job field ${field} as ${type}; src/inbox/sql/store-events.ts builds each job as { data, singletonKey }. ${UPGRADE}`);
+  const recordset = new RegExp(`json_to_recordset\\(${JOBS_PARAMETER.replace(/[$()*+.?[\\\]^{|}]/g, '\\$&')}\\)\\s+as\\s+x\\s*\\(([^)]*)\\)`, 'i').exec(
+    text,
+  )?.[1];
+  assert.ok(
+    recordset !== undefined,
+    `${PLANS_FILE}: ${insertJobsCall} no longer reads its jobs with json_to_recordset(${JOBS_PARAMETER}) as x (…). ${UPGRADE}`,
+  );
+  for (const [field, type] of [
+    ['data', 'jsonb'],
+    ['"singletonKey"', 'text'],
+  ]) {
+    assert.match(
+      recordset,
+      new RegExp(`(^|,)\\s*${field}\\s+${type}\\s*(,|$)`),
+      `${PLANS_FILE}: ${insertJobsCall} no longer reads the job field ${field} as ${type}; src/inbox/sql/store-events.ts builds each job as { data, singletonKey }. ${UPGRADE}`,
+    );
   }
 });
 
 test('it returns one row per inserted job, which the receiver counts against the events it stored', async () => {
   const text = receiverInsert(await loadPlans());
-  assert.match(text, /\bRETURNING\s+id\s*$/i, `${PLANS_FILE}: ${insertJobsCall} no longer ends in RETURNING id; src/inbox/sql/store-events.ts aborts its statement unless (select count(*) from jobs) equals the events stored. ${UPGRADE}`);
-  assert.match(text, /^\s*INSERT INTO /i, `${PLANS_FILE}: ${insertJobsCall} is no longer a plain INSERT, which the receiver embeds as a data-modifying WITH step. ${UPGRADE}`);
+  assert.match(
+    text,
+    /\bRETURNING\s+id\s*$/i,
+    `${PLANS_FILE}: ${insertJobsCall} no longer ends in RETURNING id; src/inbox/sql/store-events.ts aborts its statement unless (select count(*) from jobs) equals the events stored. ${UPGRADE}`,
+  );
+  assert.match(
+    text,
+    /^\s*INSERT INTO /i,
+    `${PLANS_FILE}: ${insertJobsCall} is no longer a plain INSERT, which the receiver embeds as a data-modifying WITH step. ${UPGRADE}`,
+  );
 });
 
 test("the receiver's NOTIFY goes to the channel pg-boss's own insert notifies", async () => {

@@ -7,7 +7,11 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:54
 test("an outage's pg-boss errors, five a second for ten seconds: the first is logged at once, then one per interval with how many were not", () => {
   let now = 0;
   const lines: { code: unknown; repeated: number }[] = [];
-  const report = collapseRepeatedErrors({ intervalMs: 30_000, now: () => now, log: (error, repeated) => lines.push({ code: (error as { code?: unknown }).code, repeated }) });
+  const report = collapseRepeatedErrors({
+    intervalMs: 30_000,
+    now: () => now,
+    log: (error, repeated) => lines.push({ code: (error as { code?: unknown }).code, repeated }),
+  });
   for (; now < 10_000; now += 200) report(refused());
   assert.deepEqual(lines, [{ code: 'ECONNREFUSED', repeated: 0 }]);
   now = 30_000;

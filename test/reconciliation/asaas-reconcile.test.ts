@@ -51,9 +51,13 @@ const cardPayment = (id: string, value: number, netValue: number, estimatedCredi
 function serveStatement(lines: ReturnType<typeof line>[], payments: Record<string, unknown> = {}) {
   let rateLimited = false;
   fixture.gateway.rules.push((request: RecordedRequest) => {
-    if (request.headers.access_token !== API_KEY) return { status: 401, json: { errors: [{ code: 'invalid_access_token', description: 'A chave de API fornecida é inválida' }] } };
+    if (request.headers.access_token !== API_KEY)
+      return { status: 401, json: { errors: [{ code: 'invalid_access_token', description: 'A chave de API fornecida é inválida' }] } };
     const payment = /^\/v3\/payments\/([^/]+)$/.exec(request.pathname);
-    if (payment) return payments[payment[1]!] ? { status: 200, json: payments[payment[1]!] } : { status: 404, json: { errors: [{ code: 'invalid_action', description: 'Cobrança não encontrada.' }] } };
+    if (payment)
+      return payments[payment[1]!]
+        ? { status: 200, json: payments[payment[1]!] }
+        : { status: 404, json: { errors: [{ code: 'invalid_action', description: 'Cobrança não encontrada.' }] } };
     if (request.pathname !== '/v3/financialTransactions') return undefined;
     const query = new URL(request.path, 'http://x').searchParams;
     const offset = Number(query.get('offset'));
@@ -71,20 +75,23 @@ function serveStatement(lines: ReturnType<typeof line>[], payments: Record<strin
 
 describe('inboxctl reconcile --provider asaas', () => {
   test('the statement, paged by offset with a 429 waited out: fee lines belong to their payment, each discrepancy is a finding, and a card payment is missing only once its own credit date has passed', async () => {
-    serveStatement([
-      line('ft_1_received', 'PAYMENT_RECEIVED', 100.0, daysAgo(20), 'pay_ok', 'Cobrança recebida - fatura nr. 1'),
-      line('ft_1_fee', 'PAYMENT_FEE', -1.99, daysAgo(20), 'pay_ok', 'Taxa do boleto - fatura nr. 1'),
-      line('ft_2_received', 'PAYMENT_RECEIVED', 49.9, daysAgo(18), 'pay_refund', 'Cobrança recebida - fatura nr. 2'),
-      line('ft_2_reversal', 'PAYMENT_REVERSAL', -49.9, daysAgo(12), 'pay_refund', 'Estorno da cobrança - fatura nr. 2'),
-      line('ft_ghost', 'PAYMENT_RECEIVED', 10.5, daysAgo(11), 'pay_ghost', 'Cobrança recebida - fatura nr. 3'),
-      line('ft_transfer', 'TRANSFER', -90.0, daysAgo(10), null, 'Transferência para conta bancária'),
-      line('ft_bad', 'PAYMENT_RECEIVED', 'R$ 12,00', daysAgo(9), 'pay_bad', 'Cobrança recebida - fatura nr. 4'),
-    ], {
-      // Its credit date has passed: the missing credit is a finding, with what Asaas expected.
-      pay_card_lost: cardPayment('pay_card_lost', 30, 29.01, daysAgo(8), null),
-      // Paid 40 days ago in installments: the one due is credited in a week, not yet missing.
-      pay_card_installment: cardPayment('pay_card_installment', 30, 29.01, daysAgo(-7), null),
-    });
+    serveStatement(
+      [
+        line('ft_1_received', 'PAYMENT_RECEIVED', 100.0, daysAgo(20), 'pay_ok', 'Cobrança recebida - fatura nr. 1'),
+        line('ft_1_fee', 'PAYMENT_FEE', -1.99, daysAgo(20), 'pay_ok', 'Taxa do boleto - fatura nr. 1'),
+        line('ft_2_received', 'PAYMENT_RECEIVED', 49.9, daysAgo(18), 'pay_refund', 'Cobrança recebida - fatura nr. 2'),
+        line('ft_2_reversal', 'PAYMENT_REVERSAL', -49.9, daysAgo(12), 'pay_refund', 'Estorno da cobrança - fatura nr. 2'),
+        line('ft_ghost', 'PAYMENT_RECEIVED', 10.5, daysAgo(11), 'pay_ghost', 'Cobrança recebida - fatura nr. 3'),
+        line('ft_transfer', 'TRANSFER', -90.0, daysAgo(10), null, 'Transferência para conta bancária'),
+        line('ft_bad', 'PAYMENT_RECEIVED', 'R$ 12,00', daysAgo(9), 'pay_bad', 'Cobrança recebida - fatura nr. 4'),
+      ],
+      {
+        // Its credit date has passed: the missing credit is a finding, with what Asaas expected.
+        pay_card_lost: cardPayment('pay_card_lost', 30, 29.01, daysAgo(8), null),
+        // Paid 40 days ago in installments: the one due is credited in a week, not yet missing.
+        pay_card_installment: cardPayment('pay_card_installment', 30, 29.01, daysAgo(-7), null),
+      },
+    );
     await insertPayments(database.sql, 'asaas', [
       { key: 'pay_ok', status: 'paid', amount: 10000, currency: 'BRL', created: daysAgo(21) },
       { key: 'pay_refund', status: 'paid', amount: 4990, currency: 'BRL', created: daysAgo(19) },
@@ -97,14 +104,32 @@ describe('inboxctl reconcile --provider asaas', () => {
     const result = await fixture.reconcile('--provider', 'asaas', '--since', '45d', '--json');
     assert.equal(result.code, 1, result.stderr);
     const runs = result.json<{ runs: JsonRun[] }>().runs;
-    assert.deepEqual(kindsAndSubjects(runs), ['credit_without_payment ft_ghost', 'missing_credit pay_card_lost', 'refund_not_on_payment pay_refund', 'unreadable_entry ft_bad']);
+    assert.deepEqual(kindsAndSubjects(runs), [
+      'credit_without_payment ft_ghost',
+      'missing_credit pay_card_lost',
+      'refund_not_on_payment pay_refund',
+      'unreadable_entry ft_bad',
+    ]);
     assert.deepEqual([runs[0]!.run.pages, runs[0]!.run.entriesRead, runs[0]!.rateLimitedWaits, runs[0]!.gatewayCalls], [3, 7, 1, 6]);
     const statement = fixture.gateway.requests.filter((r) => r.pathname === '/v3/financialTransactions');
-    assert.deepEqual(statement.map((r) => new URL(r.path, 'http://x').searchParams.get('offset')), ['0', '3', '3', '6']);
+    assert.deepEqual(
+      statement.map((r) => new URL(r.path, 'http://x').searchParams.get('offset')),
+      ['0', '3', '3', '6'],
+    );
     // Only the two payments past the delay with no credit were looked up.
-    assert.deepEqual(fixture.gateway.requests.filter((r) => r.pathname.startsWith('/v3/payments/')).map((r) => r.pathname).sort(), ['/v3/payments/pay_card_installment', '/v3/payments/pay_card_lost']);
+    assert.deepEqual(
+      fixture.gateway.requests
+        .filter((r) => r.pathname.startsWith('/v3/payments/'))
+        .map((r) => r.pathname)
+        .sort(),
+      ['/v3/payments/pay_card_installment', '/v3/payments/pay_card_lost'],
+    );
     const lost = runs[0]!.findings.find((f) => f.kind === 'missing_credit')!;
-    assert.deepEqual(lost.evidence.gatewaySays, { netAmount: 2901, expectedCreditAt: new Date(`${day(daysAgo(8))}T03:00:00Z`).toISOString(), creditedAt: null });
+    assert.deepEqual(lost.evidence.gatewaySays, {
+      netAmount: 2901,
+      expectedCreditAt: new Date(`${day(daysAgo(8))}T03:00:00Z`).toISOString(),
+      creditedAt: null,
+    });
     const settled = settlementOf(await selectEntriesOfPayment(drizzleExecutor(database.connect('reconcile-asaas').db), 'asaas', ['pay_ok']));
     assert.deepEqual([settled.gross, settled.fee, settled.net, settled.currency], [10000, 199, 9801, 'BRL']);
   });

@@ -3,7 +3,9 @@ import type { FakeGateway, RecordedRequest } from '../support/fake-gateway.ts';
 import { fixtureBalanceTransaction, fixtureCharge, fixtureDispute, fixturePayout, fixtureRefund } from '../support/stripe-objects.ts';
 
 /** What a balance transaction came from, for `expand[]=data.source`. */
-export type Source = { object: 'charge'; id: string; paymentIntent: string | null } | { object: 'refund' | 'dispute'; id: string; charge: string; paymentIntent: string | null };
+export type Source =
+  | { object: 'charge'; id: string; paymentIntent: string | null }
+  | { object: 'refund' | 'dispute'; id: string; charge: string; paymentIntent: string | null };
 
 export interface StripeAccount {
   transactions: Array<{ transaction: Stripe.BalanceTransaction; source: Source | null; payout?: string }>;
@@ -11,9 +13,18 @@ export interface StripeAccount {
 }
 
 /** A balance transaction in Stripe's own fixture shape, with the fields a story sets. */
-export function balanceTransaction(fields: Partial<Stripe.BalanceTransaction> & { id: string; amount: number; created: number }, source: Source | null): StripeAccount['transactions'][number] {
+export function balanceTransaction(
+  fields: Partial<Stripe.BalanceTransaction> & { id: string; amount: number; created: number },
+  source: Source | null,
+): StripeAccount['transactions'][number] {
   const fee = fields.fee ?? 0;
-  const transaction = fixtureBalanceTransaction({ available_on: fields.created + 2 * 86_400, net: fields.amount - fee, fee, source: source?.id ?? null, ...fields });
+  const transaction = fixtureBalanceTransaction({
+    available_on: fields.created + 2 * 86_400,
+    net: fields.amount - fee,
+    fee,
+    source: source?.id ?? null,
+    ...fields,
+  });
   return { transaction, source };
 }
 
@@ -55,7 +66,12 @@ export function serveStripeLedger(gateway: FakeGateway, account: StripeAccount, 
     const lt = query.get('created[lt]');
     const payoutId = query.get('payout');
     const listed = account.transactions
-      .filter((t) => (gte === null || t.transaction.created >= Number(gte)) && (lt === null || t.transaction.created < Number(lt)) && (payoutId === null || t.payout === payoutId))
+      .filter(
+        (t) =>
+          (gte === null || t.transaction.created >= Number(gte)) &&
+          (lt === null || t.transaction.created < Number(lt)) &&
+          (payoutId === null || t.payout === payoutId),
+      )
       .sort((a, b) => b.transaction.created - a.transaction.created || (a.transaction.id < b.transaction.id ? 1 : -1));
     const after = query.get('starting_after');
     const start = after === null ? 0 : listed.findIndex((t) => t.transaction.id === after) + 1;

@@ -6,12 +6,22 @@ const payment = { paymentId: 7, key: 'pay_card_lost', status: 'paid', amount: 30
 
 describe('a finding in one line', () => {
   test('a missing credit says what the gateway expected when its payment was read', () => {
-    const expected = describeFinding({ kind: 'missing_credit', payment, settlementDays: 35, gatewaySays: { netAmount: 2901, expectedCreditAt: '2026-11-28T03:00:00.000Z', creditedAt: null } });
+    const expected = describeFinding({
+      kind: 'missing_credit',
+      payment,
+      settlementDays: 35,
+      gatewaySays: { netAmount: 2901, expectedCreditAt: '2026-11-28T03:00:00.000Z', creditedAt: null },
+    });
     assert.equal(
       expected,
-      'missing_credit: payment pay_card_lost (#7) is paid, 3000 BRL, first seen 2026-10-27T12:00:00.000Z; the ledger holds no credit for it after 35 days, and the gateway\'s payment expected it to net 2901 on 2026-11-28T03:00:00.000Z: check the charge at the gateway (captured? settled to another account?)',
+      "missing_credit: payment pay_card_lost (#7) is paid, 3000 BRL, first seen 2026-10-27T12:00:00.000Z; the ledger holds no credit for it after 35 days, and the gateway's payment expected it to net 2901 on 2026-11-28T03:00:00.000Z: check the charge at the gateway (captured? settled to another account?)",
     );
-    const credited = describeFinding({ kind: 'missing_credit', payment, settlementDays: 35, gatewaySays: { netAmount: 2901, expectedCreditAt: null, creditedAt: '2026-11-28T03:00:00.000Z' } });
+    const credited = describeFinding({
+      kind: 'missing_credit',
+      payment,
+      settlementDays: 35,
+      gatewaySays: { netAmount: 2901, expectedCreditAt: null, creditedAt: '2026-11-28T03:00:00.000Z' },
+    });
     assert.match(credited, /though the gateway's payment says it was credited to net 2901 on 2026-11-28T03:00:00\.000Z/);
     assert.doesNotMatch(describeFinding({ kind: 'missing_credit', payment, settlementDays: 2 }), /gateway's payment/);
   });

@@ -17,7 +17,10 @@ export interface ReconcileFixture {
 }
 
 /** A fake gateway and an INBOX_CONFIG pointing the provider's API at it; inboxctl runs against the test database. */
-export function useReconcileFixture(database: TestDatabase, options: { provider: string; env: Record<string, string>; providerConfig?: Record<string, unknown> }): ReconcileFixture {
+export function useReconcileFixture(
+  database: TestDatabase,
+  options: { provider: string; env: Record<string, string>; providerConfig?: Record<string, unknown> },
+): ReconcileFixture {
   const fixture = {} as ReconcileFixture;
   let configDir: string | undefined;
   setup(async () => {
@@ -26,7 +29,10 @@ export function useReconcileFixture(database: TestDatabase, options: { provider:
     const file = path.join(configDir, 'inbox.json');
     // No retries past one failure, and a breaker that opens at once: "down half-way" stops the run at the page it hit.
     const api = { baseUrl: fixture.gateway.baseUrl, timeoutMs: 2000, breaker: { consecutiveFailures: 1, halfOpenAfterMs: 100 } };
-    await writeFile(file, JSON.stringify({ providers: { [options.provider]: { driver: options.provider, ordering: { default: 'occurred_at' }, ...options.providerConfig, api } } }));
+    await writeFile(
+      file,
+      JSON.stringify({ providers: { [options.provider]: { driver: options.provider, ordering: { default: 'occurred_at' }, ...options.providerConfig, api } } }),
+    );
     fixture.env = { DATABASE_URL: database.url, ...options.env, INBOX_CONFIG: file };
     database.onTeardown(async () => {
       await fixture.gateway.close();

@@ -36,7 +36,10 @@ const base = { provider: 'stripe', payouts: [], now, settlementDays: 2 };
 
 describe('matching a payment against its ledger entries', () => {
   test('a charge settled in another currency (Stripe converts to the balance currency): amounts are not compared', () => {
-    assert.deepEqual(kinds({ ...base, payments: [payment({ key: 'pi_1' })], entries: [entry({ entryId: 'txn_1', kind: 'charge', amount: 1234, currency: 'usd' })] }), []);
+    assert.deepEqual(
+      kinds({ ...base, payments: [payment({ key: 'pi_1' })], entries: [entry({ entryId: 'txn_1', kind: 'charge', amount: 1234, currency: 'usd' })] }),
+      [],
+    );
   });
 
   test('a dispute won (withdrawn, then reinstated) leaves nothing charged back: a paid payment is right', () => {
@@ -48,8 +51,11 @@ describe('matching a payment against its ledger entries', () => {
     assert.deepEqual(kinds({ ...base, payments: [payment({ key: 'pi_1' })], entries }), []);
   });
 
-  test('currencies compare without regard to case (the ledger keeps the gateway\'s lower case)', () => {
-    assert.deepEqual(kinds({ ...base, payments: [payment({ key: 'pi_1', amount: 999 })], entries: [entry({ entryId: 'txn_1', kind: 'charge', amount: 1000 })] }), ['amount_mismatch']);
+  test("currencies compare without regard to case (the ledger keeps the gateway's lower case)", () => {
+    assert.deepEqual(
+      kinds({ ...base, payments: [payment({ key: 'pi_1', amount: 999 })], entries: [entry({ entryId: 'txn_1', kind: 'charge', amount: 1000 })] }),
+      ['amount_mismatch'],
+    );
   });
 
   test('a legacy payment row under the charge id matches an entry that names the PaymentIntent too', () => {

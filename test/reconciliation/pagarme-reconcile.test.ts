@@ -65,7 +65,11 @@ function servePayables(payables: ReturnType<typeof payable>[]) {
     const inWindow = payables.filter((p) => p.created_at >= query.get('created_since')! && p.created_at <= query.get('created_until')!);
     const data = inWindow.slice((page - 1) * size, page * size);
     const link = (n: number) => `https://api.pagar.me/core/v5/payables?page=${n}&size=${size}`;
-    const paging = { total: inWindow.length, ...(page > 1 ? { previous: link(page - 1) } : {}), ...(page * size < inWindow.length ? { next: link(page + 1) } : {}) };
+    const paging = {
+      total: inWindow.length,
+      ...(page > 1 ? { previous: link(page - 1) } : {}),
+      ...(page * size < inWindow.length ? { next: link(page + 1) } : {}),
+    };
     return { status: 200, json: { data, paging } };
   });
 }

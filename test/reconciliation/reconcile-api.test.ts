@@ -14,7 +14,8 @@ const TOKEN = 'reconcile-api-token-0123456789abcdef';
 const fixture = useReconcileFixture(database, { provider: 'stripe', env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', GATEWAY_API_KEY_STRIPE: API_KEY } });
 let baseUrl = '';
 setup(async () => {
-  baseUrl = (await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', INBOX_API_TOKEN: TOKEN, INBOX_DASHBOARD: 'on' } })).baseUrl;
+  baseUrl = (await startTestService({ database, env: { WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_api', INBOX_API_TOKEN: TOKEN, INBOX_DASHBOARD: 'on' } }))
+    .baseUrl;
 });
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 const get = async (path: string) => {
@@ -32,15 +33,37 @@ async function component(name: string) {
 
 describe('the API after a payout is reconciled', () => {
   test('GET /api/v1/payouts/:provider/:id lists its entries with their payments; the payment lookup says what settled; both fit the OpenAPI description', async () => {
-    serveStripeLedger(fixture.gateway, {
-      transactions: [
-        { ...balanceTransaction({ id: 'txn_api_a', amount: 2000, fee: 88, created: seconds(daysAgo(4)) }, { object: 'charge', id: 'ch_api_a', paymentIntent: 'pi_api_a' }), payout: 'po_api' },
-        { ...balanceTransaction({ id: 'txn_api_a_refund', type: 'refund', amount: -500, created: seconds(daysAgo(3)) }, { object: 'refund', id: 're_api_a', charge: 'ch_api_a', paymentIntent: 'pi_api_a' }), payout: 'po_api' },
-        { ...balanceTransaction({ id: 'txn_api_b', amount: 700, fee: 50, created: seconds(daysAgo(4)) }, { object: 'charge', id: 'ch_api_b', paymentIntent: null }), payout: 'po_api' },
-        { ...balanceTransaction({ id: 'txn_po_api', type: 'payout', amount: -2062, created: seconds(daysAgo(2)) }, null), payout: 'po_api' },
-      ],
-      payouts: [payout({ id: 'po_api', amount: 2062, balance_transaction: 'txn_po_api', arrival_date: seconds(daysAgo(1)) })],
-    }, { apiKey: API_KEY, pageSize: 100 });
+    serveStripeLedger(
+      fixture.gateway,
+      {
+        transactions: [
+          {
+            ...balanceTransaction(
+              { id: 'txn_api_a', amount: 2000, fee: 88, created: seconds(daysAgo(4)) },
+              { object: 'charge', id: 'ch_api_a', paymentIntent: 'pi_api_a' },
+            ),
+            payout: 'po_api',
+          },
+          {
+            ...balanceTransaction(
+              { id: 'txn_api_a_refund', type: 'refund', amount: -500, created: seconds(daysAgo(3)) },
+              { object: 'refund', id: 're_api_a', charge: 'ch_api_a', paymentIntent: 'pi_api_a' },
+            ),
+            payout: 'po_api',
+          },
+          {
+            ...balanceTransaction(
+              { id: 'txn_api_b', amount: 700, fee: 50, created: seconds(daysAgo(4)) },
+              { object: 'charge', id: 'ch_api_b', paymentIntent: null },
+            ),
+            payout: 'po_api',
+          },
+          { ...balanceTransaction({ id: 'txn_po_api', type: 'payout', amount: -2062, created: seconds(daysAgo(2)) }, null), payout: 'po_api' },
+        ],
+        payouts: [payout({ id: 'po_api', amount: 2062, balance_transaction: 'txn_po_api', arrival_date: seconds(daysAgo(1)) })],
+      },
+      { apiKey: API_KEY, pageSize: 100 },
+    );
     await insertPayments(database.sql, 'stripe', [{ key: 'pi_api_a', status: 'partially_refunded', amount: 2000, refunded: 500, created: daysAgo(4) }]);
     const run = await fixture.reconcile('--provider', 'stripe', '--payout', 'po_api');
     // ch_api_b's payment is unknown to the inbox: a finding, and a null payment below.
@@ -50,14 +73,30 @@ describe('the API after a payout is reconciled', () => {
     assert.equal(payoutView.status, 200);
     assert.deepEqual(payoutView.body.payout.amount, 2062);
     assert.deepEqual(payoutView.body.totals, { gross: 2200, fee: 138, net: 2062 });
-    assert.deepEqual(payoutView.body.entries.map((e: any) => `${e.entry_id} ${e.kind} ${e.payment?.charge_id ?? null}`), ['txn_api_a charge pi_api_a', 'txn_api_b charge null', 'txn_api_a_refund refund pi_api_a']);
+    assert.deepEqual(
+      payoutView.body.entries.map((e: any) => `${e.entry_id} ${e.kind} ${e.payment?.charge_id ?? null}`),
+      ['txn_api_a charge pi_api_a', 'txn_api_b charge null', 'txn_api_a_refund refund pi_api_a'],
+    );
     const payoutSchema = await component('Payout');
     assert.ok(payoutSchema(payoutView.body), JSON.stringify(payoutSchema.errors));
 
     const paymentView = await get('/api/v1/payments/stripe/pi_api_a');
     assert.equal(paymentView.status, 200);
     const { settlement } = paymentView.body;
-    assert.deepEqual({ ...settlement, available_at: undefined }, { gross: 2000, fee: 88, net: 1412, refunded: 500, charged_back: 0, currency: 'usd', available_at: undefined, payout_ids: ['po_api'], entry_ids: ['txn_api_a', 'txn_api_a_refund'] });
+    assert.deepEqual(
+      { ...settlement, available_at: undefined },
+      {
+        gross: 2000,
+        fee: 88,
+        net: 1412,
+        refunded: 500,
+        charged_back: 0,
+        currency: 'usd',
+        available_at: undefined,
+        payout_ids: ['po_api'],
+        entry_ids: ['txn_api_a', 'txn_api_a_refund'],
+      },
+    );
     const paymentSchema = await component('Payment');
     assert.ok(paymentSchema(paymentView.body), JSON.stringify(paymentSchema.errors));
 

@@ -22,18 +22,48 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 /** One Stripe account for both tests: a payout announced in the first, another in the second. */
 const account = {
   transactions: [
-    { ...balanceTransaction({ id: 'txn_cron_paid', amount: 1000, fee: 59, created: seconds(daysAgo(3)) }, { object: 'charge' as const, id: 'ch_cron_paid', paymentIntent: 'pi_cron_paid' }), payout: 'po_cron' },
+    {
+      ...balanceTransaction(
+        { id: 'txn_cron_paid', amount: 1000, fee: 59, created: seconds(daysAgo(3)) },
+        { object: 'charge' as const, id: 'ch_cron_paid', paymentIntent: 'pi_cron_paid' },
+      ),
+      payout: 'po_cron',
+    },
     // A credit for a payment the inbox never heard of.
-    { ...balanceTransaction({ id: 'txn_cron_ghost', amount: 500, fee: 44, created: seconds(daysAgo(3)) }, { object: 'charge' as const, id: 'ch_cron_ghost', paymentIntent: 'pi_cron_ghost' }), payout: 'po_cron' },
-    { ...balanceTransaction({ id: 'txn_late', amount: 1000, fee: 59, created: seconds(daysAgo(2)) }, { object: 'charge' as const, id: 'ch_late', paymentIntent: 'pi_late' }), payout: 'po_late' },
+    {
+      ...balanceTransaction(
+        { id: 'txn_cron_ghost', amount: 500, fee: 44, created: seconds(daysAgo(3)) },
+        { object: 'charge' as const, id: 'ch_cron_ghost', paymentIntent: 'pi_cron_ghost' },
+      ),
+      payout: 'po_cron',
+    },
+    {
+      ...balanceTransaction(
+        { id: 'txn_late', amount: 1000, fee: 59, created: seconds(daysAgo(2)) },
+        { object: 'charge' as const, id: 'ch_late', paymentIntent: 'pi_late' },
+      ),
+      payout: 'po_late',
+    },
   ],
-  payouts: [payout({ id: 'po_cron', amount: 1397, balance_transaction: 'txn_po_cron' }), payout({ id: 'po_late', amount: 941, balance_transaction: 'txn_po_late' })],
+  payouts: [
+    payout({ id: 'po_cron', amount: 1397, balance_transaction: 'txn_po_cron' }),
+    payout({ id: 'po_late', amount: 941, balance_transaction: 'txn_po_late' }),
+  ],
 };
 
 /** pg-boss scheduling, with the reconciliation cron on it; stopped by the test when it is done. */
 async function startCron(gatewayUrl: string, operations: { reconcileCron: string; reconcilePayoutsCron: string }): Promise<PgBoss> {
   const config = testConfig({ WEBHOOK_SECRET_STRIPE: 'whsec_reconcile_cron' });
-  const target = { provider: 'stripe', gateway: stripeApi, baseUrl: gatewayUrl, key: API_KEY, settings: {}, ratePerSecond: 50, timeoutMs: 2000, breaker: { consecutiveFailures: 5, halfOpenAfterMs: 1000 } };
+  const target = {
+    provider: 'stripe',
+    gateway: stripeApi,
+    baseUrl: gatewayUrl,
+    key: API_KEY,
+    settings: {},
+    ratePerSecond: 50,
+    timeoutMs: 2000,
+    breaker: { consecutiveFailures: 5, halfOpenAfterMs: 1000 },
+  };
   const refetcher = createRefetcher({ targets: [target], clock: () => new Date() });
   const boss = await startSchedulingBoss(h);
   await startReconcileCron({
@@ -63,22 +93,38 @@ describe('the reconciliation job on pg-boss cron', () => {
       { key: 'pi_late', status: 'paid', amount: 1000, created: daysAgo(2) },
     ]);
     // Stripe's payout.paid, as the receiver stored it: the payout's id is the event's resource.
-    await insertInboxRows(h.database.sql, [{ eventId: 'evt_po_paid', eventType: 'payout.paid', resourceId: 'po_cron', status: 'ignored', receivedAt: daysAgo(1) }]);
+    await insertInboxRows(h.database.sql, [
+      { eventId: 'evt_po_paid', eventType: 'payout.paid', resourceId: 'po_cron', status: 'ignored', receivedAt: daysAgo(1) },
+    ]);
     // Every minute, so the schedule is due as soon as it is registered; the payouts-only one never.
     const boss = await startCron(gateway.baseUrl, { reconcileCron: '* * * * *', reconcilePayoutsCron: '0 0 1 1 *' });
     await waitFor(completed(RECONCILE_QUEUE), { message: 'a completed reconciliation run', timeoutMs: 60_000 });
     await boss.stop({ graceful: true, close: true });
 
     const runs = await h.database.sql`select scope, payout_id, status from reconciliation_runs order by id`;
-    assert.deepEqual(runs.map((r) => `${r.scope} ${r.payout_id} ${r.status}`), ['window null complete', 'payout po_cron complete']);
+    assert.deepEqual(
+      runs.map((r) => `${r.scope} ${r.payout_id} ${r.status}`),
+      ['window null complete', 'payout po_cron complete'],
+    );
     const findings = await h.database.sql`select kind, subject from reconciliation_findings where status = 'open' order by kind`;
     // 941 + 456 = 1397: the payout adds up; the ghost credit is the one finding.
-    assert.deepEqual(findings.map((f) => `${f.kind} ${f.subject}`), ['credit_without_payment txn_cron_ghost']);
+    assert.deepEqual(
+      findings.map((f) => `${f.kind} ${f.subject}`),
+      ['credit_without_payment txn_cron_ghost'],
+    );
     const [read] = await h.database.sql`select entries_read_at is not null as read from ledger_payouts where payout_id = 'po_cron'`;
     assert.equal(read!.read, true);
 
     const metrics = createMetrics();
-    const refresher = new GaugeRefresher({ db: h.handle.db, boss, queues: [], gauges: metrics.gauges, providers: () => ['stripe', 'asaas'], intervalMs: 60_000, logger: createLogger('silent') });
+    const refresher = new GaugeRefresher({
+      db: h.handle.db,
+      boss,
+      queues: [],
+      gauges: metrics.gauges,
+      providers: () => ['stripe', 'asaas'],
+      intervalMs: 60_000,
+      logger: createLogger('silent'),
+    });
     await refresher.refresh();
     const text = await metrics.registry.getSingleMetricAsString('inbox_reconciliation_findings_open');
     assert.match(text, /inbox_reconciliation_findings_open\{provider="stripe",kind="credit_without_payment"\} 1/);

@@ -38,9 +38,18 @@ function target(): GatewayApiTarget {
   };
 }
 
-const payment = (id: string) => ({ object: 'payment', id, status: 'RECEIVED', value: 10, deleted: false, refunds: null, confirmedDate: '2026-03-01', paymentDate: '2026-03-01' });
+const payment = (id: string) => ({
+  object: 'payment',
+  id,
+  status: 'RECEIVED',
+  value: 10,
+  deleted: false,
+  refunds: null,
+  confirmedDate: '2026-03-01',
+  paymentDate: '2026-03-01',
+});
 
-describe('reads with an account\'s own key', () => {
+describe("reads with an account's own key", () => {
   test("loja-a's key failing opens loja-a's breaker only: loja-b and the provider's own reads go on, each with its key", async () => {
     gateway.rules.push((request) => {
       if (request.headers.access_token === KEYS['loja-a']) return { status: 503, json: {} };

@@ -49,20 +49,26 @@ describe('an event deferred while the circuit breaker is open', () => {
     const created = Math.floor(Date.now() / 1000);
     const body = chargeEvent({ id: 'evt_budget', type: 'charge.refunded', chargeId: 'ch_budget', created, amountRefunded: 2000 });
     assert.equal((await postStripe(service.baseUrl, body, SECRET)).status, 200);
-    const deferred = await waitFor(async () => {
-      const row = await inboxRow('evt_budget');
-      return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
-    }, { message: 'the event to be deferred' });
+    const deferred = await waitFor(
+      async () => {
+        const row = await inboxRow('evt_budget');
+        return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
+      },
+      { message: 'the event to be deferred' },
+    );
     assert.deepEqual([deferred.status, deferred.attempts], ['pending', 2]);
 
     // The gateway is back but does not have the charge (a test key against live data): a 404 is
     // gateway_rejected, retried on the normal schedule. The event had one attempt left: the
     // half-open trial is that attempt, and the event ends failed for a human to look at.
     gateway.rules.length = 0;
-    const failed = await waitFor(async () => {
-      const row = await inboxRow('evt_budget');
-      return row?.status === 'failed' ? row : undefined;
-    }, { message: 'the event to end failed', timeoutMs: HALF_OPEN_AFTER_MS + 20_000 });
+    const failed = await waitFor(
+      async () => {
+        const row = await inboxRow('evt_budget');
+        return row?.status === 'failed' ? row : undefined;
+      },
+      { message: 'the event to end failed', timeoutMs: HALF_OPEN_AFTER_MS + 20_000 },
+    );
     assert.equal(failed.attempts, MAX_ATTEMPTS, `attempts in all: WORKER_MAX_ATTEMPTS (${MAX_ATTEMPTS}), not a fresh budget after the deferral`);
     assert.match(failed.last_error ?? '', /GatewayRejectedError: .* answered 404/);
     assert.equal(gateway.requests.filter((r) => r.pathname === '/v1/charges/ch_budget').length, MAX_ATTEMPTS, 'one gateway call per attempt');

@@ -8,13 +8,25 @@ const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 let nextId = 1;
 
 function webhook(status: PaymentStatus, seconds: number, extra: Partial<PaymentFact> = {}): KnownFact {
-  return { inboxId: nextId++, fact: { kind: paymentKind(status), chargeId: 'ch_1', status, occurredAt: new Date(T0 + seconds * 1000), amount: 2000, ...extra } };
+  return {
+    inboxId: nextId++,
+    fact: { kind: paymentKind(status), chargeId: 'ch_1', status, occurredAt: new Date(T0 + seconds * 1000), amount: 2000, ...extra },
+  };
 }
 
 function snapshot(status: PaymentStatus, millis: number, amountRefunded = 0): KnownFact {
   return {
     inboxId: nextId++,
-    fact: { kind: paymentKind(status), chargeId: 'ch_1', status, occurredAt: new Date(T0 + millis), amount: 2000, amountRefunded, currency: 'BRL', snapshot: true },
+    fact: {
+      kind: paymentKind(status),
+      chargeId: 'ch_1',
+      status,
+      occurredAt: new Date(T0 + millis),
+      amount: 2000,
+      amountRefunded,
+      currency: 'BRL',
+      snapshot: true,
+    },
   };
 }
 
@@ -67,7 +79,16 @@ describe('a gateway snapshot in the fold', () => {
   });
 
   test('in require mode it resets the application-created baseline too', () => {
-    const baseline = { status: 'pending' as const, amount: 2000, amountRefunded: 0, currency: 'BRL', lastGatewayEventAt: null, inquiryOpen: false, statusBeforeDispute: null, split: null };
+    const baseline = {
+      status: 'pending' as const,
+      amount: 2000,
+      amountRefunded: 0,
+      currency: 'BRL',
+      lastGatewayEventAt: null,
+      inquiryOpen: false,
+      statusBeforeDispute: null,
+      split: null,
+    };
     assert.equal(foldPaymentFacts(baseline, [snapshot('paid', 1_000)]).state!.status, 'paid');
   });
 });

@@ -23,7 +23,12 @@ setup(async () => {
   const file = JSON.stringify({ providers: { stripe: { driver: 'stripe', api: { baseUrl: gateway.baseUrl } } } });
   service = await startTestService({
     database,
-    env: { INBOX_CONFIG: '/inbox.json', WEBHOOK_SECRET_STRIPE: SECRET, GATEWAY_API_KEY_STRIPE: 'sk_test_refetch_decisions', INBOX_ADMIN_TOKEN: 'refetch-decisions-admin-token-01' },
+    env: {
+      INBOX_CONFIG: '/inbox.json',
+      WEBHOOK_SECRET_STRIPE: SECRET,
+      GATEWAY_API_KEY_STRIPE: 'sk_test_refetch_decisions',
+      INBOX_ADMIN_TOKEN: 'refetch-decisions-admin-token-01',
+    },
     files: { '/inbox.json': file },
   });
 });
@@ -33,7 +38,18 @@ after(async () => {
 });
 
 const charge = (id: string, fields: Record<string, unknown> = {}) =>
-  fixtureCharge({ id, payment_intent: null, amount: AMOUNT, amount_captured: AMOUNT, amount_refunded: 0, captured: true, refunded: false, status: 'succeeded', currency: 'brl', ...fields });
+  fixtureCharge({
+    id,
+    payment_intent: null,
+    amount: AMOUNT,
+    amount_captured: AMOUNT,
+    amount_refunded: 0,
+    captured: true,
+    refunded: false,
+    status: 'succeeded',
+    currency: 'brl',
+    ...fields,
+  });
 
 async function deliver(id: string, type: 'charge.succeeded' | 'charge.refunded', created: number, object: ReturnType<typeof charge>) {
   const response = await postStripe(service.baseUrl, fixtureEventBody(id, type, created, object), SECRET);
@@ -82,7 +98,8 @@ describe('decisions of refetched events', () => {
     gateway.resources.set('/v1/charges/ch_refetch_unchanged', refunded);
     const first = await deliver('evt_rfu_refund', 'charge.refunded', now - 20, refunded);
     assert.deepEqual([first.status, first.decision], ['processed', 'refetched']);
-    const [paymentBefore] = await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
+    const [paymentBefore] =
+      await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
     const ignoredBefore = await settledCount('ignored');
 
     // Stripe tells the refund again (a second notice of it); the gateway still says refunded.
@@ -91,14 +108,18 @@ describe('decisions of refetched events', () => {
     assert.equal(again.decision, 'refetched');
     const { observedAt, ...rest } = again.detail;
     assert.deepEqual(rest, { status: 'refunded', from: 'refunded', to: 'refunded', changed: false });
-    const [paymentAfter] = await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
+    const [paymentAfter] =
+      await database.sql`select id, status, amount::int, amount_refunded::int, event_sequence from payments where gateway_charge_id = 'ch_refetch_unchanged'`;
     assert.deepEqual({ ...paymentAfter }, { ...paymentBefore }, 'the payment is as it was, and no outbound event was written');
     assert.equal(await settledCount('ignored'), ignoredBefore + 1, '/metrics counts it as ignored');
 
     const page = await (await fetch(`${service.baseUrl}/dashboard/events/${again.id}`)).text();
     // The dashboard writes times to the second, in UTC (src/dashboard/views/format.ts).
     const readAt = `${String(observedAt).slice(0, 19).replace('T', ' ')} UTC`;
-    assert.match(page, new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${readAt}; the payment already was refunded, nothing to change<`));
+    assert.match(
+      page,
+      new RegExp(`data-decision="refetched">refetched: the gateway said refunded when read at ${readAt}; the payment already was refunded, nothing to change<`),
+    );
   });
 
   test('a re-read that finds more refunded, the status still partially_refunded: `processed`, and the application is told (a second payment.partially_refunded)', async () => {

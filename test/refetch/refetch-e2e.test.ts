@@ -38,7 +38,11 @@ setup(async () => {
       },
       'stripe-slow': { driver: 'stripe', api: { baseUrl: `${gateway.baseUrl}/slow`, timeoutMs: 30_000 }, ordering: { default: 'refetch' } },
       // A breaker that never opens: what holds its calls back must be the Retry-After alone.
-      'stripe-busy': { driver: 'stripe', api: { baseUrl: `${gateway.baseUrl}/busy`, breaker: { consecutiveFailures: 100, halfOpenAfterMs: 1000 } }, ordering: { default: 'refetch' } },
+      'stripe-busy': {
+        driver: 'stripe',
+        api: { baseUrl: `${gateway.baseUrl}/busy`, breaker: { consecutiveFailures: 100, halfOpenAfterMs: 1000 } },
+        ordering: { default: 'refetch' },
+      },
       mercadopago: { driver: 'mercadopago', api: { baseUrl: `${gateway.baseUrl}/mp` } },
     },
   });
@@ -64,7 +68,19 @@ after(async () => {
 });
 
 function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
-  return { id, object: 'charge', amount: 2000, amount_captured: 2000, amount_refunded: 0, captured: true, currency: 'brl', disputed: false, refunded: false, status: 'succeeded', ...overrides };
+  return {
+    id,
+    object: 'charge',
+    amount: 2000,
+    amount_captured: 2000,
+    amount_refunded: 0,
+    captured: true,
+    currency: 'brl',
+    disputed: false,
+    refunded: false,
+    status: 'succeeded',
+    ...overrides,
+  };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -90,10 +106,13 @@ async function inboxRow(provider: string, eventId: string): Promise<InboxRow | u
 }
 
 function settled(provider: string, eventId: string, timeoutMs = 20_000) {
-  return waitFor(async () => {
-    const row = await inboxRow(provider, eventId);
-    return row && row.status !== 'pending' ? row : undefined;
-  }, { message: `${provider} ${eventId} to be processed`, timeoutMs: timeoutMs });
+  return waitFor(
+    async () => {
+      const row = await inboxRow(provider, eventId);
+      return row && row.status !== 'pending' ? row : undefined;
+    },
+    { message: `${provider} ${eventId} to be processed`, timeoutMs: timeoutMs },
+  );
 }
 
 async function payment(provider: string, chargeId: string) {
@@ -114,7 +133,16 @@ async function metricValue(name: string, labels: string): Promise<number | undef
 
 /** A signed Mercado Pago notice (x-signature made here with node:crypto) about one payment, processed. */
 async function mercadoPagoNotice(paymentId: string, notificationId: number): Promise<void> {
-  const body = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: paymentId }, date_created: new Date().toISOString(), id: notificationId, live_mode: false, type: 'payment', user_id: 724484980 });
+  const body = JSON.stringify({
+    action: 'payment.updated',
+    api_version: 'v1',
+    data: { id: paymentId },
+    date_created: new Date().toISOString(),
+    id: notificationId,
+    live_mode: false,
+    type: 'payment',
+    user_id: 724484980,
+  });
   const ts = String(Date.now());
   const requestId = `req-${notificationId}`;
   const v1 = createHmac('sha256', MP_SECRET).update(`id:${paymentId};request-id:${requestId};ts:${ts};`).digest('hex');
@@ -142,7 +170,10 @@ describe('refetch: the webhook is a notice, the gateway API is the truth', () =>
 
   test('a webhook after the snapshot applies through the state machine; the snapshot still counts in later folds', async () => {
     const before = requestsUnder('/main').length;
-    await send('stripe', chargeEvent({ id: 'evt_stale_refund', type: 'charge.refunded', chargeId: 'ch_stale', created: nowSeconds() + 1, amountRefunded: 500 }));
+    await send(
+      'stripe',
+      chargeEvent({ id: 'evt_stale_refund', type: 'charge.refunded', chargeId: 'ch_stale', created: nowSeconds() + 1, amountRefunded: 500 }),
+    );
     assert.equal((await settled('stripe', 'evt_stale_refund')).status, 'processed');
     assert.deepEqual({ ...(await payment('stripe', 'ch_stale')) }, { status: 'partially_refunded', amount: 2000, amount_refunded: 500, currency: 'BRL' });
     assert.equal(requestsUnder('/main').length, before, 'refunds are ordered by occurred_at here: no API call');
@@ -167,16 +198,45 @@ describe('refetch: the webhook is a notice, the gateway API is the truth', () =>
 describe('refetch of authorizations and PaymentIntents', () => {
   test('a Stripe charge of a PaymentIntent is keyed by the intent, and the refetch reads the intent with its latest charge', async () => {
     const uncaptured = stripeCharge('ch_refetch_held', { captured: false, amount_captured: 0, payment_intent: 'pi_refetch_held' });
-    gateway.resources.set('/main/v1/payment_intents/pi_refetch_held', { id: 'pi_refetch_held', object: 'payment_intent', amount: 2000, currency: 'brl', status: 'requires_capture', capture_method: 'manual', latest_charge: uncaptured });
-    await send('stripe', chargeEvent({ id: 'evt_refetch_held', type: 'charge.succeeded', chargeId: 'ch_refetch_held', paymentIntent: 'pi_refetch_held', captured: false, created: nowSeconds() - 60 }));
+    gateway.resources.set('/main/v1/payment_intents/pi_refetch_held', {
+      id: 'pi_refetch_held',
+      object: 'payment_intent',
+      amount: 2000,
+      currency: 'brl',
+      status: 'requires_capture',
+      capture_method: 'manual',
+      latest_charge: uncaptured,
+    });
+    await send(
+      'stripe',
+      chargeEvent({
+        id: 'evt_refetch_held',
+        type: 'charge.succeeded',
+        chargeId: 'ch_refetch_held',
+        paymentIntent: 'pi_refetch_held',
+        captured: false,
+        created: nowSeconds() - 60,
+      }),
+    );
     assert.equal((await settled('stripe', 'evt_refetch_held')).status, 'processed');
     assert.deepEqual({ ...(await payment('stripe', 'pi_refetch_held')) }, { status: 'authorized', amount: 2000, amount_refunded: 0, currency: 'BRL' });
-    assert.deepEqual(requestsUnder('/main/v1/payment_intents/pi_refetch_held').map((r) => r.path), ['/main/v1/payment_intents/pi_refetch_held?expand[]=latest_charge']);
+    assert.deepEqual(
+      requestsUnder('/main/v1/payment_intents/pi_refetch_held').map((r) => r.path),
+      ['/main/v1/payment_intents/pi_refetch_held?expand[]=latest_charge'],
+    );
     assert.equal(requestsUnder('/main/v1/charges/ch_refetch_held').length, 0);
   });
 
   test('Mercado Pago: authorized (capture=false) is held funds; cancelled afterwards is canceled, never paid', async () => {
-    const held = { id: 987650001, status: 'authorized', status_detail: 'pending_capture', captured: false, currency_id: 'BRL', transaction_amount: 80, transaction_amount_refunded: 0 };
+    const held = {
+      id: 987650001,
+      status: 'authorized',
+      status_detail: 'pending_capture',
+      captured: false,
+      currency_id: 'BRL',
+      transaction_amount: 80,
+      transaction_amount_refunded: 0,
+    };
     gateway.resources.set('/mp/v1/payments/987650001', held);
     await mercadoPagoNotice('987650001', 115029480101);
     assert.deepEqual({ ...(await payment('mercadopago', '987650001')) }, { status: 'authorized', amount: 8000, amount_refunded: 0, currency: 'BRL' });
@@ -191,10 +251,13 @@ describe('circuit breaker', () => {
     gateway.rules.push((request) => (request.pathname.startsWith('/breaker/') ? { status: 503, json: { error: { message: 'maintenance' } } } : undefined));
     await send('stripe-breaker', chargeEvent({ id: 'evt_brk_1', type: 'charge.refunded', chargeId: 'ch_brk_1', created: nowSeconds(), amountRefunded: 2000 }));
     // Two 503s open the breaker; the third attempt (the test's last: WORKER max 3) finds it open.
-    const deferred = await waitFor(async () => {
-      const row = await inboxRow('stripe-breaker', 'evt_brk_1');
-      return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
-    }, { message: 'the event to be deferred' });
+    const deferred = await waitFor(
+      async () => {
+        const row = await inboxRow('stripe-breaker', 'evt_brk_1');
+        return row?.last_error?.includes('BreakerOpenError') ? row : undefined;
+      },
+      { message: 'the event to be deferred' },
+    );
     assert.equal(deferred.status, 'pending', 'not failed early');
     assert.equal(deferred.attempts, 2, 'the deferral is no attempt');
     assert.equal(requestsUnder('/breaker/').length, 2, 'nothing sent while open');
@@ -203,7 +266,9 @@ describe('circuit breaker', () => {
 
     // Another charge's event while it is open waits too, without a request.
     await send('stripe-breaker', chargeEvent({ id: 'evt_brk_2', type: 'charge.succeeded', chargeId: 'ch_brk_2', created: nowSeconds() }));
-    await waitFor(async () => (await inboxRow('stripe-breaker', 'evt_brk_2'))?.last_error?.includes('BreakerOpenError'), { message: 'the second event to be deferred' });
+    await waitFor(async () => (await inboxRow('stripe-breaker', 'evt_brk_2'))?.last_error?.includes('BreakerOpenError'), {
+      message: 'the second event to be deferred',
+    });
     assert.equal(requestsUnder('/breaker/').length, 2);
 
     // The gateway recovers; at half-open time one trial call closes the breaker.
@@ -226,11 +291,16 @@ describe('a gateway that answers with Retry-After', () => {
   // Workers retry failed attempts 1 s apart (test/support/config.ts): a wait of 4 s can only come
   // from the Retry-After. Retry-After is wall-clock time, so arrivals are too.
   const arrivals = (chargeId: string) => requestsUnder(`/busy/v1/charges/${chargeId}`).map((r) => Date.now() - (performance.now() - r.arrivedAtMs));
-  const refund = (eventId: string, chargeId: string) => send('stripe-busy', chargeEvent({ id: eventId, type: 'charge.refunded', chargeId, created: nowSeconds(), amountRefunded: 2000 }));
-  const recorded = (eventId: string) => waitFor(async () => {
-    const row = await inboxRow('stripe-busy', eventId);
-    return row?.last_error ? row : undefined;
-  }, { message: `${eventId}'s first answer to be recorded` });
+  const refund = (eventId: string, chargeId: string) =>
+    send('stripe-busy', chargeEvent({ id: eventId, type: 'charge.refunded', chargeId, created: nowSeconds(), amountRefunded: 2000 }));
+  const recorded = (eventId: string) =>
+    waitFor(
+      async () => {
+        const row = await inboxRow('stripe-busy', eventId);
+        return row?.last_error ? row : undefined;
+      },
+      { message: `${eventId}'s first answer to be recorded` },
+    );
 
   /** The first request for the charge gets `answer`, the later ones its state. */
   function answerFirstWith(chargeId: string, answer: () => Record<string, string>, status: number) {
@@ -281,18 +351,18 @@ describe('a gateway that answers with Retry-After', () => {
 });
 
 describe('no database lock is held while a fetch is in flight', () => {
-  test('with the gateway stalled on charge A, charge B is processed meanwhile and A\'s row is not locked', async () => {
+  test("with the gateway stalled on charge A, charge B is processed meanwhile and A's row is not locked", async () => {
     gateway.resources.set('/slow/v1/charges/ch_A', stripeCharge('ch_A'));
     gateway.resources.set('/slow/v1/charges/ch_B', stripeCharge('ch_B'));
     gateway.rules.push((request) => (request.pathname === '/slow/v1/charges/ch_A' ? { hold: true } : undefined));
     await send('stripe-slow', chargeEvent({ id: 'evt_A', type: 'charge.pending', chargeId: 'ch_A', created: nowSeconds() }));
-    await waitFor(() => gateway.heldCount() === 1, { message: 'A\'s fetch to be in flight' });
+    await waitFor(() => gateway.heldCount() === 1, { message: "A's fetch to be in flight" });
 
     // A's job is inside prepare: if it held a transaction, its inbox row would be locked.
     const a = (await inboxRow('stripe-slow', 'evt_A'))!;
     await database.sql.begin(async (tx) => {
       const locked = await tx`select id from webhook_inbox where id = ${a.id} for update nowait`;
-      assert.equal(locked.length, 1, 'A\'s inbox row can be locked by someone else: the job holds no lock on it');
+      assert.equal(locked.length, 1, "A's inbox row can be locked by someone else: the job holds no lock on it");
     });
 
     await send('stripe-slow', chargeEvent({ id: 'evt_B', type: 'charge.pending', chargeId: 'ch_B', created: nowSeconds() }));
@@ -325,9 +395,28 @@ describe('upgrade: a payment stored under its charge id before PaymentIntents we
 
     // A dispute now, read from the gateway (disputes are ordered by refetch): the intent and its charge.
     const charge = stripeCharge('ch_legacy_refetch', { payment_intent: 'pi_legacy_refetch', disputed: true });
-    gateway.resources.set('/main/v1/payment_intents/pi_legacy_refetch', { id: 'pi_legacy_refetch', object: 'payment_intent', amount: 2000, currency: 'brl', status: 'succeeded', latest_charge: charge });
-    gateway.resources.set('/main/v1/disputes', { object: 'list', data: [{ id: 'dp_legacy_refetch', object: 'dispute', charge: 'ch_legacy_refetch', status: 'needs_response' }] });
-    await send('stripe', chargeEvent({ id: 'evt_legacy_dispute', type: 'charge.dispute.created', chargeId: 'ch_legacy_refetch', paymentIntent: 'pi_legacy_refetch', created: nowSeconds() }));
+    gateway.resources.set('/main/v1/payment_intents/pi_legacy_refetch', {
+      id: 'pi_legacy_refetch',
+      object: 'payment_intent',
+      amount: 2000,
+      currency: 'brl',
+      status: 'succeeded',
+      latest_charge: charge,
+    });
+    gateway.resources.set('/main/v1/disputes', {
+      object: 'list',
+      data: [{ id: 'dp_legacy_refetch', object: 'dispute', charge: 'ch_legacy_refetch', status: 'needs_response' }],
+    });
+    await send(
+      'stripe',
+      chargeEvent({
+        id: 'evt_legacy_dispute',
+        type: 'charge.dispute.created',
+        chargeId: 'ch_legacy_refetch',
+        paymentIntent: 'pi_legacy_refetch',
+        created: nowSeconds(),
+      }),
+    );
     const row = await settled('stripe', 'evt_legacy_dispute');
     assert.equal(row.status, 'processed');
     assert.equal(row.fact?.snapshot, true, 'the gateway was read');
@@ -335,6 +424,10 @@ describe('upgrade: a payment stored under its charge id before PaymentIntents we
     assert.equal(await payment('stripe', 'pi_legacy_refetch'), undefined, 'not split into a second payment');
     assert.equal((await payment('stripe', 'ch_legacy_refetch'))?.status, 'disputed');
     const [outbound] = await database.sql`select sequence, gateway_charge_id, status from payment_events where payment_id = ${legacy!.id}`;
-    assert.deepEqual({ ...outbound }, { sequence: 2, gateway_charge_id: 'ch_legacy_refetch', status: 'disputed' }, 'the outbound sequence goes on under the charge_id the application knows');
+    assert.deepEqual(
+      { ...outbound },
+      { sequence: 2, gateway_charge_id: 'ch_legacy_refetch', status: 'disputed' },
+      'the outbound sequence goes on under the charge_id the application knows',
+    );
   });
 });

@@ -37,7 +37,19 @@ function recordingMetrics() {
 }
 
 function charge(id: string, overrides: Record<string, unknown> = {}) {
-  return { id, object: 'charge', amount: 2000, amount_captured: 2000, amount_refunded: 0, captured: true, currency: 'brl', disputed: false, refunded: false, status: 'succeeded', ...overrides };
+  return {
+    id,
+    object: 'charge',
+    amount: 2000,
+    amount_captured: 2000,
+    amount_refunded: 0,
+    captured: true,
+    currency: 'brl',
+    disputed: false,
+    refunded: false,
+    status: 'succeeded',
+    ...overrides,
+  };
 }
 
 before(async () => {
@@ -78,10 +90,16 @@ describe('fetchCharge', () => {
       });
     }
     gateway.rules.push(() => ({ status: 401, json: { error: { message: 'Invalid API Key provided: sk_test_****' } } }));
-    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_any'), (error: unknown) => error instanceof GatewayRejectedError && /GATEWAY_API_KEY_/.test(error.message));
+    await assert.rejects(
+      refetcher.fetchCharge('stripe', 'ch_any'),
+      (error: unknown) => error instanceof GatewayRejectedError && /GATEWAY_API_KEY_/.test(error.message),
+    );
     assert.equal(refetcher.breakerState('stripe'), 'closed');
     assert.deepEqual(states, ['closed']);
-    assert.deepEqual(calls.map((c) => c.outcome), ['not_found', 'not_found', 'not_found', 'error']);
+    assert.deepEqual(
+      calls.map((c) => c.outcome),
+      ['not_found', 'not_found', 'not_found', 'error'],
+    );
   });
 
   test('5xx, and 429 without Retry-After, are unavailable (retryable)', async () => {
@@ -96,7 +114,10 @@ describe('fetchCharge', () => {
       return true;
     });
     await assert.rejects(refetcher.fetchCharge('stripe', 'ch_down'), (error: unknown) => error instanceof GatewayUnavailableError && error.status === 502);
-    assert.deepEqual(calls.map((c) => c.outcome), ['rate_limited', 'error']);
+    assert.deepEqual(
+      calls.map((c) => c.outcome),
+      ['rate_limited', 'error'],
+    );
   });
 
   test('a gateway that does not answer within timeoutMs is unavailable (the request is aborted)', async () => {
@@ -128,15 +149,24 @@ describe('fetchCharge', () => {
     const baseUrl = closed.baseUrl;
     await closed.close();
     const refetcher = createRefetcher({ targets: [target({ baseUrl })], clock: () => NOW });
-    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_x'), (error: unknown) => error instanceof GatewayUnavailableError && /failed before an answer/.test(error.message));
+    await assert.rejects(
+      refetcher.fetchCharge('stripe', 'ch_x'),
+      (error: unknown) => error instanceof GatewayUnavailableError && /failed before an answer/.test(error.message),
+    );
   });
 
   test('a 200 that is not JSON, or JSON that is not a charge, is a rejection (wrong base URL or API change)', async () => {
     const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
     gateway.rules.push((request) => (request.pathname.endsWith('ch_html') ? { status: 200, text: '<!doctype html><title>Welcome</title>' } : undefined));
     gateway.resources.set('/v1/charges/ch_odd', { object: 'list', data: [] });
-    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_html'), (error: unknown) => error instanceof GatewayRejectedError && /not JSON/.test(error.message));
-    await assert.rejects(refetcher.fetchCharge('stripe', 'ch_odd'), (error: unknown) => error instanceof GatewayRejectedError && /does not understand/.test(error.message));
+    await assert.rejects(
+      refetcher.fetchCharge('stripe', 'ch_html'),
+      (error: unknown) => error instanceof GatewayRejectedError && /not JSON/.test(error.message),
+    );
+    await assert.rejects(
+      refetcher.fetchCharge('stripe', 'ch_odd'),
+      (error: unknown) => error instanceof GatewayRejectedError && /does not understand/.test(error.message),
+    );
   });
 
   test('a provider without a gateway API configured is a programming error, said plainly', async () => {
@@ -174,7 +204,10 @@ describe('circuit breaker', () => {
     assert.equal(snapshot.status, 'paid');
     assert.equal(refetcher.breakerState('stripe'), 'closed');
     assert.deepEqual(states, ['closed', 'open', 'half_open', 'closed']);
-    assert.deepEqual(calls.map((c) => c.outcome), ['error', 'error', 'error', 'breaker_open', 'ok']);
+    assert.deepEqual(
+      calls.map((c) => c.outcome),
+      ['error', 'error', 'error', 'breaker_open', 'ok'],
+    );
   });
 
   /** A breaker (opened by one failure, for 200 ms) that a 500 opened, its half-open time now come; the gateway still answers 500. */
@@ -220,7 +253,10 @@ describe('circuit breaker', () => {
 
   test('one breaker per provider: one gateway failing does not stop another', async () => {
     const refetcher = createRefetcher({
-      targets: [target({ provider: 'stripe-br', breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 } }), target({ provider: 'stripe-us', baseUrl: `${gateway.baseUrl}/us` })],
+      targets: [
+        target({ provider: 'stripe-br', breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 } }),
+        target({ provider: 'stripe-us', baseUrl: `${gateway.baseUrl}/us` }),
+      ],
       clock: () => NOW,
     });
     gateway.resources.set('/us/v1/charges/ch_us', charge('ch_us'));
@@ -255,7 +291,10 @@ describe('Retry-After', () => {
 
     now = new Date(NOW.getTime() + 7000);
     assert.equal((await refetcher.fetchCharge('stripe', 'ch_other')).status, 'paid');
-    assert.deepEqual(calls.map((c) => c.outcome), ['rate_limited', 'retry_after', 'ok']);
+    assert.deepEqual(
+      calls.map((c) => c.outcome),
+      ['rate_limited', 'retry_after', 'ok'],
+    );
     assert.equal(refetcher.breakerState('stripe'), 'closed');
   });
 
@@ -314,7 +353,10 @@ describe('rate limit', () => {
     gateway.resources.set('/v1/disputes', { object: 'list', data: [{ id: 'dp_1', object: 'dispute', status: 'needs_response' }], has_more: false });
     const start = performance.now();
     const snapshots = await Promise.all([refetcher.fetchCharge('stripe', 'ch_d1'), refetcher.fetchCharge('stripe', 'ch_d2')]);
-    assert.deepEqual(snapshots.map((s) => s.status), ['disputed', 'disputed']);
+    assert.deepEqual(
+      snapshots.map((s) => s.status),
+      ['disputed', 'disputed'],
+    );
     assert.equal(gateway.requests.length, 4);
     assert.equal(earliestArrivalTooSoon(gateway.requests, start, 2, 1000), undefined);
   });

@@ -12,7 +12,9 @@ function resolve(provider: string, driver: string, declared: DeclaredRefetch = {
 }
 
 function kindsWith(ordering: Record<string, string>, strategy: string): string[] {
-  return Object.entries(ordering).filter(([, s]) => s === strategy).map(([kind]) => kind);
+  return Object.entries(ordering)
+    .filter(([, s]) => s === strategy)
+    .map(([kind]) => kind);
 }
 
 describe('ordering defaults', () => {
@@ -20,7 +22,13 @@ describe('ordering defaults', () => {
     const { config, problems } = resolve('stripe', 'stripe', {}, { GATEWAY_API_KEY_STRIPE: 'sk_test_1' });
     assert.deepEqual(problems, []);
     assert.deepEqual(kindsWith(config.ordering, 'refetch').sort(), [...highImpactKinds].sort());
-    assert.deepEqual(kindsWith(config.ordering, 'occurred_at').sort(), ['payment.authorized', 'payment.canceled', 'payment.failed', 'payment.paid', 'payment.pending']);
+    assert.deepEqual(kindsWith(config.ordering, 'occurred_at').sort(), [
+      'payment.authorized',
+      'payment.canceled',
+      'payment.failed',
+      'payment.paid',
+      'payment.pending',
+    ]);
     assert.equal(config.api?.baseUrl, 'https://api.stripe.com');
     assert.equal(config.api?.key, 'sk_test_1');
     assert.equal(config.startupWarning, undefined);
@@ -80,7 +88,12 @@ describe('without an API key', () => {
 
 describe('explicit settings', () => {
   test('a kind wins over ordering.default, which wins over the built-in defaults', () => {
-    const { config } = resolve('pagarme', 'pagarme', { ordering: { default: 'refetch', 'payment.pending': 'occurred_at' } }, { GATEWAY_API_KEY_PAGARME: 'sk_1' });
+    const { config } = resolve(
+      'pagarme',
+      'pagarme',
+      { ordering: { default: 'refetch', 'payment.pending': 'occurred_at' } },
+      { GATEWAY_API_KEY_PAGARME: 'sk_1' },
+    );
     assert.equal(config.ordering['payment.pending'], 'occurred_at');
     assert.equal(config.ordering['payment.paid'], 'refetch');
     assert.equal(config.ordering['payment.refunded'], 'refetch');
@@ -111,7 +124,10 @@ describe('explicit settings', () => {
 
   test('zoop without api.marketplaceId is a problem', () => {
     const { problems } = resolve('zoop', 'zoop', {}, { GATEWAY_API_KEY_ZOOP: 'zpk_1' });
-    assert.ok(problems.some((p) => /api\.marketplaceId/.test(p)), problems.join('\n'));
+    assert.ok(
+      problems.some((p) => /api\.marketplaceId/.test(p)),
+      problems.join('\n'),
+    );
   });
 });
 
@@ -121,10 +137,12 @@ describe('through loadConfig', () => {
     return JSON.stringify(content);
   };
 
-  test('api, ordering and ratePerSecond are the inbox\'s keys: stripped before the driver, read into provider.refetch', () => {
+  test("api, ordering and ratePerSecond are the inbox's keys: stripped before the driver, read into provider.refetch", () => {
     const config = loadConfig(
       { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE_BR: 'whsec_1', GATEWAY_API_KEY_STRIPE_BR: 'sk_test_1' },
-      files({ providers: { 'stripe-br': { driver: 'stripe', api: { baseUrl: 'http://127.0.0.1:1' }, ordering: { 'payment.paid': 'refetch' }, ratePerSecond: 2 } } }),
+      files({
+        providers: { 'stripe-br': { driver: 'stripe', api: { baseUrl: 'http://127.0.0.1:1' }, ordering: { 'payment.paid': 'refetch' }, ratePerSecond: 2 } },
+      }),
     );
     const provider = config.providers.get('stripe-br')!;
     assert.equal(provider.refetch.ordering['payment.paid'], 'refetch');
@@ -144,7 +162,16 @@ describe('through loadConfig', () => {
       () =>
         loadConfig(
           { INBOX_CONFIG: '/etc/inbox.json', WEBHOOK_SECRET_STRIPE: 'whsec_1' },
-          files({ providers: { stripe: { driver: 'stripe', api: { baseUrl: 'ftp://x', colour: 1 }, ordering: { 'payment.teleported': 'refetch', default: 'sometimes' }, ratePerSecond: 0 } } }),
+          files({
+            providers: {
+              stripe: {
+                driver: 'stripe',
+                api: { baseUrl: 'ftp://x', colour: 1 },
+                ordering: { 'payment.teleported': 'refetch', default: 'sometimes' },
+                ratePerSecond: 0,
+              },
+            },
+          }),
         ),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);

@@ -53,7 +53,10 @@ export function useTestDatabase(): TestDatabase {
   });
   after(async () => {
     const errors: unknown[] = [];
-    for (const close of teardown.reverse()) await Promise.resolve().then(close).catch((error: unknown) => errors.push(error));
+    for (const close of teardown.reverse())
+      await Promise.resolve()
+        .then(close)
+        .catch((error: unknown) => errors.push(error));
     if (created && failed) {
       await created.sql.end({ timeout: 5 });
       console.log(`# kept database ${created.name} for inspection (a test failed)`);
@@ -105,4 +108,3 @@ async function onAdmin<T>(run: (admin: postgres.Sql) => Promise<T>): Promise<T> 
     await admin.end();
   }
 }
-

@@ -52,7 +52,12 @@ export interface Container {
 
 /** A command in the container, as its current user (root while building, `node` after USER node). */
 export function runIn(container: Container, command: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ExitedProcess> {
-  return runUntilExit(command[0]!, command.slice(1), { cwd: container.workdir, env: { ...container.env, ...options.env }, timeoutMs: options.timeoutMs, ...container.user });
+  return runUntilExit(command[0]!, command.slice(1), {
+    cwd: container.workdir,
+    env: { ...container.env, ...options.env },
+    timeoutMs: options.timeoutMs,
+    ...container.user,
+  });
 }
 
 /** A RUN line's absolute image paths, moved under root (only the prefixes the image uses). */

@@ -110,7 +110,13 @@ export async function startFakeGateway(): Promise<FakeGateway> {
  * Arrival is never earlier than sending, so a busy machine (late arrivals, bunched together) cannot
  * fail this; only sending too early can. `toleranceMs` covers the two clocks' granularity.
  */
-export function earliestArrivalTooSoon(requests: readonly RecordedRequest[], startMs: number, limit: number, intervalMs: number, toleranceMs = 20): string | undefined {
+export function earliestArrivalTooSoon(
+  requests: readonly RecordedRequest[],
+  startMs: number,
+  limit: number,
+  intervalMs: number,
+  toleranceMs = 20,
+): string | undefined {
   const times = requests.map((r) => r.arrivedAtMs).sort((a, b) => a - b);
   for (const [n, time] of times.entries()) {
     const earliest = startMs + Math.floor(n / limit) * intervalMs - toleranceMs;

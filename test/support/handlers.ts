@@ -16,7 +16,8 @@ export function paymentsHandlerWithBug(prefix: string, deployed: () => boolean):
   return {
     ...paymentsHandler,
     async apply(tx, events) {
-      if (deployed() && events.some(({ event }) => event.stored.eventId.startsWith(prefix))) throw new TypeError("Cannot read properties of undefined (reading 'amount')");
+      if (deployed() && events.some(({ event }) => event.stored.eventId.startsWith(prefix)))
+        throw new TypeError("Cannot read properties of undefined (reading 'amount')");
       return paymentsHandler.apply(tx, events);
     },
   };

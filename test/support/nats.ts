@@ -84,7 +84,11 @@ export async function startPrivateNatsServer(): Promise<PrivateNatsServer> {
     async start() {
       child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: 'ignore' });
       exited = new Promise((resolve) => child!.once('exit', () => resolve()));
-      await waitFor(async () => (await natsUnavailable(host)) === undefined, { message: `nats-server on ${host} to serve JetStream`, timeoutMs: 30_000, intervalMs: 100 });
+      await waitFor(async () => (await natsUnavailable(host)) === undefined, {
+        message: `nats-server on ${host} to serve JetStream`,
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
     },
     async kill() {
       child?.kill('SIGKILL');

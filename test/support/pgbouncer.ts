@@ -105,7 +105,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => {
+    await waitFor(
+      async () => {
         if (hasExited) throw new Error(`PgBouncer exited: ${lines}`);
         const probe = postgres(urlFor('postgres'), { max: 1, prepare: false, connect_timeout: 1, onnotice: () => {} });
         try {
@@ -114,7 +115,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
         } finally {
           await probe.end({ timeout: 1 });
         }
-      }, { message: `PgBouncer to accept connections on port ${port}`, timeoutMs: 15_000, intervalMs: 100 });
+      },
+      { message: `PgBouncer to accept connections on port ${port}`, timeoutMs: 15_000, intervalMs: 100 },
+    );
   } catch (error) {
     await stop();
     throw error;

@@ -30,5 +30,9 @@ export function runUntilExit(command: string, args: string[], options: SpawnOpti
 
 /** `node src/main.ts` as an operator starts it, with only the environment given, run until it exits. */
 export function runServiceUntilExit(env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<ExitedProcess> {
-  return runUntilExit(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, timeoutMs: options.timeoutMs });
+  return runUntilExit(process.execPath, ['src/main.ts'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    timeoutMs: options.timeoutMs,
+  });
 }

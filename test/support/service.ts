@@ -36,7 +36,14 @@ export async function startTestService(options: TestServiceOptions): Promise<Tes
   const base: AppConfig = testConfig(options.env ?? {}, options.files);
   const config = { ...base, worker: { ...base.worker, ...options.worker } };
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const service = await startService({ config, databaseUrl: options.database.url, logger, clock: options.clock, deliveryTimers: options.deliveryTimers, handlers: options.handlers });
+  const service = await startService({
+    config,
+    databaseUrl: options.database.url,
+    logger,
+    clock: options.clock,
+    deliveryTimers: options.deliveryTimers,
+    handlers: options.handlers,
+  });
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= service.stop());
   options.database.onTeardown(stop);
@@ -54,4 +61,3 @@ export function useService(options: TestServiceOptions | (() => TestServiceOptio
   });
   return handle;
 }
-

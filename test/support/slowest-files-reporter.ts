@@ -21,7 +21,10 @@ function linesByFile(summary: CoverageSummary): Record<string, { covered: number
   const files: Record<string, { covered: number[]; uncovered: number[] }> = {};
   for (const file of summary.files) {
     const relative = path.relative(summary.workingDirectory, file.path);
-    files[relative] = { covered: file.lines.filter((l) => l.count > 0).map((l) => l.line), uncovered: file.lines.filter((l) => l.count === 0).map((l) => l.line) };
+    files[relative] = {
+      covered: file.lines.filter((l) => l.count > 0).map((l) => l.line),
+      uncovered: file.lines.filter((l) => l.count === 0).map((l) => l.line),
+    };
   }
   return files;
 }

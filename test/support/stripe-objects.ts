@@ -38,7 +38,10 @@ export const fixtureDispute = (fields: Partial<Stripe.Dispute>): Stripe.Dispute 
 
 export const fixtureRefund = (fields: Partial<Stripe.Refund>): Stripe.Refund => ({ ...fixture('refund'), ...fields });
 
-export const fixtureBalanceTransaction = (fields: Partial<Stripe.BalanceTransaction>): Stripe.BalanceTransaction => ({ ...fixture('balance_transaction'), ...fields });
+export const fixtureBalanceTransaction = (fields: Partial<Stripe.BalanceTransaction>): Stripe.BalanceTransaction => ({
+  ...fixture('balance_transaction'),
+  ...fields,
+});
 
 export const fixturePayout = (fields: Partial<Stripe.Payout>): Stripe.Payout => ({ ...fixture('payout'), ...fields });
 

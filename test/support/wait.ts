@@ -28,4 +28,3 @@ export async function waitFor<T>(condition: () => Promise<T | undefined | false>
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
-

@@ -66,7 +66,10 @@ describe('migration 0018 at 10^5 rows (system tier)', () => {
         const id = `evt_live_${lane}_${sent++}`;
         const body = chargeEvent({ id, type: 'charge.succeeded', chargeId: `ch_live_${id}`, created: Math.floor(Date.now() / 1000) });
         const startedAt = Date.now();
-        const outcome = await postStripe(service.baseUrl, body, SECRET).then((r) => r.status, () => 'network_error' as const);
+        const outcome = await postStripe(service.baseUrl, body, SECRET).then(
+          (r) => r.status,
+          () => 'network_error' as const,
+        );
         history.record({ eventId: id, startedAt, endedAt: Date.now(), outcome });
         if (outcome === 200 && !(await carryOverDone())) ackedWhileCarrying += 1;
       }
@@ -90,10 +93,13 @@ describe('migration 0018 at 10^5 rows (system tier)', () => {
     assert.deepEqual({ ...changed }, { recorded: 0, from_payload: 0, carried: ROWS });
 
     const acknowledged = [...history.acknowledged()];
-    await waitFor(async () => {
-      const [row] = await database.sql`select count(*)::int as n from payment_facts where event_id = any(${acknowledged}::text[])`;
-      return row!.n === acknowledged.length;
-    }, { message: 'every acknowledged delivery processed, its fact kept', timeoutMs: 120_000 });
+    await waitFor(
+      async () => {
+        const [row] = await database.sql`select count(*)::int as n from payment_facts where event_id = any(${acknowledged}::text[])`;
+        return row!.n === acknowledged.length;
+      },
+      { message: 'every acknowledged delivery processed, its fact kept', timeoutMs: 120_000 },
+    );
     const rows = await database.sql`select event_id, count(*)::int as n from webhook_inbox where event_id like 'evt_live_%' group by 1`;
     const result = checkHistory(history, { rows: new Map(rows.map((r) => [r.event_id as string, r.n as number])) }, { allowedStatuses: [200] });
     console.log(`# ${summarize('deliveries during the carry-over', result)}; ${ackedWhileCarrying} acknowledged while it ran`);

@@ -3,7 +3,15 @@ import { describe, test } from 'node:test';
 import { type BrokerConsumer, consumeNatsStream } from '../delivery/support/broker-consumer.ts';
 import { newDestinationSecret } from '../delivery/support/lanes.ts';
 import { useTestDatabase } from '../support/database.ts';
-import { NATS_HOST, type PrivateNatsServer, type ScratchStream, createScratchStream, natsUnavailable, privateNatsServerUnavailable, startPrivateNatsServer } from '../support/nats.ts';
+import {
+  NATS_HOST,
+  type PrivateNatsServer,
+  type ScratchStream,
+  createScratchStream,
+  natsUnavailable,
+  privateNatsServerUnavailable,
+  startPrivateNatsServer,
+} from '../support/nats.ts';
 import { setup } from '../support/setup.ts';
 import { waitFor } from '../support/wait.ts';
 import { aPublishFailed, brokerService, everyPaymentDelivered, laneProgress, parkedLanes, storeHistoriesFirst } from './support/broker-faults.ts';
@@ -24,8 +32,16 @@ setup(() => {
 async function natsDestination(name: string, host: string) {
   const secret = newDestinationSecret();
   const stream = await createScratchStream(name, host);
-  const service = await brokerService(database.url, { name, url: `nats://${host}`, secret, options: { nats: { subjectPrefix: stream.subjectPrefix, stream: stream.name } } });
-  cleanUps.push(() => stream.drop(), () => service.cleanUp());
+  const service = await brokerService(database.url, {
+    name,
+    url: `nats://${host}`,
+    secret,
+    options: { nats: { subjectPrefix: stream.subjectPrefix, stream: stream.name } },
+  });
+  cleanUps.push(
+    () => stream.drop(),
+    () => service.cleanUp(),
+  );
   return { secret, stream, service };
 }
 
@@ -37,7 +53,9 @@ function consumerOf(host: string, stream: ScratchStream, secret: string): Promis
 }
 
 describe('NATS destination under faults (system tier: real service processes, real nats-server)', () => {
-  test('kill -9 of the service while it publishes, then a restart: nothing lost, every payment in order on the stream (resends inside the duplicate window are dropped by Nats-Msg-Id)', { skip: sharedSkip }, async (t) => {
+  test('kill -9 of the service while it publishes, then a restart: nothing lost, every payment in order on the stream (resends inside the duplicate window are dropped by Nats-Msg-Id)', {
+    skip: sharedSkip,
+  }, async (t) => {
     const { secret, stream, service } = await natsDestination('killed', NATS_HOST);
     const consumer = await consumerOf(NATS_HOST, stream, secret);
     const histories = await storeHistoriesFirst(service, { count: HISTORIES, seed: 41, prefix: 'natskill' });
@@ -50,20 +68,28 @@ describe('NATS destination under faults (system tier: real service processes, re
       const routeOf = (chargeId: string) => `${stream.subjectPrefix}.stripe.${chargeId}`;
       const { repeats, total } = await everyPaymentDelivered(database.sql, consumer, histories, routeOf, 'kill -9');
       assert.ok(receivedAtKill < total, `the kill came while events were still to be published (${receivedAtKill} of ${total} on the stream)`);
-      t.diagnostic(`killed with ${receivedAtKill} of ${total} events on the stream; after the restart all ${total} arrived in order, ${repeats} repeated (the stream drops resends it remembers)`);
+      t.diagnostic(
+        `killed with ${receivedAtKill} of ${total} events on the stream; after the restart all ${total} arrived in order, ${repeats} repeated (the stream drops resends it remembers)`,
+      );
     } finally {
       await running.stop();
     }
   });
 
-  test('the NATS server killed -9 while the service publishes and started again on its store: nothing lost, every payment in order; no lane parks', { skip: sharedSkip ?? privateSkip }, async (t) => {
+  test('the NATS server killed -9 while the service publishes and started again on its store: nothing lost, every payment in order; no lane parks', {
+    skip: sharedSkip ?? privateSkip,
+  }, async (t) => {
     const server: PrivateNatsServer = await startPrivateNatsServer();
     cleanUps.push(() => server.stop());
     const { secret, stream, service } = await natsDestination('restarted', server.host);
     const histories = await storeHistoriesFirst(service, { count: HISTORIES, seed: 43, prefix: 'natsrestart' });
     const running = await service.start();
     try {
-      await waitFor(async () => (await laneProgress(database.sql, 'restarted', histories.chargeIds)).delivered >= STRIKE_AFTER, { message: `${STRIKE_AFTER} events published`, timeoutMs: 120_000, intervalMs: 20 });
+      await waitFor(async () => (await laneProgress(database.sql, 'restarted', histories.chargeIds)).delivered >= STRIKE_AFTER, {
+        message: `${STRIKE_AFTER} events published`,
+        timeoutMs: 120_000,
+        intervalMs: 20,
+      });
       await server.kill();
       const atKill = await laneProgress(database.sql, 'restarted', histories.chargeIds);
       await aPublishFailed(database.sql, 'restarted', 'the server is down');
@@ -73,7 +99,9 @@ describe('NATS destination under faults (system tier: real service processes, re
       const { repeats, total } = await everyPaymentDelivered(database.sql, consumer, histories, routeOf, 'server restart');
       assert.ok(atKill.delivered < total, `the kill came while events were still to be published (${atKill.delivered} of ${total} recorded)`);
       assert.equal(await parkedLanes(database.sql, 'restarted'), 0, 'no lane parked');
-      t.diagnostic(`server killed with ${atKill.delivered} of ${total} events recorded as published; after its restart all ${total} were on the stream in order, ${repeats} repeated`);
+      t.diagnostic(
+        `server killed with ${atKill.delivered} of ${total} events recorded as published; after its restart all ${total} were on the stream in order, ${repeats} repeated`,
+      );
     } finally {
       await running.stop();
     }

@@ -32,7 +32,10 @@ async function destinationWithConsumer(name: string) {
   await declareOrderedQueue(vhost, name, `${name}-queue`);
   const consumer = await consumeRabbitmqQueue(vhost.url, `${name}-queue`, secret);
   const service = await brokerService(database.url, { name, url: vhost.url, secret, options: { rabbitmq: { exchange: name } } });
-  cleanUps.push(() => consumer.close(), () => service.cleanUp());
+  cleanUps.push(
+    () => consumer.close(),
+    () => service.cleanUp(),
+  );
   return { consumer, service };
 }
 
@@ -48,7 +51,9 @@ describe('RabbitMQ destination under faults (system tier: real service processes
       running = await service.start();
       const { repeats, total } = await everyPaymentDelivered(database.sql, consumer, histories, routeOf, 'kill -9');
       assert.ok(receivedAtKill < total, `the kill came while events were still to be published (${receivedAtKill} of ${total} on the queue)`);
-      t.diagnostic(`killed with ${receivedAtKill} of ${total} events on the queue; after the restart all ${total} arrived in order, ${repeats} repeated with the same message id`);
+      t.diagnostic(
+        `killed with ${receivedAtKill} of ${total} events on the queue; after the restart all ${total} arrived in order, ${repeats} repeated with the same message id`,
+      );
     } finally {
       // Before the next test: a service left running would take its lanes' jobs (unknown destination there).
       await running.stop();
@@ -82,5 +87,7 @@ async function restartDuringPublishing(consumer: BrokerConsumer, histories: Post
   const { repeats, total } = await everyPaymentDelivered(database.sql, consumer, histories, routeOf, 'broker restart');
   assert.ok(atRestart.delivered < total, `the restart came while events were still to be published (${atRestart.delivered} of ${total} recorded)`);
   assert.equal(await parkedLanes(database.sql, 'restarted'), 0, 'no lane parked');
-  t.diagnostic(`restart with ${atRestart.delivered} of ${total} events recorded as published; all ${total} arrived in order, ${repeats} repeated with the same message id`);
+  t.diagnostic(
+    `restart with ${atRestart.delivered} of ${total} events recorded as published; all ${total} arrived in order, ${repeats} repeated with the same message id`,
+  );
 }

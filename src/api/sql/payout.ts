@@ -35,7 +35,14 @@ export async function selectPayoutView(db: Database, provider: string, payoutId:
         net: e.net,
         currency: e.currency,
         charge_id: e.chargeId,
-        payment: payment ? { charge_id: payment.key, status: payment.status as NonNullable<PayoutView['entries'][number]['payment']>['status'], amount: payment.amount, currency: payment.currency } : null,
+        payment: payment
+          ? {
+              charge_id: payment.key,
+              status: payment.status as NonNullable<PayoutView['entries'][number]['payment']>['status'],
+              amount: payment.amount,
+              currency: payment.currency,
+            }
+          : null,
       };
     }),
     totals: { gross: sum((e) => e.amount), fee: sum((e) => e.fee), net: sum((e) => e.net) },

@@ -61,7 +61,10 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
   const api: GatewayApiTarget | undefined = configured.refetch.api;
   if (!api) throw usageError(`provider "${provider}" has no gateway API key: set ${apiKeyEnvName(provider)} (or api.key in INBOX_CONFIG).`);
   const list = lists[api.gateway.name];
-  if (!list) throw usageError(`the ${api.gateway.name} API lists no past events this inbox can store (docs/operations.md, Backfill); only ${Object.keys(lists).join(', ')} can be backfilled.`);
+  if (!list)
+    throw usageError(
+      `the ${api.gateway.name} API lists no past events this inbox can store (docs/operations.md, Backfill); only ${Object.keys(lists).join(', ')} can be backfilled.`,
+    );
   return { configured, api, list };
 }
 
@@ -80,8 +83,23 @@ function backfillAccount(api: GatewayApiTarget, provider: string, value: unknown
   throw usageError(`provider "${provider}" has no accounts (INBOX_CONFIG accounts, or connect): --account names one of them.`);
 }
 
-async function runBackfill(context: CommandContext, connection: CliConnection, target: ReturnType<typeof backfillTarget>, options: { since: Date; dryRun: boolean; account: string | undefined }, commitDeadlineMs: number) {
-  const [{ backfillEvents }, { createRefetcher }, { createGroupCommitIngestor }, { webhookJobInsert }, { createConflictRecorder }, { findPresentEventIds }, { drizzleExecutor }, { isAccountDeauthorized }] = await Promise.all([
+async function runBackfill(
+  context: CommandContext,
+  connection: CliConnection,
+  target: ReturnType<typeof backfillTarget>,
+  options: { since: Date; dryRun: boolean; account: string | undefined },
+  commitDeadlineMs: number,
+) {
+  const [
+    { backfillEvents },
+    { createRefetcher },
+    { createGroupCommitIngestor },
+    { webhookJobInsert },
+    { createConflictRecorder },
+    { findPresentEventIds },
+    { drizzleExecutor },
+    { isAccountDeauthorized },
+  ] = await Promise.all([
     import('../../operations/backfill.ts'),
     import('../../refetch/refetcher.ts'),
     import('../../inbox/group-commit.ts'),
@@ -144,7 +162,9 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
   const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account: backfillAccount(target.api, provider, flags.account) };
   const result = await context
-    .withDatabase({ boss: !options.dryRun }, (connection, appConfig) => runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)))
+    .withDatabase({ boss: !options.dryRun }, (connection, appConfig) =>
+      runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)),
+    )
     .catch((error: unknown) => {
       throw partialResult(error, (partial: BackfillResult) => describe(partial, cutTo));
     });
@@ -159,7 +179,10 @@ export const registerBackfill: Register = (cli: CAC, run) => {
   cli
     .command('backfill <provider>', "Store the events the gateway's API lists that the inbox never received (source backfill), and process them")
     .option('--since <time>', 'Events created at or after: a duration ago (72h, 3d) or an ISO-8601 time (required)')
-    .option('--account <id>', "List one account's events: an Asaas subaccount of INBOX_CONFIG accounts (with its own API key), or a Connect account (default: the provider's own)")
+    .option(
+      '--account <id>',
+      "List one account's events: an Asaas subaccount of INBOX_CONFIG accounts (with its own API key), or a Connect account (default: the provider's own)",
+    )
     .option('--dry-run', 'Count what is missing; store nothing')
     .option('--json', 'Machine-readable output')
     .example('inboxctl backfill stripe --since 72h --dry-run')

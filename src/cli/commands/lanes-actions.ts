@@ -38,7 +38,13 @@ async function laneChange(context: CommandContext, action: 'retry' | 'skip', des
   const operations = await import('../../delivery/lane-operations.ts');
   try {
     return await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
-      const lane: LaneRef = { destination: knownDestination(config.destinations.map((d) => d.name), destinationArg), ...paymentRef(laneArg) };
+      const lane: LaneRef = {
+        destination: knownDestination(
+          config.destinations.map((d) => d.name),
+          destinationArg,
+        ),
+        ...paymentRef(laneArg),
+      };
       const deps = { db: handle.db, boss: boss! };
       const ref = `${lane.destination} ${lane.provider}:${lane.chargeId}`;
       const [destination] = await operations.describeDestinations(handle.db, [lane.destination]);
@@ -53,8 +59,16 @@ async function laneChange(context: CommandContext, action: 'retry' | 'skip', des
         const unparked = result.wasParked ? (dryRun ? 'would be unparked' : 'unparked') : 'not parked';
         // A caught-up lane has no next event: "from event 3" of a payment of two would name one that does not exist.
         const caughtUp = result.deliveredSequence >= result.lastSequence;
-        const from = caughtUp ? `caught up, ${result.deliveredSequence}/${result.lastSequence} delivered: nothing to send` : `from event ${result.deliveredSequence + 1}`;
-        return { lane, ...result, destinationDisabled, dryRun, message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (${from}).${caughtUp ? '' : disabledNote}` };
+        const from = caughtUp
+          ? `caught up, ${result.deliveredSequence}/${result.lastSequence} delivered: nothing to send`
+          : `from event ${result.deliveredSequence + 1}`;
+        return {
+          lane,
+          ...result,
+          destinationDisabled,
+          dryRun,
+          message: `${ref}: ${unparked}, attempts from zero, a run ${dryRun ? '' : 'is '}queued now (${from}).${caughtUp ? '' : disabledNote}`,
+        };
       }
       const result = await operations.skipLaneEvent(deps, lane, reason!, { dryRun });
       const skipped = `event ${result.skippedSequence} (${result.eventId})`;
@@ -89,7 +103,10 @@ function enableMessage(destination: string, result: { wasDisabled: boolean; lane
 async function enable(context: CommandContext, destinationArg: unknown, dryRun: boolean) {
   const { enableDestination } = await import('../../delivery/lane-operations.ts');
   return context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
-    const destination = knownDestination(config.destinations.map((d) => d.name), destinationArg);
+    const destination = knownDestination(
+      config.destinations.map((d) => d.name),
+      destinationArg,
+    );
     const result = await enableDestination({ db: handle.db, boss: boss! }, destination, { dryRun });
     return { destination, ...result, dryRun, message: enableMessage(destination, result, dryRun) };
   });
@@ -103,13 +120,20 @@ function missingArguments(action: LaneAction, destinationArg: unknown, laneArg: 
 }
 
 /** `lanes retry | skip | enable | retire`: an operator's change to one lane or destination, in one transaction with the jobs it queues. */
-export async function runLaneAction(context: CommandContext, action: LaneAction, destinationArg: unknown, laneArg: unknown, flags: LaneActionFlags): Promise<number> {
+export async function runLaneAction(
+  context: CommandContext,
+  action: LaneAction,
+  destinationArg: unknown,
+  laneArg: unknown,
+  flags: LaneActionFlags,
+): Promise<number> {
   if ((action === 'enable' || action === 'retire') && laneArg !== undefined) throw usageError(`${action} takes a destination only.`);
   if (action !== 'retire' && flags.by !== undefined) throw usageError('--by belongs to retire.');
   if (action === 'retire') return retire(context, destinationArg, flags);
   const missing = missingArguments(action, destinationArg, laneArg);
   if (missing) throw usageError(missing);
-  const { message, ...result } = action === 'enable' ? await enable(context, destinationArg, flags.dryRun === true) : await laneChange(context, action, destinationArg, laneArg, flags);
+  const { message, ...result } =
+    action === 'enable' ? await enable(context, destinationArg, flags.dryRun === true) : await laneChange(context, action, destinationArg, laneArg, flags);
   if (flags.json) context.runtime.stdout.write(toJson(result));
   else {
     context.print(message);

@@ -31,17 +31,22 @@ export async function retire(context: CommandContext, destinationArg: unknown, f
   const { lastRetirement, retireDestination } = await import('../../delivery/retire-destination.ts');
   const outcome = await context.withDatabase({ boss: true }, async ({ handle, boss }, config) => {
     if (config.destinations.some((d) => d.name === destination)) {
-      throw usageError(`refused, nothing changed: "${destination}" is configured here (DESTINATION_URL_${destination.toUpperCase().replaceAll('-', '_')}); remove it from every instance's configuration first, then retire it.`);
+      throw usageError(
+        `refused, nothing changed: "${destination}" is configured here (DESTINATION_URL_${destination.toUpperCase().replaceAll('-', '_')}); remove it from every instance's configuration first, then retire it.`,
+      );
     }
     const summary = await retireDestination({ db: handle.db, boss: boss! }, destination, { by, reason }, { dryRun });
     const cleared = summary.lanes > 0 || summary.jobs > 0 || summary.hadState;
     return { summary, cleared, previous: cleared ? undefined : await lastRetirement(handle.db, destination) };
   });
   const { summary, cleared, previous } = outcome;
-  if (flags.json) context.runtime.stdout.write(toJson({ destination, ...summary, retired: cleared && !dryRun, by, reason, dryRun, lastRetirement: previous ?? null }));
+  if (flags.json)
+    context.runtime.stdout.write(toJson({ destination, ...summary, retired: cleared && !dryRun, by, reason, dryRun, lastRetirement: previous ?? null }));
   if (!cleared) {
     const before = previous ? ` (retired ${previous.retiredAt.toISOString()} by ${previous.by}: "${previous.reason}")` : '';
-    throw new CliError(exitCodes.attention, `nothing to retire: the database holds no lane, job or state of destination "${destination}"${before}.`, { code: 'nothing_to_retire' });
+    throw new CliError(exitCodes.attention, `nothing to retire: the database holds no lane, job or state of destination "${destination}"${before}.`, {
+      code: 'nothing_to_retire',
+    });
   }
   if (!flags.json) {
     context.print(`${destination}: ${dryRun ? 'would clear' : 'retired; cleared'} ${whatIsCleared(summary)} (by ${by}: "${reason}").`);

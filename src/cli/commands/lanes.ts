@@ -39,7 +39,15 @@ function laneRow(lane: LaneView, disabledDestinations: ReadonlySet<string>, now:
       : lane.nextAttemptAt
         ? `next in ${formatDuration((lane.nextAttemptAt.getTime() - now.getTime()) / 1000)}`
         : '-';
-  return [state, lane.destination, `${lane.provider}:${lane.chargeId}`, `${lane.deliveredSequence}/${lane.lastSequence}`, String(lane.attempts), when, lane.lastError ?? '-'];
+  return [
+    state,
+    lane.destination,
+    `${lane.provider}:${lane.chargeId}`,
+    `${lane.deliveredSequence}/${lane.lastSequence}`,
+    String(lane.attempts),
+    when,
+    lane.lastError ?? '-',
+  ];
 }
 
 async function listLanesCommand(context: CommandContext, flags: LanesFlags): Promise<number> {
@@ -47,8 +55,15 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   const { describeDestinations, listLanes } = await import('../../delivery/lane-operations.ts');
   // One lane past the limit tells whether there are more than are listed (exactly `limit` lanes are not "more").
   const { destinations, listed } = await context.withDatabase({ boss: false }, async ({ handle }, config) => ({
-    destinations: await describeDestinations(handle.db, config.destinations.map((d) => d.name)),
-    listed: await listLanes(handle.db, { parkedOnly: flags.parked === true, limit: limit + 1, account: flags.account === undefined ? undefined : requiredText(flags.account, '--account') }),
+    destinations: await describeDestinations(
+      handle.db,
+      config.destinations.map((d) => d.name),
+    ),
+    listed: await listLanes(handle.db, {
+      parkedOnly: flags.parked === true,
+      limit: limit + 1,
+      account: flags.account === undefined ? undefined : requiredText(flags.account, '--account'),
+    }),
   }));
   const lanes = listed.slice(0, limit);
   const moreLanes = listed.length > limit;
@@ -69,7 +84,12 @@ async function listLanesCommand(context: CommandContext, flags: LanesFlags): Pro
   else {
     const disabledDestinations = new Set(destinations.filter((d) => d.disabledAt !== null).map((d) => d.name));
     context.print('');
-    context.print(table(['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'], lanes.map((lane) => laneRow(lane, disabledDestinations, context.now))));
+    context.print(
+      table(
+        ['STATE', 'DESTINATION', 'PAYMENT', 'DELIVERED', 'ATTEMPTS', 'WHEN', 'LAST ERROR'],
+        lanes.map((lane) => laneRow(lane, disabledDestinations, context.now)),
+      ),
+    );
     if (moreLanes) context.print(`(first ${limit}; --limit shows more)`);
   }
   return attention ? exitCodes.attention : exitCodes.ok;
@@ -87,7 +107,10 @@ async function lanes(context: CommandContext, actionArg: unknown, destinationArg
 
 export const registerLanes: Register = (cli: CAC, run) => {
   cli
-    .command('lanes [action] [destination] [lane]', 'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination; retire one no longer configured')
+    .command(
+      'lanes [action] [destination] [lane]',
+      'Delivery lanes (destination, payment): list those behind or parked; retry | skip a parked one; enable a disabled destination; retire one no longer configured',
+    )
     .option('--parked', 'Only parked lanes')
     .option('--account <id>', "Only the lanes of this gateway account's payments (a Stripe Connect acct_…)")
     .option('--limit <n>', 'At most this many lanes listed (default 100)')

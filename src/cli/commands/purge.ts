@@ -27,7 +27,9 @@ function describe(results: PurgeResult[]): string[] {
 
 function describeOne(result: PurgeResult): string[] {
   const verb = result.dryRun ? 'would be archived and deleted' : 'archived and deleted';
-  const lines = [`${result.provider}: ${plural(result.deleted, 'row')} received before ${result.cutoff.toISOString()} (${result.statuses.join(', ')}) ${verb}.`];
+  const lines = [
+    `${result.provider}: ${plural(result.deleted, 'row')} received before ${result.cutoff.toISOString()} (${result.statuses.join(', ')}) ${verb}.`,
+  ];
   for (const { file, rows } of result.files) lines.push(`  ${file}  ${plural(rows, 'row')}`);
   if (result.stopped) lines.push('  stopped before the end; run it again to continue.');
   return lines;
@@ -50,7 +52,13 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
   const batchSize = flags.batchSize === undefined ? undefined : parseCount(flags.batchSize, '--batch-size', MAX_BATCH_SIZE);
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   const archiveOption = flags.archive === undefined ? undefined : requiredText(flags.archive, '--archive');
-  const [{ createArchiveWriter }, { checkPurgeCutoff, purgeEvents }, { listStoredProviders }, { drizzleExecutor }, { requireKnownProvider, retentionPolicies }] = await Promise.all([
+  const [
+    { createArchiveWriter },
+    { checkPurgeCutoff, purgeEvents },
+    { listStoredProviders },
+    { drizzleExecutor },
+    { requireKnownProvider, retentionPolicies },
+  ] = await Promise.all([
     import('../../operations/archive.ts'),
     import('../../operations/retention.ts'),
     import('../../inbox/sql/counts.ts'),
@@ -62,7 +70,10 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
     const stored = await listStoredProviders(drizzleExecutor(handle.db));
     const providers = provider === undefined ? stored : [provider];
-    const { policies, notices } = retentionPolicies(config, stored.filter((name) => providers.includes(name)));
+    const { policies, notices } = retentionPolicies(
+      config,
+      stored.filter((name) => providers.includes(name)),
+    );
     for (const notice of notices) context.notice(notice);
     // Every provider is checked before anything is deleted: a refusal leaves the inbox untouched.
     for (const name of providers) {
@@ -70,7 +81,10 @@ async function purge(context: CommandContext, flags: PurgeFlags): Promise<number
     }
     const archiveDir = archiveOption ?? config.operations.archiveDir;
     if (flags.dryRun !== true) await ensureWritableFolder(archiveDir, archiveOption === undefined ? 'INBOX_ARCHIVE_DIR' : '--archive');
-    const archive = createArchiveWriter({ clock: context.runtime.now, onSetAside: (file, aside) => context.notice(`${file} was damaged; kept as ${aside}, a fresh file started`) });
+    const archive = createArchiveWriter({
+      clock: context.runtime.now,
+      onSetAside: (file, aside) => context.notice(`${file} was damaged; kept as ${aside}, a fresh file started`),
+    });
     for (const name of providers) {
       try {
         done.push(await purgeEvents({ db: handle.db, archive }, { provider: name, cutoff, archiveDir, statuses, batchSize, dryRun: flags.dryRun === true }));

@@ -33,14 +33,20 @@ function targetsOf(providers: ReadonlyMap<string, ConfiguredProvider>, ledgers: 
   };
   if (named === undefined) {
     const targets = all.flatMap((configured) => target(configured) ?? []);
-    if (targets.length === 0) throw usageError(`no configured provider has a gateway ledger and an API key to read it (ledgers: ${Object.keys(ledgers).join(', ')}; set GATEWAY_API_KEY_<PROVIDER>).`);
+    if (targets.length === 0)
+      throw usageError(
+        `no configured provider has a gateway ledger and an API key to read it (ledgers: ${Object.keys(ledgers).join(', ')}; set GATEWAY_API_KEY_<PROVIDER>).`,
+      );
     return targets;
   }
   const configured = providers.get(named);
   if (!configured) throw usageError(`no provider "${named}" is configured here (${all.map((p) => p.name).join(', ') || 'none'}).`);
   if (!configured.refetch.api) throw usageError(`provider "${named}" has no gateway API key: set ${apiKeyEnvName(named)} (or api.key in INBOX_CONFIG).`);
   const found = target(configured);
-  if (!found) throw usageError(`the ${configured.refetch.api.gateway.name} API has no ledger this inbox can read; only ${Object.keys(ledgers).join(', ')} can be reconciled.`);
+  if (!found)
+    throw usageError(
+      `the ${configured.refetch.api.gateway.name} API has no ledger this inbox can read; only ${Object.keys(ledgers).join(', ')} can be reconciled.`,
+    );
   return [found];
 }
 
@@ -66,15 +72,19 @@ interface Outcome {
 }
 
 async function runAll(context: CommandContext, targets: Target[], flags: ReconcileFlags, since: Date | undefined): Promise<Outcome> {
-  const [{ reconcile, ReconciliationIncompleteError }, { createRefetcher }] = await Promise.all([import('../../reconciliation/reconcile.ts'), import('../../refetch/refetcher.ts')]);
+  const [{ reconcile, ReconciliationIncompleteError }, { createRefetcher }] = await Promise.all([
+    import('../../reconciliation/reconcile.ts'),
+    import('../../refetch/refetcher.ts'),
+  ]);
   const refetcher = createRefetcher({ targets: targets.map((t) => t.api), clock: context.runtime.now });
   const windowDays = (await context.config()).operations.reconcileWindowDays;
   return context.withDatabase({ boss: false }, async ({ handle }) => {
     const results: RunResult[] = [];
     for (const { configured, ledger } of targets) {
-      const scope = flags.payout !== undefined
-        ? { kind: 'payout' as const, payoutId: requiredText(flags.payout, '--payout') }
-        : { kind: 'window' as const, since: since ?? new Date(context.now.getTime() - windowDays * 86_400_000), until: context.now };
+      const scope =
+        flags.payout !== undefined
+          ? { kind: 'payout' as const, payoutId: requiredText(flags.payout, '--payout') }
+          : { kind: 'window' as const, since: since ?? new Date(context.now.getTime() - windowDays * 86_400_000), until: context.now };
       const deps = {
         db: handle.db,
         provider: configured.name,
@@ -105,22 +115,37 @@ async function reconcileCommand(context: CommandContext, flags: ReconcileFlags):
   const config = await context.config();
   const { gatewayLedgers } = await import('../../gateways/registry.ts');
   const targets = targetsOf(config.providers, gatewayLedgers, provider);
-  if (flags.payout !== undefined && !targets[0]!.ledger.payouts) throw usageError(`the ${targets[0]!.ledger.gateway} ledger has no payouts that list their entries; reconcile it by --since.`);
+  if (flags.payout !== undefined && !targets[0]!.ledger.payouts)
+    throw usageError(`the ${targets[0]!.ledger.gateway} ledger has no payouts that list their entries; reconcile it by --since.`);
   const { results, incomplete } = await runAll(context, targets, flags, since);
   if (incomplete) {
-    const [{ OperationIncompleteError, PartialResultError }, { partialResult }] = await Promise.all([import('../../operations/errors.ts'), import('../failure.ts')]);
+    const [{ OperationIncompleteError, PartialResultError }, { partialResult }] = await Promise.all([
+      import('../../operations/errors.ts'),
+      import('../failure.ts'),
+    ]);
     const { stopped } = incomplete;
-    const lines = [...results.flatMap(describeRun), ...(await findingLines(results)), `${stopped.provider}: run ${stopped.id} stopped after ${plural(stopped.pages, 'page')} and is kept as partial: run inboxctl reconcile again to resume it there.`];
+    const lines = [
+      ...results.flatMap(describeRun),
+      ...(await findingLines(results)),
+      `${stopped.provider}: run ${stopped.id} stopped after ${plural(stopped.pages, 'page')} and is kept as partial: run inboxctl reconcile again to resume it there.`,
+    ];
     // Told like every operation that stops part-way (exit 4, operation_incomplete), naming the run kept.
     const progress = `${stopped.provider} run ${stopped.id}: ${plural(stopped.pages, 'page')} read, ${plural(stopped.entriesRead, 'entry', 'entries')}`;
-    throw partialResult(new PartialResultError(new OperationIncompleteError('reconciliation', progress, incomplete.cause), { runs: results, stopped }), () => lines);
+    throw partialResult(
+      new PartialResultError(new OperationIncompleteError('reconciliation', progress, incomplete.cause), { runs: results, stopped }),
+      () => lines,
+    );
   }
   const findings = results.reduce((n, r) => n + r.findings.length, 0);
   if (flags.json) context.runtime.stdout.write(toJson({ runs: results }));
   else {
     for (const line of results.flatMap(describeRun)) context.print(line);
     for (const line of await findingLines(results)) context.print(line);
-    context.print(findings === 0 ? 'Everything read matches: no finding.' : `${plural(findings, 'finding')}: each is kept in reconciliation_findings (dashboard: Findings) until a run finds it no longer true.`);
+    context.print(
+      findings === 0
+        ? 'Everything read matches: no finding.'
+        : `${plural(findings, 'finding')}: each is kept in reconciliation_findings (dashboard: Findings) until a run finds it no longer true.`,
+    );
   }
   // Findings need a human (a cron's `|| alert`); the run itself is done.
   return findings > 0 ? exitCodes.attention : exitCodes.ok;
@@ -128,7 +153,7 @@ async function reconcileCommand(context: CommandContext, flags: ReconcileFlags):
 
 export const registerReconcile: Register = (cli: CAC, run) => {
   cli
-    .command('reconcile', "Check the payments against the money the gateway settled (its ledger), and record what differs as findings")
+    .command('reconcile', 'Check the payments against the money the gateway settled (its ledger), and record what differs as findings')
     .option('--provider <name>', 'One provider (default: every provider with a ledger and an API key)')
     .option('--since <time>', 'Ledger entries created at or after: a duration ago (7d) or an ISO-8601 time (default: RECONCILE_WINDOW_DAYS, 7d)')
     .option('--payout <id>', "One payout's entries, and whether they add up to it (Stripe; needs --provider)")

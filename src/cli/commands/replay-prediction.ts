@@ -28,12 +28,17 @@ export function describePrediction(prediction: ReplayPrediction): string[] {
   if (payments.length > 0) {
     const changing = payments.filter((p) => p.now !== p.after).length;
     lines.push('', `Per payment (${changing} of ${plural(payments.length, 'payment')} would change status):`);
-    lines.push(table(['PAYMENT', 'NOW', 'AFTER REPLAY'], payments.map((p) => [`${p.provider}:${p.chargeId}`, p.now ?? '(none)', p.after ?? '(none)'])));
+    lines.push(
+      table(
+        ['PAYMENT', 'NOW', 'AFTER REPLAY'],
+        payments.map((p) => [`${p.provider}:${p.chargeId}`, p.now ?? '(none)', p.after ?? '(none)']),
+      ),
+    );
   }
   if (refetching) {
     lines.push(
       '',
-      'REFETCH FROM: the replay re-reads these charges from the gateway; the dry run calls no gateway and used the newest snapshot the inbox keeps, or else the event\'s payload. If the charge changed at the gateway since, the replay decides by what it says now.',
+      "REFETCH FROM: the replay re-reads these charges from the gateway; the dry run calls no gateway and used the newest snapshot the inbox keeps, or else the event's payload. If the charge changed at the gateway since, the replay decides by what it says now.",
     );
   }
   const paymentsNamed = events.flatMap((e) => (e.payment ? [`${e.payment.provider}:${e.payment.chargeId}`] : []));

@@ -22,14 +22,17 @@ interface ReplayFlags {
 /** Why a named event was not replayed, and what would replay it: an id that exists must not read as a wrong one. */
 function whyNotMatched(result: ReplayResult, status: string | null): string {
   if (status === null) return `no ${result.provider} event has this id.`;
-  if (!(replayableStatuses as readonly string[]).includes(status)) return `exists, status ${status}; a replay takes ${replayableStatuses.join(' or ')} events only.`;
+  if (!(replayableStatuses as readonly string[]).includes(status))
+    return `exists, status ${status}; a replay takes ${replayableStatuses.join(' or ')} events only.`;
   if (!(result.statuses as readonly string[]).includes(status)) return `exists, status ${status}; \`--status ${status}\` replays it.`;
   // Its status was asked for, so the received-at window left it out.
   return `exists, status ${status}; received outside --since/--until.`;
 }
 
 function describe(result: ReplayResult): string[] {
-  const statuses = Object.entries(result.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ');
+  const statuses = Object.entries(result.byStatus)
+    .map(([status, n]) => `${status}: ${n}`)
+    .join(', ');
   const lines = [`${result.provider}: ${plural(result.matched, 'event')} matched (status ${result.statuses.join(' or ')}${statuses ? `; ${statuses}` : ''}).`];
   for (const { eventId, status } of result.notMatched ?? []) lines.push(`  ${eventId}: ${whyNotMatched(result, status)}`);
   if (result.matched === 0) return lines;

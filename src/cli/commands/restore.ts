@@ -29,7 +29,13 @@ function readable(event: ArchivedEvent): string {
   }
   const compact = (json: string) => formatJsonText(json, { indent: 0 });
   return objectFromJsonMembers(
-    [...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const), ['payload', compact(payload_json)], ['fact', fact_json == null ? 'null' : compact(fact_json)], ['decision_detail', decision_detail_json == null ? 'null' : compact(decision_detail_json)], body],
+    [
+      ...Object.entries(rest).map(([key, value]) => [key, JSON.stringify(value)] as const),
+      ['payload', compact(payload_json)],
+      ['fact', fact_json == null ? 'null' : compact(fact_json)],
+      ['decision_detail', decision_detail_json == null ? 'null' : compact(decision_detail_json)],
+      body,
+    ],
     0,
   );
 }
@@ -50,7 +56,11 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 
 /** Every file is checked before the first is read, so a typo in the third leaves nothing half-restored. */
 async function checkArchiveFile(file: string): Promise<void> {
-  const problems: Record<string, string> = { ENOENT: 'no such file', EACCES: 'not readable (permission denied)', EISDIR: 'is a directory, not an archive file' };
+  const problems: Record<string, string> = {
+    ENOENT: 'no such file',
+    EACCES: 'not readable (permission denied)',
+    EISDIR: 'is a directory, not an archive file',
+  };
   let handle: FileHandle | undefined;
   try {
     handle = await open(file, 'r');
@@ -83,7 +93,10 @@ async function checkFirstEvent(file: string): Promise<void> {
 }
 
 function describe(results: RestoreResult[]): string[] {
-  return results.map((r) => `${r.file}: ${plural(r.read, 'event')} read, ${r.inserted} ${r.dryRun ? 'would be inserted' : 'inserted'}, ${r.skipped} already in the inbox (left as they are).`);
+  return results.map(
+    (r) =>
+      `${r.file}: ${plural(r.read, 'event')} read, ${r.inserted} ${r.dryRun ? 'would be inserted' : 'inserted'}, ${r.skipped} already in the inbox (left as they are).`,
+  );
 }
 
 async function restore(context: CommandContext, files: string[], flags: RestoreFlags): Promise<number> {

@@ -32,8 +32,12 @@ function render(event: EventDetails, now: Date): string[] {
     `  processed    ${at(event.processedAt)}`,
     `  verified     ${event.verification ? describeProof(event.verification) : '- (stored before proofs were kept)'}`,
     `  raw body     ${event.rawBody.length} bytes (print them exactly with --raw)`,
-    event.payloadLossy ? '  payload      LOSSY: jsonb could not hold the body as sent (U+0000, lone surrogates, invalid UTF-8 → U+FFFD; numbers beyond a double → text); the raw body is exact' : '  payload',
-    ...formatJsonText(event.payloadJson, { indent: 2 }).split('\n').map((l) => `    ${l}`),
+    event.payloadLossy
+      ? '  payload      LOSSY: jsonb could not hold the body as sent (U+0000, lone surrogates, invalid UTF-8 → U+FFFD; numbers beyond a double → text); the raw body is exact'
+      : '  payload',
+    ...formatJsonText(event.payloadJson, { indent: 2 })
+      .split('\n')
+      .map((l) => `    ${l}`),
     ...conflictLines(event.conflicts, at),
   ];
 }
@@ -68,7 +72,8 @@ function asJson(event: EventDetails): string {
 function eventKey(firstArg: unknown, eventIdArg: unknown): EventKey {
   if (eventIdArg !== undefined) return { provider: requiredText(firstArg, 'the provider'), eventId: requiredText(eventIdArg, 'the event id') };
   const text = requiredText(firstArg, 'the inbox id');
-  if (!/^\d+$/.test(text)) throw usageError(`"${text}" is not an inbox id; give an inbox id (inboxctl show 123) or a provider and an event id (inboxctl show stripe evt_…).`);
+  if (!/^\d+$/.test(text))
+    throw usageError(`"${text}" is not an inbox id; give an inbox id (inboxctl show 123) or a provider and an event id (inboxctl show stripe evt_…).`);
   return { inboxId: parseCount(text, 'the inbox id', Number.MAX_SAFE_INTEGER) };
 }
 
@@ -94,7 +99,10 @@ async function show(context: CommandContext, firstArg: unknown, eventIdArg: unkn
 
 export const registerShow: Register = (cli: CAC, run) => {
   cli
-    .command('show <providerOrInboxId> [eventId]', 'One event, by provider and event id or by inbox id: status, decision, attempts, last error, timestamps, payload and conflicting duplicates')
+    .command(
+      'show <providerOrInboxId> [eventId]',
+      'One event, by provider and event id or by inbox id: status, decision, attempts, last error, timestamps, payload and conflicting duplicates',
+    )
     .usage('show <provider> <eventId> | inboxctl show <inboxId>')
     .option('--raw', 'Print only the raw body, byte for byte (pipe it to a verifier or a file)')
     .option('--json', 'Machine-readable output (payload exact, raw body base64)')

@@ -33,7 +33,9 @@ function conflictLines(stats: InboxStats): string[] {
   if (total === 0) return ['Conflicting duplicates in the window: none.'];
   return [
     `Conflicting duplicates in the window: ${total} (same id, something else said; answered 200, not processed).`,
-    ...stats.conflictingDuplicates.map((c) => `  ${String(c.count).padStart(6)}× ${c.provider}: latest ${c.latestEventId} (inboxctl show ${c.provider} ${c.latestEventId})`),
+    ...stats.conflictingDuplicates.map(
+      (c) => `  ${String(c.count).padStart(6)}× ${c.provider}: latest ${c.latestEventId} (inboxctl show ${c.provider} ${c.latestEventId})`,
+    ),
   ];
 }
 
@@ -55,8 +57,9 @@ function lastWebhookRequestLines(stats: InboxStats): string[] {
   const width = Math.max(...stats.lastDeliveries.map((d) => d.provider.length));
   return [
     'Last delivery (webhook, all time):',
-    ...stats.lastDeliveries.map(({ provider, receivedAt }) =>
-      `  ${provider.padEnd(width)}  ${receivedAt ? `${formatDuration(Math.max(0, (stats.generatedAt.getTime() - receivedAt.getTime()) / 1000))} ago (${receivedAt.toISOString()})` : 'never'}`,
+    ...stats.lastDeliveries.map(
+      ({ provider, receivedAt }) =>
+        `  ${provider.padEnd(width)}  ${receivedAt ? `${formatDuration(Math.max(0, (stats.generatedAt.getTime() - receivedAt.getTime()) / 1000))} ago (${receivedAt.toISOString()})` : 'never'}`,
     ),
   ];
 }
@@ -87,8 +90,13 @@ function render(stats: InboxStats, window: string, alerts: string[]): string[] {
     if (stats.since) lines.push('(IGNORED: ignored ÷ total in the window; BEFORE: the same ratio over the window just before it.)');
   }
   lines.push('');
-  lines.push(stats.oldestPendingAt ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).` : 'Oldest pending: none.');
-  for (const p of stats.providers.filter((x) => x.oldestPendingAt)) lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
+  lines.push(
+    stats.oldestPendingAt
+      ? `Oldest pending: ${formatDuration(stats.oldestPendingAgeSeconds ?? 0)} old (received ${stats.oldestPendingAt.toISOString()}).`
+      : 'Oldest pending: none.',
+  );
+  for (const p of stats.providers.filter((x) => x.oldestPendingAt))
+    lines.push(`  ${p.provider}: ${formatDuration((stats.generatedAt.getTime() - p.oldestPendingAt!.getTime()) / 1000)}`);
   lines.push(`Failed: ${stats.failed}.`);
   for (const e of stats.topErrors) {
     lines.push(`  ${String(e.count).padStart(6)}× ${e.provider}: ${firstLine(e.error)}`);
@@ -112,7 +120,10 @@ async function stats(context: CommandContext, flags: StatsFlags): Promise<number
   const maxPendingAgeSeconds = parseDuration(flags.maxPendingAge ?? '10m', '--max-pending-age') / 1000;
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   const account = flags.account === undefined ? undefined : requiredText(flags.account, '--account');
-  const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([import('../../operations/inbox-stats.ts'), import('../known-provider.ts')]);
+  const [{ alertsFor, collectInboxStats }, { requireKnownProvider }] = await Promise.all([
+    import('../../operations/inbox-stats.ts'),
+    import('../known-provider.ts'),
+  ]);
   const result = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
     if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
     return collectInboxStats(handle.db, { provider, account, since, configuredProviders: [...config.providers.keys()] }, context.now);

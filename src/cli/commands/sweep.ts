@@ -29,7 +29,10 @@ async function sweep(context: CommandContext, flags: SweepFlags): Promise<number
     const outcome = dryRun ? `${n === 1 ? 'has' : 'have'} no job and would be queued again` : `had no job and ${n === 1 ? 'was' : 'were'} queued again`;
     context.print(`${plural(result.considered, 'pending event')} past the age limit; ${n} ${outcome}.`);
     const alive = result.considered - n;
-    if (alive > 0) context.print(`${alive} still ${alive === 1 ? 'has' : 'have'} a live job (waiting, retrying or running) and ${dryRun ? 'would be' : alive === 1 ? 'was' : 'were'} left alone.`);
+    if (alive > 0)
+      context.print(
+        `${alive} still ${alive === 1 ? 'has' : 'have'} a live job (waiting, retrying or running) and ${dryRun ? 'would be' : alive === 1 ? 'was' : 'were'} left alone.`,
+      );
     if (dryRun) context.print('Dry run: nothing changed (no job queued).');
   }
   return exitCodes.ok;

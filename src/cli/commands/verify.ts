@@ -19,7 +19,7 @@ function nowText(result: EventVerification): string {
   const now = result.now;
   if (now.outcome === 'matches') {
     if (now.secret === null) return 'still verifies (no configured secret involved)';
-    return `still verifies: ${describeSecretMatch(now.secret)}${now.by === 'fingerprint' ? ', by the token\'s fingerprint' : ''}`;
+    return `still verifies: ${describeSecretMatch(now.secret)}${now.by === 'fingerprint' ? ", by the token's fingerprint" : ''}`;
   }
   if (now.outcome === 'no_match') return `NO configured secret matches now: ${now.reason}`;
   return `cannot be checked: ${now.reason}`;
@@ -51,7 +51,10 @@ async function verify(context: CommandContext, idArg: unknown, flags: VerifyFlag
   const id = idArg === undefined ? undefined : parseCount(idArg, 'the inbox id', Number.MAX_SAFE_INTEGER);
   const since = flags.since === undefined ? undefined : parseInstant(flags.since, '--since', context.now);
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
-  const [{ verifyEventById, verifyEventsSince }, { requireKnownProvider }] = await Promise.all([import('../../operations/verify-events.ts'), import('../known-provider.ts')]);
+  const [{ verifyEventById, verifyEventsSince }, { requireKnownProvider }] = await Promise.all([
+    import('../../operations/verify-events.ts'),
+    import('../known-provider.ts'),
+  ]);
   const tally: Tally = { matches: 0, noMatch: 0, notCheckable: 0 };
   const results: EventVerification[] = [];
   const report = (result: EventVerification) => {
@@ -61,22 +64,24 @@ async function verify(context: CommandContext, idArg: unknown, flags: VerifyFlag
     if (flags.json) results.push(result);
     else for (const line of render(result)) context.print(line);
   };
-  const found = await context.withDatabase({ boss: false }, async ({ handle }, config) => {
-    const deps: VerifyDeps = { db: handle.db, driverFor: (name) => config.providers.get(name)?.driver };
-    if (id !== undefined) {
-      const result = await verifyEventById(deps, id);
-      if (result) report(result);
-      return result !== undefined;
-    }
-    if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
-    for await (const result of verifyEventsSince(deps, { since: since!, provider })) report(result);
-    return true;
-  }).catch((error: unknown) => {
-    // The events checked before the failure are an answer too: the partial, as a finished run prints it
-    // (without --json their lines are out already; the summary of them follows).
-    if (checked(tally) === 0) throw error;
-    throw partialResult(new PartialResultError(error, { events: results, summary: tally }), () => [summary(tally)]);
-  });
+  const found = await context
+    .withDatabase({ boss: false }, async ({ handle }, config) => {
+      const deps: VerifyDeps = { db: handle.db, driverFor: (name) => config.providers.get(name)?.driver };
+      if (id !== undefined) {
+        const result = await verifyEventById(deps, id);
+        if (result) report(result);
+        return result !== undefined;
+      }
+      if (provider !== undefined) await requireKnownProvider(handle.db, config, provider, '--provider');
+      for await (const result of verifyEventsSince(deps, { since: since!, provider })) report(result);
+      return true;
+    })
+    .catch((error: unknown) => {
+      // The events checked before the failure are an answer too: the partial, as a finished run prints it
+      // (without --json their lines are out already; the summary of them follows).
+      if (checked(tally) === 0) throw error;
+      throw partialResult(new PartialResultError(error, { events: results, summary: tally }), () => [summary(tally)]);
+    });
   if (!found) {
     if (flags.json) context.runtime.stdout.write(toJson(null));
     context.notice(`no event with inbox id ${id} (purged? \`inboxctl restore FILE\` brings an archived one back with its proof).`);

@@ -46,7 +46,18 @@ export interface PaymentLane {
  * names are given (the configured ones and those with lanes parked or a state, countLanesByDestination).
  */
 export async function selectPaymentLanes(db: SqlExecutor, paymentId: number, destinations: readonly string[]): Promise<PaymentLane[]> {
-  const { rows } = await db.executeSql<{ destination: string; delivered_sequence: number; attempts: number; parked_at_ms: number | null; parked_reason: string | null; next_attempt_at_ms: number | null; last_attempt_at_ms: number | null; last_status: number | null; last_error: string | null; skipped_events: number }>(
+  const { rows } = await db.executeSql<{
+    destination: string;
+    delivered_sequence: number;
+    attempts: number;
+    parked_at_ms: number | null;
+    parked_reason: string | null;
+    next_attempt_at_ms: number | null;
+    last_attempt_at_ms: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    skipped_events: number;
+  }>(
     `select destination, delivered_sequence, attempts, ${epochMs('parked_at')} as parked_at_ms, parked_reason, ${epochMs('next_attempt_at')} as next_attempt_at_ms,
             ${epochMs('last_attempt_at')} as last_attempt_at_ms, last_status, last_error, skipped_events
      from delivery_lanes where destination = any($2::text[]) and payment_id = $1 order by destination`,

@@ -22,7 +22,16 @@ export interface PaymentFactEntry {
  * with the inbox row's status while the row is kept. The one place the payment page reads facts.
  */
 export async function selectPaymentFacts(db: SqlExecutor, payment: { provider: string; chargeId: string }, limit: number): Promise<PaymentFactEntry[]> {
-  const { rows } = await db.executeSql<{ inbox_id: number; event_id: string; event_type: string; occurred_at_ms: number; status: InboxStatus | null; decision: EventDecisionName | null; decision_detail: unknown; fact: unknown }>(
+  const { rows } = await db.executeSql<{
+    inbox_id: number;
+    event_id: string;
+    event_type: string;
+    occurred_at_ms: number;
+    status: InboxStatus | null;
+    decision: EventDecisionName | null;
+    decision_detail: unknown;
+    fact: unknown;
+  }>(
     `select f.inbox_id::float8 as inbox_id, f.event_id, f.event_type, ${epochMs('f.occurred_at')} as occurred_at_ms, i.status, f.decision, f.decision_detail, f.fact
      from payment_facts f left join webhook_inbox i on i.provider = f.provider and i.event_id = f.event_id
      where f.provider = $1 and (f.payment_key = $2 or f.legacy_key = $2)

@@ -55,12 +55,18 @@ function toPayment(row: PaymentRow): PaymentSummary {
 
 /** One payment by its natural key, on payments' unique (provider, gateway_charge_id) index. */
 export async function selectPaymentByKey(db: SqlExecutor, provider: string, chargeId: string): Promise<PaymentSummary | undefined> {
-  const { rows } = await db.executeSql<PaymentRow>(`select ${PAYMENT_COLUMNS} from payments p where p.provider = $1 and p.gateway_charge_id = $2`, [provider, chargeId]);
+  const { rows } = await db.executeSql<PaymentRow>(`select ${PAYMENT_COLUMNS} from payments p where p.provider = $1 and p.gateway_charge_id = $2`, [
+    provider,
+    chargeId,
+  ]);
   return rows[0] && toPayment(rows[0]);
 }
 
 /** The payment the event touched: the one its transitions name, else the one of its resource. */
-export async function selectPaymentOfEvent(db: SqlExecutor, event: { id: number; provider: string; resourceId: string | null }): Promise<PaymentSummary | undefined> {
+export async function selectPaymentOfEvent(
+  db: SqlExecutor,
+  event: { id: number; provider: string; resourceId: string | null },
+): Promise<PaymentSummary | undefined> {
   const { rows } = await db.executeSql<PaymentRow>(
     `select ${PAYMENT_COLUMNS} from payments p
      where p.id = coalesce(

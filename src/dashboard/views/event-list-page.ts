@@ -51,7 +51,10 @@ function eventsTable(events: ListedEvent[]) {
 function pager(page: EventListPage) {
   const { before: _page, ...filters } = page.fields;
   const newest = page.fields.before ? html`<a href="${eventListHref(filters)}" rel="first">← newest</a>` : '';
-  const older = page.olderBeforeId === undefined ? html`<span class="muted">no older events</span>` : html`<a href="${eventListHref({ ...filters, before: String(page.olderBeforeId) })}" rel="next" id="older">older →</a>`;
+  const older =
+    page.olderBeforeId === undefined
+      ? html`<span class="muted">no older events</span>`
+      : html`<a href="${eventListHref({ ...filters, before: String(page.olderBeforeId) })}" rel="next" id="older">older →</a>`;
   return html`<p class="pager">${newest} ${older}</p>`;
 }
 
@@ -64,7 +67,12 @@ export function renderEventListPage(page: EventListPage) {
   const tooBroad = page.tooBroad
     ? html`<div class="notice bad" role="status" id="filter-problem">This search read for too long without filling a page: narrow it by provider, status, decision or received time.</div>`
     : '';
-  const results = page.problem || page.tooBroad ? '' : page.events.length === 0 ? html`<p class="muted" id="no-events">No event matches.</p>` : html`${eventsTable(page.events)}${pager(page)}`;
+  const results =
+    page.problem || page.tooBroad
+      ? ''
+      : page.events.length === 0
+        ? html`<p class="muted" id="no-events">No event matches.</p>`
+        : html`${eventsTable(page.events)}${pager(page)}`;
   const body = html`<p><a href="/dashboard">← overview</a></p><h2>Events</h2>${filterForm(page)}${problem}${tooBroad}${results}`;
   return renderLayout({ title: 'Events', access: page.access, body });
 }

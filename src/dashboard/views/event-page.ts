@@ -61,7 +61,8 @@ function paymentSection(page: EventPage) {
 function resourceEventsSection(page: EventPage) {
   if (page.resourceEvents.length <= 1) return '';
   const rows = page.resourceEvents.map(
-    (e) => html`<tr><td>${formatTime(e.occurredAt)}</td><td>${e.id === page.event.id ? html`<b>${e.eventId}</b>` : html`<a href="/dashboard/events/${e.id}">${e.eventId}</a>`}</td><td><code>${e.eventType}</code></td><td><span class="pill ${e.status}">${e.status}</span></td></tr>`,
+    (e) =>
+      html`<tr><td>${formatTime(e.occurredAt)}</td><td>${e.id === page.event.id ? html`<b>${e.eventId}</b>` : html`<a href="/dashboard/events/${e.id}">${e.eventId}</a>`}</td><td><code>${e.eventType}</code></td><td><span class="pill ${e.status}">${e.status}</span></td></tr>`,
   );
   return html`<h2>All events of ${page.event.resourceId}</h2><table class="compact"><thead><tr><th>occurred</th><th>event</th><th>type</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

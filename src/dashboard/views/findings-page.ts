@@ -13,9 +13,11 @@ export interface FindingsPage {
 }
 
 function findingRows(findings: readonly StoredFinding[]) {
-  if (findings.length === 0) return html`<p class="muted" id="no-findings">No open finding: every payment the last runs read matches the money its gateway settled.</p>`;
+  if (findings.length === 0)
+    return html`<p class="muted" id="no-findings">No open finding: every payment the last runs read matches the money its gateway settled.</p>`;
   const rows = findings.map(
-    (f) => html`<tr data-kind="${f.kind}"><td>${f.provider}</td><td><code>${f.kind}</code></td><td><code>${f.subject}</code></td><td>${formatTime(f.firstFoundAt)}</td><td>${formatTime(f.lastFoundAt)}</td><td>${describeFinding(f.evidence)}</td></tr>`,
+    (f) =>
+      html`<tr data-kind="${f.kind}"><td>${f.provider}</td><td><code>${f.kind}</code></td><td><code>${f.subject}</code></td><td>${formatTime(f.firstFoundAt)}</td><td>${formatTime(f.lastFoundAt)}</td><td>${describeFinding(f.evidence)}</td></tr>`,
   );
   return html`<table id="findings"><thead><tr><th>provider</th><th>kind</th><th>about</th><th>first found</th><th>last found</th><th>what it means</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -23,7 +25,9 @@ function findingRows(findings: readonly StoredFinding[]) {
 function runRows(runs: readonly RunRow[]) {
   if (runs.length === 0) return html`<p class="muted">No reconciliation has run yet: <code>inboxctl reconcile</code>, or the daily cron (RECONCILE_CRON).</p>`;
   const rows = runs.map(
-    (r) => html`<tr><td>${r.id}</td><td>${r.provider}</td><td>${r.scope === 'payout' ? html`payout <code>${r.payoutId}</code>` : html`${formatTime(r.since)} … ${formatTime(r.until)}`}</td>
+    (
+      r,
+    ) => html`<tr><td>${r.id}</td><td>${r.provider}</td><td>${r.scope === 'payout' ? html`payout <code>${r.payoutId}</code>` : html`${formatTime(r.since)} … ${formatTime(r.until)}`}</td>
 <td><span class="pill ${r.status === 'partial' ? 'failed' : r.status === 'complete' ? 'processed' : 'pending'}">${r.status}</span></td><td>${r.pages}</td><td>${r.entriesRead} (${r.entriesNew} new)</td><td>${r.findings}</td><td class="error-text">${r.error ?? ''}</td></tr>`,
   );
   return html`<table class="compact" id="runs"><thead><tr><th>run</th><th>provider</th><th>scope</th><th>status</th><th>pages</th><th>entries</th><th>findings</th><th>stopped by</th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -69,7 +69,8 @@ function destinationPills(destinations: DestinationView[]) {
   return destinations
     .filter((d) => d.parkedLanes > 0 || d.disabledAt)
     .map(
-      (d) => html`<a class="pill failed" href="#destinations" title="inboxctl lanes --parked">${d.name}: ${d.disabledAt ? 'DISABLED (410)' : `${formatCount(d.parkedLanes)} parked lane(s)`}</a>`,
+      (d) =>
+        html`<a class="pill failed" href="#destinations" title="inboxctl lanes --parked">${d.name}: ${d.disabledAt ? 'DISABLED (410)' : `${formatCount(d.parkedLanes)} parked lane(s)`}</a>`,
     );
 }
 
@@ -112,7 +113,10 @@ ${destinationsSection(page.destinations, page.now)}
 <h2 id="failed">Failed events <a class="more" href="/dashboard/events?status=failed">search all events →</a>${page.failedProvider ? html` · ${page.failedProvider} <a href="/dashboard#failed">(all providers)</a>` : ''}</h2>
 ${failedTable(page.failed, page.access)}
 <h2>Replay a filtered set</h2>
-${replayForm(page.providers.map((p) => p.provider), page.access)}`;
+${replayForm(
+  page.providers.map((p) => p.provider),
+  page.access,
+)}`;
   return renderLayout({ title: 'Overview', access: page.access, notice: page.notice, body });
 }
 

@@ -29,7 +29,11 @@ export function deliveryState(event: Pick<OutboundPaymentEvent, 'sequence'>, lan
   if (event.sequence > head) return { state: 'waiting', text: `waits for #${head}` };
   const lastAnswer = lane.lastError ?? (lane.lastStatus === null ? 'no answer' : `HTTP ${lane.lastStatus}`);
   if (lane.parkedAt) return { state: 'parked', text: `PARKED since ${formatTime(lane.parkedAt)}: ${lane.parkedReason ?? lastAnswer}` };
-  if (lane.attempts > 0) return { state: 'failing', text: `failing, ${lane.attempts} attempt${lane.attempts === 1 ? '' : 's'}: ${lastAnswer}${lane.nextAttemptAt ? `; next ${formatTime(lane.nextAttemptAt)}` : ''}` };
+  if (lane.attempts > 0)
+    return {
+      state: 'failing',
+      text: `failing, ${lane.attempts} attempt${lane.attempts === 1 ? '' : 's'}: ${lastAnswer}${lane.nextAttemptAt ? `; next ${formatTime(lane.nextAttemptAt)}` : ''}`,
+    };
   return { state: 'sending', text: 'sending' };
 }
 
@@ -45,7 +49,10 @@ function outboundTable(page: PaymentPage) {
     return html`<tr data-sequence="${e.sequence}"><td class="num">#${e.sequence}</td><td class="time">${formatTime(e.createdAt)}</td><td><code>payment.${e.status}</code></td>
 <td>${e.previousStatus ?? '(created)'} → ${paymentSentence(e)}</td><td><a href="/dashboard/events/${e.causeInboxId}">${e.causeEventId}</a></td>${cells}</tr>`;
   });
-  const note = page.destinations.length === 0 ? html`<p class="muted">No push destination is configured: the application reads these from the feed (/api/v1/payment-events), if at all.</p>` : '';
+  const note =
+    page.destinations.length === 0
+      ? html`<p class="muted">No push destination is configured: the application reads these from the feed (/api/v1/payment-events), if at all.</p>`
+      : '';
   return html`<table id="payment-events"><thead><tr><th class="num">seq</th><th>written</th><th>type</th><th>change</th><th>caused by</th>${header}</tr></thead><tbody>${rows}</tbody></table>${note}`;
 }
 

@@ -37,7 +37,9 @@ export function statusHistory(transitions: PaymentHistoryEntry[], currentInboxId
   if (transitions.length === 0) return html`<p class="muted">No status changes recorded.</p>`;
   const rows = transitions.map((t) => {
     const current = t.inboxId === currentInboxId;
-    const cause = t.eventId ? html`<a href="/dashboard/events/${t.inboxId}">${t.eventId}</a> <span class="muted">${t.eventType}</span>` : html`<span class="muted">inbox row ${t.inboxId} (purged)</span>`;
+    const cause = t.eventId
+      ? html`<a href="/dashboard/events/${t.inboxId}">${t.eventId}</a> <span class="muted">${t.eventType}</span>`
+      : html`<span class="muted">inbox row ${t.inboxId} (purged)</span>`;
     return html`<tr${current ? html` class="this-event"` : ''}><td class="time">${formatTime(t.createdAt)}</td><td>${t.fromStatus ?? '(created)'} → <b>${t.toStatus}</b></td><td>${cause}${current ? html` <span class="pill">this event</span>` : ''}</td></tr>`;
   });
   return html`<table id="status-history"><thead><tr><th>when</th><th>status</th><th>caused by</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -47,7 +49,12 @@ export function statusHistory(transitions: PaymentHistoryEntry[], currentInboxId
 function saidByFact(fact: unknown): string {
   const parsed = fromStoredFact(fact);
   if (!parsed) return '—';
-  const sentence = paymentSentence({ status: parsed.status, amount: parsed.amount ?? null, amountRefunded: parsed.amountRefunded ?? 0, currency: parsed.currency ?? null });
+  const sentence = paymentSentence({
+    status: parsed.status,
+    amount: parsed.amount ?? null,
+    amountRefunded: parsed.amountRefunded ?? 0,
+    currency: parsed.currency ?? null,
+  });
   return parsed.snapshot ? `${sentence} (a gateway read)` : sentence;
 }
 
@@ -55,7 +62,9 @@ function saidByFact(fact: unknown): string {
 export function factsTable(facts: PaymentFactEntry[]) {
   if (facts.length === 0) return html`<p class="muted">No fact is recorded for this payment.</p>`;
   const rows = facts.map(
-    (f) => html`<tr data-event-id="${f.eventId}"><td class="time">${formatTime(f.occurredAt)}</td><td class="event"><a href="/dashboard/events/${f.inboxId}">${f.eventId}</a><br><span class="muted">${f.eventType}</span></td>
+    (
+      f,
+    ) => html`<tr data-event-id="${f.eventId}"><td class="time">${formatTime(f.occurredAt)}</td><td class="event"><a href="/dashboard/events/${f.inboxId}">${f.eventId}</a><br><span class="muted">${f.eventType}</span></td>
 <td>${f.status ? html`<span class="pill ${f.status}">${f.status}</span>` : html`<span class="muted">archived</span>`}</td><td>${saidByFact(f.fact)}</td><td>${describeDecision(f.decision, f.decisionDetail, formatIsoTime)}</td></tr>`,
   );
   return html`<table id="payment-facts"><thead><tr><th>occurred</th><th>event</th><th>status</th><th>it said</th><th>what came of it</th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -24,14 +24,18 @@ function predictionSection(prediction: ReplayPrediction) {
   const changing = payments.filter((p) => p.now !== p.after);
   const paymentRows = [...changing, ...payments.filter((p) => p.now === p.after)]
     .slice(0, ROWS_SHOWN)
-    .map((p) => html`<tr${p.now !== p.after ? html` class="changes"` : ''}><td><code>${p.provider}:${p.chargeId}</code></td><td>${p.now ?? '(none)'}</td><td>${p.after ?? '(none)'}</td></tr>`);
+    .map(
+      (p) =>
+        html`<tr${p.now !== p.after ? html` class="changes"` : ''}><td><code>${p.provider}:${p.chargeId}</code></td><td>${p.now ?? '(none)'}</td><td>${p.after ?? '(none)'}</td></tr>`,
+    );
   const eventRows = events
     .slice(0, ROWS_SHOWN)
     .map(
       (e) =>
         html`<tr><td><code>${e.eventId}</code></td><td>${e.eventType}</td><td>${e.status}</td><td>${describePredictedOutcome(e)}</td><td>${describeDecision(e.decision?.decision ?? null, e.decision?.detail, formatIsoTime)}</td><td>${describeRefetchStandIn(e)}</td></tr>`,
     );
-  const more = (shown: number, all: number) => (all > shown ? html`<p class="muted">First ${formatCount(shown)} of ${formatCount(all)}: <code>inboxctl replay … --dry-run</code> lists them all.</p>` : '');
+  const more = (shown: number, all: number) =>
+    all > shown ? html`<p class="muted">First ${formatCount(shown)} of ${formatCount(all)}: <code>inboxctl replay … --dry-run</code> lists them all.</p>` : '';
   return html`<h3>What the replay would do</h3>
 <p class="muted">The workers' own handlers ran on these events in a transaction that was rolled back. Charges the workers re-read from the gateway were answered from the newest snapshot the inbox keeps, or the event's payload (column "refetch from"); the replay itself asks the gateway.</p>
 <p id="replay-payments"><b>${formatCount(changing.length)}</b> of ${formatCount(payments.length)} payment${payments.length === 1 ? '' : 's'} would change status.</p>

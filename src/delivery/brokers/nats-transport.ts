@@ -109,7 +109,12 @@ class NatsPublisher implements EventTransport {
     for (const [name, value] of Object.entries(outgoing.headers)) headers.set(name, value);
     headers.set('content-type', 'application/json');
     try {
-      await link.js.publish(subject, outgoing.body, { msgID: outgoing.event.id, headers, timeout: outgoing.timeoutMs, ...(stream && { expect: { streamName: stream } }) });
+      await link.js.publish(subject, outgoing.body, {
+        msgID: outgoing.event.id,
+        headers,
+        timeout: outgoing.timeoutMs,
+        ...(stream && { expect: { streamName: stream } }),
+      });
       return BROKER_DELIVERED;
     } catch (error) {
       return brokerFailure(publishError(error, subject, subjectPrefix));

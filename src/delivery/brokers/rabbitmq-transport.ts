@@ -58,13 +58,21 @@ function messageOptions({ event, headers }: OutgoingEvent): Options.Publish {
 function publishConfirmed(link: Link, exchange: string, outgoing: OutgoingEvent, closeReason: () => string | undefined): Promise<PostResult> {
   const routingKey = paymentRoutingKey(outgoing.event);
   if (Buffer.byteLength(routingKey) > MAX_ROUTING_KEY_BYTES) {
-    return Promise.resolve(brokerFailure(`the payment's routing key is longer than AMQP's ${MAX_ROUTING_KEY_BYTES} bytes: it cannot be published (inboxctl lanes skip)`));
+    return Promise.resolve(
+      brokerFailure(`the payment's routing key is longer than AMQP's ${MAX_ROUTING_KEY_BYTES} bytes: it cannot be published (inboxctl lanes skip)`),
+    );
   }
   return new Promise((resolve) => {
     const confirmed = (error: unknown) => {
       if (error) {
         const reason = closeReason();
-        resolve(brokerFailure(reason ? `the channel closed before the confirm: ${reason}` : `the broker did not take it (${error instanceof Error ? error.message : String(error)})`));
+        resolve(
+          brokerFailure(
+            reason
+              ? `the channel closed before the confirm: ${reason}`
+              : `the broker did not take it (${error instanceof Error ? error.message : String(error)})`,
+          ),
+        );
       } else if (takeReturned(link, outgoing.event.id)) {
         resolve(brokerFailure(`unroutable: no queue is bound to exchange "${exchange}" for routing key "${routingKey}" (the broker returned it)`));
       } else {
@@ -160,7 +168,9 @@ class RabbitmqPublisher implements EventTransport {
       if (this.connection === opened) [this.connection, this.link] = [undefined, undefined];
       if (!this.closing) logger.warn({ reason: this.lastCloseReason }, 'the RabbitMQ connection closed: the next publish reconnects');
     });
-    opened.on('blocked', (reason: string) => logger.warn({ reason }, 'RabbitMQ blocks publishing (a resource alarm): publishes wait for their confirms until it lifts'));
+    opened.on('blocked', (reason: string) =>
+      logger.warn({ reason }, 'RabbitMQ blocks publishing (a resource alarm): publishes wait for their confirms until it lifts'),
+    );
     opened.on('unblocked', () => logger.info('RabbitMQ takes publishes again'));
     return opened;
   }

@@ -168,7 +168,13 @@ export interface LaneProgress {
 export async function markLanesDelivered(db: SqlExecutor, progress: readonly LaneProgress[]): Promise<Set<string>> {
   if (progress.length === 0) return new Set();
   const input = JSON.stringify(
-    progress.map((p) => ({ destination: p.destination, payment_id: p.paymentId, delivered_sequence: p.deliveredSequence, answered_sequence: p.answeredSequence, last_status: p.status })),
+    progress.map((p) => ({
+      destination: p.destination,
+      payment_id: p.paymentId,
+      delivered_sequence: p.deliveredSequence,
+      answered_sequence: p.answeredSequence,
+      last_status: p.status,
+    })),
   );
   const { rows } = await db.executeSql<{ destination: string; payment_id: number }>(
     `insert into delivery_lanes as l (destination, payment_id, delivered_sequence, answered_sequence, last_attempt_at, last_status)

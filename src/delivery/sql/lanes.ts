@@ -55,7 +55,9 @@ export async function recordLaneFailure(db: Database | Transaction, failure: Lan
     where l.delivered_sequence = excluded.delivered_sequence and l.parked_at is null
     returning l.attempts, l.throttles, l.parked_at is not null as parked`);
   if (!row) return undefined;
-  return row.parked ? { parked: true, attempts: row.attempts } : { parked: false, attempts: row.attempts, throttles: row.throttles, retryInSeconds: failure.delaySeconds };
+  return row.parked
+    ? { parked: true, attempts: row.attempts }
+    : { parked: false, attempts: row.attempts, throttles: row.throttles, retryInSeconds: failure.delaySeconds };
 }
 
 /**
@@ -92,7 +94,12 @@ export async function countFailingLanes(db: Database | Transaction, destination:
  * Starts (or extends) the destination's backoff, unless another instance already did for this
  * round. Returns the seconds it backs off from now, or undefined when it was already backing off.
  */
-export async function startDestinationBackoff(db: Database | Transaction, destination: string, delaySeconds: (trips: number) => number, trips: number): Promise<number | undefined> {
+export async function startDestinationBackoff(
+  db: Database | Transaction,
+  destination: string,
+  delaySeconds: (trips: number) => number,
+  trips: number,
+): Promise<number | undefined> {
   const seconds = delaySeconds(trips + 1);
   const rows = await db.execute(sql`
     insert into ${deliveryDestinations} as d (name, backoff_until, backoff_trips) values (${destination}, now() + make_interval(secs => ${seconds}), 1)
@@ -128,7 +135,13 @@ export interface LanePosition {
  * The lane exists, so `inboxctl lanes enable` finds its backlog: a run that met a disabled
  * destination (or its 410) sent nothing, and no later change may come to queue it again.
  */
-export async function noteLaneHeld(db: Database | Transaction, destination: string, paymentId: number, at: LanePosition, answer?: { status: number; error: string }): Promise<void> {
+export async function noteLaneHeld(
+  db: Database | Transaction,
+  destination: string,
+  paymentId: number,
+  at: LanePosition,
+  answer?: { status: number; error: string },
+): Promise<void> {
   const row = sql`${destination}, ${paymentId}, ${at.deliveredSequence}, ${at.answeredSequence}`;
   if (!answer) {
     await db.execute(sql`insert into ${deliveryLanes} (destination, payment_id, delivered_sequence, answered_sequence) values (${row}) on conflict do nothing`);

@@ -58,10 +58,15 @@ export function disputeAllows(state: Before, fact: PaymentFact, refunded: number
 export function disputeStep(state: Before | null, fact: PaymentFact, amount: number | null, amountRefunded: number): DisputeState {
   const inquiryOpen = fact.inquiry !== undefined ? fact.inquiry === 'opened' : (state?.inquiryOpen ?? false);
   // An inquiry moves no money: only its flag changes (a gateway read says the status itself).
-  if (fact.inquiry !== undefined && !fact.snapshot && state !== null) return { status: state.status, statusBeforeDispute: state.statusBeforeDispute, inquiryOpen };
+  if (fact.inquiry !== undefined && !fact.snapshot && state !== null)
+    return { status: state.status, statusBeforeDispute: state.statusBeforeDispute, inquiryOpen };
   if (fact.status === 'disputed') {
     // The dispute is what the inquiry became (Stripe escalates an inquiry in place): it is no longer open as one.
-    return { status: 'disputed', statusBeforeDispute: statusBeforeDispute(state, fact, amount, amountRefunded), inquiryOpen: fact.snapshot ? inquiryOpen : false };
+    return {
+      status: 'disputed',
+      statusBeforeDispute: statusBeforeDispute(state, fact, amount, amountRefunded),
+      inquiryOpen: fact.snapshot ? inquiryOpen : false,
+    };
   }
   if (state?.status === 'disputed' && !fact.snapshot) {
     // Won: back to what the payment was before the dispute, its refunds kept.

@@ -50,7 +50,12 @@ function snapshotAfter(fold: FoldResult, event: KnownFact): KnownFact | undefine
 function superseded(event: KnownFact, snapshot: KnownFact): EventDecision {
   return {
     decision: 'superseded',
-    detail: { status: event.fact.status, occurredAt: event.fact.occurredAt.toISOString(), snapshotInboxId: snapshot.inboxId, observedAt: snapshot.fact.occurredAt.toISOString() },
+    detail: {
+      status: event.fact.status,
+      occurredAt: event.fact.occurredAt.toISOString(),
+      snapshotInboxId: snapshot.inboxId,
+      observedAt: snapshot.fact.occurredAt.toISOString(),
+    },
   };
 }
 
@@ -77,14 +82,20 @@ export function decidePaymentEvent({ event, before, after, fold }: DecisionInput
   if (refusal?.reason === 'amounts') {
     const read = newerReadBefore(refusal, fact);
     if (read && !fact.snapshot) return superseded(event, read);
-    return { decision: 'rejected_amount', detail: { status: fact.status, amount: refusal.amount, amountRefunded: refusal.amountRefunded, occurredAt: fact.occurredAt.toISOString() } };
+    return {
+      decision: 'rejected_amount',
+      detail: { status: fact.status, amount: refusal.amount, amountRefunded: refusal.amountRefunded, occurredAt: fact.occurredAt.toISOString() },
+    };
   }
   if (after === null) throw new Error(`the fold of ${fact.chargeId} has no payment, yet did not refuse the event for its amounts`);
   if (fact.snapshot) {
     // A read always moves lastGatewayEventAt to its own time: that records when the gateway was
     // asked, it is no news about the payment, so only status and amounts count as a change.
     const changed = before === null || !samePayment(before, after);
-    return { decision: 'refetched', detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status, changed } };
+    return {
+      decision: 'refetched',
+      detail: { observedAt: fact.occurredAt.toISOString(), status: fact.status, from: before?.status ?? null, to: after.status, changed },
+    };
   }
   if (before === null || !sameState(before, after)) {
     return { decision: 'applied', detail: { from: before?.status ?? null, to: after.status, ...(fact.inquiry ? { inquiry: fact.inquiry } : {}) } };

@@ -46,7 +46,12 @@ function groupByPayment(facts: readonly PrunableFact[]): PrunableFact[][] {
 function paymentOf(group: readonly PrunableFact[], rows: ReadonlyMap<string, PaymentRow>): PaymentRow | undefined {
   const legacy = new Set(group.flatMap((f) => (f.legacyKey === null ? [] : [f.legacyKey])));
   const keys = [...new Set(group.flatMap((f) => [f.paymentKey, ...(f.legacyKey === null ? [] : [f.legacyKey])]))];
-  return keys.filter((k) => !legacy.has(k)).map((k) => rows.get(k)).find(Boolean) ?? keys.map((k) => rows.get(k)).find(Boolean);
+  return (
+    keys
+      .filter((k) => !legacy.has(k))
+      .map((k) => rows.get(k))
+      .find(Boolean) ?? keys.map((k) => rows.get(k)).find(Boolean)
+  );
 }
 
 /** Keys linked to `keys` through facts kept under them (a legacy key and its successor). */
@@ -69,7 +74,10 @@ async function linkedKeys(tx: Transaction, provider: string, keys: readonly stri
 export async function checkpointQuietPayments(tx: Transaction, request: PruneRequest): Promise<PruneOutcome> {
   const { provider } = request;
   const keys = await linkedKeys(tx, provider, request.keys);
-  const locked = await lockPayments(tx, keys.map((chargeId) => ({ provider, chargeId })));
+  const locked = await lockPayments(
+    tx,
+    keys.map((chargeId) => ({ provider, chargeId })),
+  );
   const rows = new Map(locked.filter((row) => row.provider === provider).map((row) => [row.gatewayChargeId, row]));
   const outcome: PruneOutcome = { checkpointed: 0, withoutPayment: 0, active: 0, factsDeleted: 0 };
   const checkpoints: PaymentCheckpoint[] = [];

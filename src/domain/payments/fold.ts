@@ -88,11 +88,7 @@ function transitionAllowed(state: PaymentState | null, fact: PaymentFact): boole
   const byDispute = disputeAllows(state, fact, refundedAmount(fact, fact.amount ?? state.amount));
   if (byDispute !== undefined) return byDispute;
   if (canTransitionTo(state.status, fact.status)) return true;
-  return (
-    state.status === 'partially_refunded' &&
-    fact.status === 'partially_refunded' &&
-    (refundedAmount(fact, state.amount) ?? 0) > state.amountRefunded
-  );
+  return state.status === 'partially_refunded' && fact.status === 'partially_refunded' && (refundedAmount(fact, state.amount) ?? 0) > state.amountRefunded;
 }
 
 /**
@@ -163,8 +159,7 @@ function revisits(reachedInTie: ReadonlySet<PaymentStatus>, fact: PaymentFact): 
 export type Refusal = {
   /** The last fact applied before the refusal (a snapshot there means the gateway's read decided). */
   after: KnownFact | undefined;
-} & (
-  /** The state machine refused it from `from` (`to` is the fact's own status). */
+} /** The state machine refused it from `from` (`to` is the fact's own status). */ & (
   | { reason: 'transition'; from: PaymentStatus }
   /** It would leave `amountRefunded` above `amount` (event-decision.ts: rejected_amount). */
   | { reason: 'amounts'; amount: number; amountRefunded: number }

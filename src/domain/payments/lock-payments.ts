@@ -30,10 +30,19 @@ export async function lockOrCreatePayments(tx: Transaction, charges: ChargeGroup
   const required = missing.find((group) => group.events.some(({ event }) => event.unknownPayment === 'require'));
   if (required) throw new PaymentNotYetKnown(required.key.provider, required.key.chargeId);
   const creatable = creatablePayments(missing);
-  const inserted = await insertPaymentsIfAbsent(tx, creatable.map(({ group, state }) => ({ ...group.key, account: group.account, state })));
+  const inserted = await insertPaymentsIfAbsent(
+    tx,
+    creatable.map(({ group, state }) => ({ ...group.key, account: group.account, state })),
+  );
   for (const row of inserted) locked.set(chargeKeyOf({ provider: row.provider, chargeId: row.gatewayChargeId }), { row, created: true });
   const raced = creatable.map(({ group }) => group).filter((group) => !locked.has(chargeKeyOf(group.key)));
-  if (raced.length > 0) await lockInto(tx, charges, raced.map((group) => group.key), locked);
+  if (raced.length > 0)
+    await lockInto(
+      tx,
+      charges,
+      raced.map((group) => group.key),
+      locked,
+    );
   for (const group of raced) {
     if (!locked.has(chargeKeyOf(group.key))) throw new Error(`payment ${group.key.provider}/${group.key.chargeId} conflicted on insert but cannot be read`);
   }

@@ -1,5 +1,22 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, check, customType, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { type PaymentStatus, type SplitShare, paymentStatuses } from './payment-fact.ts';
 
 // Written from the one list of statuses: a new status changes this check, and drizzle-kit then
@@ -81,10 +98,7 @@ export const paymentTransitions = pgTable(
     toStatus: varchar('to_status', { length: 20 }).$type<PaymentStatus>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
-  (table) => [
-    index('payment_transitions_payment_id_idx').on(table.paymentId, table.id),
-    index('payment_transitions_inbox_id_idx').on(table.inboxId),
-  ],
+  (table) => [index('payment_transitions_payment_id_idx').on(table.paymentId, table.id), index('payment_transitions_inbox_id_idx').on(table.inboxId)],
 );
 
 /** PostgreSQL's 64-bit transaction id: what the feed's cursor orders commits by (see payment-events-feed). */

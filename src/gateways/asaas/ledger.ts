@@ -1,7 +1,17 @@
 import { decimalToMinorUnits } from '../shared/amounts.ts';
 import { nextOffset } from '../shared/event-list.ts';
 import { GatewayResponseShapeError, asRecord, pathSegment } from '../shared/gateway-api.ts';
-import { type ExpectedSettlement, type GatewayLedger, type LedgerEntry, type LedgerEntryKind, LedgerEntryError, entryText, isoTime, optionalText, readEntrySafely } from '../shared/ledger.ts';
+import {
+  type ExpectedSettlement,
+  type GatewayLedger,
+  type LedgerEntry,
+  type LedgerEntryKind,
+  LedgerEntryError,
+  entryText,
+  isoTime,
+  optionalText,
+  readEntrySafely,
+} from '../shared/ledger.ts';
 
 const PAGE_SIZE = 100;
 /** Asaas dates are São Paulo calendar days (UTC−3, no daylight saving since 2019). */
@@ -52,7 +62,13 @@ export const asaasLedger: GatewayLedger = {
   // A card payment is credited 30 days after it is paid (one installment); weekends and holidays add a few.
   defaultSettlementDays: 35,
   entriesPath(window, cursor) {
-    const query = new URLSearchParams({ startDate: saoPauloDay(window.since), finishDate: saoPauloDay(window.until), offset: cursor ?? '0', limit: String(PAGE_SIZE), order: 'asc' });
+    const query = new URLSearchParams({
+      startDate: saoPauloDay(window.since),
+      finishDate: saoPauloDay(window.until),
+      offset: cursor ?? '0',
+      limit: String(PAGE_SIZE),
+      order: 'asc',
+    });
     return `/v3/financialTransactions?${query.toString()}`;
   },
   readEntries(json) {

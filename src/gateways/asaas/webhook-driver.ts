@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { MalformedPayloadError } from '../../errors.ts';
 import type { PaymentFact, PaymentStatus } from '../../domain/payments/payment-fact.ts';
-import type { DriverDefinition, NormalizedEvent, ProviderAccount, ProviderDriver, ProviderSettings, StoredEvent, WebhookRequest } from '../shared/webhook-driver.ts';
+import type {
+  DriverDefinition,
+  NormalizedEvent,
+  ProviderAccount,
+  ProviderDriver,
+  ProviderSettings,
+  StoredEvent,
+  WebhookRequest,
+} from '../shared/webhook-driver.ts';
 import { decimalToMinorUnits } from '../shared/amounts.ts';
 import { derivedEventKey } from '../shared/derived-key.ts';
 import { parseJsonBody, readIdentifier } from '../shared/json-body.ts';

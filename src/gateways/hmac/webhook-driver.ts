@@ -11,7 +11,10 @@ import type { DriverDefinition, ProviderDriver, ProviderSettings } from '../shar
 
 const optionsSchema = requiringTypeSource(
   z.strictObject({
-    header: z.string().min(1).transform((h) => h.toLowerCase()),
+    header: z
+      .string()
+      .min(1)
+      .transform((h) => h.toLowerCase()),
     algorithm: z.enum(['sha256', 'sha1']).default('sha256'),
     encoding: z.enum(['hex', 'base64']).default('hex'),
     prefix: z.string().default(''),

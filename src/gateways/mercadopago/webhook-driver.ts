@@ -46,7 +46,8 @@ function parseSignatureHeader(value: string): SignatureHeader {
     const eq = part.indexOf('=');
     if (eq > 0) parts.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
   }
-  const malformed = (what: string) => new SignatureError('signature_malformed', `The x-signature header ${what}; Mercado Pago sends ts=<unix timestamp>,v1=<64 hex digits>.`);
+  const malformed = (what: string) =>
+    new SignatureError('signature_malformed', `The x-signature header ${what}; Mercado Pago sends ts=<unix timestamp>,v1=<64 hex digits>.`);
   const ts = parts.get('ts');
   if (!ts) throw malformed('has no ts= timestamp');
   if (!/^\d{1,16}$/.test(ts)) throw malformed('has a ts= that is not a unix timestamp');
@@ -64,7 +65,13 @@ function signedDataId(request: WebhookRequest): string | undefined {
   return request.query.get('data.id')?.trim() || undefined;
 }
 
-function verifyMercadoPago(request: WebhookRequest, secrets: readonly string[], fingerprints: readonly string[], now: Date, toleranceSeconds: number | undefined): SecretSignatureProof {
+function verifyMercadoPago(
+  request: WebhookRequest,
+  secrets: readonly string[],
+  fingerprints: readonly string[],
+  now: Date,
+  toleranceSeconds: number | undefined,
+): SecretSignatureProof {
   const header = parseSignatureHeader(requireHeader(request.header('x-signature'), 'x-signature'));
   const dataId = signedDataId(request);
   const requestId = request.header('x-request-id')?.trim() || undefined;
@@ -94,7 +101,7 @@ function parseMercadoPago(request: WebhookRequest, now: Date): NormalizedEvent {
   const bodyDataId = readIdentifier(json, 'data.id');
   const queryDataId = signedDataId(request);
   if (queryDataId && bodyDataId && queryDataId.toLowerCase() !== bodyDataId.toLowerCase()) {
-    throw new SignatureError('signature_mismatch', 'The body\'s data.id is not the signed data.id of the query string.');
+    throw new SignatureError('signature_mismatch', "The body's data.id is not the signed data.id of the query string.");
   }
   const eventType = readIdentifier(json, 'action') ?? readIdentifier(json, 'type');
   if (!eventType) throw new MalformedPayloadError('The notification has neither action nor type.');
@@ -121,7 +128,8 @@ export function createMercadoPagoDriver(settings: ProviderSettings): ProviderDri
     toPaymentFact: () => null,
     // …so a payment notification (action payment.created/updated, or the older type "payment")
     // names the charge to re-read; order and other topics are no payment notices.
-    toPaymentNotice: (event) => (event.resourceId !== null && (event.eventType === 'payment' || event.eventType.startsWith('payment.')) ? event.resourceId : null),
+    toPaymentNotice: (event) =>
+      event.resourceId !== null && (event.eventType === 'payment' || event.eventType.startsWith('payment.')) ? event.resourceId : null,
   };
 }
 

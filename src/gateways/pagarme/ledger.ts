@@ -1,5 +1,15 @@
 import { GatewayResponseShapeError, asRecord } from '../shared/gateway-api.ts';
-import { type GatewayLedger, type LedgerEntry, type LedgerEntryKind, LedgerEntryError, entryMinorUnits, entryText, isoTime, optionalText, readEntrySafely } from '../shared/ledger.ts';
+import {
+  type GatewayLedger,
+  type LedgerEntry,
+  type LedgerEntryKind,
+  LedgerEntryError,
+  entryMinorUnits,
+  entryText,
+  isoTime,
+  optionalText,
+  readEntrySafely,
+} from '../shared/ledger.ts';
 
 const PAGE_SIZE = 100;
 
@@ -36,7 +46,12 @@ export const pagarmeLedger: GatewayLedger = {
   // A payable is created with its charge (waiting_funds), so it is listed at once.
   defaultSettlementDays: 2,
   entriesPath(window, cursor) {
-    const query = new URLSearchParams({ created_since: window.since.toISOString(), created_until: window.until.toISOString(), page: cursor ?? '1', size: String(PAGE_SIZE) });
+    const query = new URLSearchParams({
+      created_since: window.since.toISOString(),
+      created_until: window.until.toISOString(),
+      page: cursor ?? '1',
+      size: String(PAGE_SIZE),
+    });
     return `/core/v5/payables?${query.toString()}`;
   },
   readEntries(json) {
@@ -44,7 +59,10 @@ export const pagarmeLedger: GatewayLedger = {
     if (!Array.isArray(page.data)) throw new GatewayResponseShapeError('pagarme', 'the payable list has no "data" array');
     const paging = typeof page.paging === 'object' && page.paging !== null ? (page.paging as Record<string, unknown>) : {};
     const hasNext = typeof paging.next === 'string' && paging.next !== '' && page.data.length >= PAGE_SIZE;
-    return { entries: page.data.map((raw) => readEntrySafely(raw, payable)), nextCursor: hasNext ? String(pageNumberOf(paging.next as string) ?? 0) : undefined };
+    return {
+      entries: page.data.map((raw) => readEntrySafely(raw, payable)),
+      nextCursor: hasNext ? String(pageNumberOf(paging.next as string) ?? 0) : undefined,
+    };
   },
 };
 

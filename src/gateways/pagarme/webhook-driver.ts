@@ -61,7 +61,10 @@ export function parseAsymmetricSignatureHeader(value: string): AsymmetricSignatu
     if (eq > 0) parts.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
   }
   const malformed = (what: string) =>
-    new SignatureError('signature_malformed', `The X-Webhook-Asymmetric-Signature header ${what}; Pagar.me sends alg=RS256; kid=<key id>; signature=<base64url>.`);
+    new SignatureError(
+      'signature_malformed',
+      `The X-Webhook-Asymmetric-Signature header ${what}; Pagar.me sends alg=RS256; kid=<key id>; signature=<base64url>.`,
+    );
   const alg = parts.get('alg');
   const kid = parts.get('kid');
   const signature = parts.get('signature');
@@ -97,7 +100,10 @@ async function verifyPagarme(request: WebhookRequest, keyFor: VerificationKeyFor
   const credential = basicAuth.credentials.length > 0 ? matchingBasicAuth(request, basicAuth.credentials) : -1;
   const key = await keyFor(header.kid, 'RS256');
   if (!verify('sha256', request.rawBody, KeyObject.from(key), header.signature)) {
-    throw new SignatureError('signature_mismatch', 'The RS256 signature does not verify with Pagar.me\'s key. Check that the body reaches the inbox unmodified.');
+    throw new SignatureError(
+      'signature_mismatch',
+      "The RS256 signature does not verify with Pagar.me's key. Check that the body reaches the inbox unmodified.",
+    );
   }
   return {
     scheme: 'pagarme-rs256',

@@ -129,8 +129,10 @@ export function requireDecimalMinorUnits(record: Record<string, unknown>, key: s
   const value = record[key];
   const minor = decimalToMinorUnits(value, currency);
   if (minor === undefined || minor < 0) {
-    throw new GatewayResponseShapeError(gateway, `"${key}" is ${value === undefined ? 'missing' : `not a decimal amount in ${currency ?? 'the currency'}'s minor units`}`);
+    throw new GatewayResponseShapeError(
+      gateway,
+      `"${key}" is ${value === undefined ? 'missing' : `not a decimal amount in ${currency ?? 'the currency'}'s minor units`}`,
+    );
   }
   return minor;
 }
-

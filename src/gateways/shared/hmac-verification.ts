@@ -41,7 +41,10 @@ function readSignature(scheme: HmacScheme, value: string): Buffer {
   const decoded = decodeDigest(digest, scheme.encoding, digestBytes[scheme.algorithm]);
   if (!decoded) {
     const length = scheme.encoding === 'hex' ? `${digestBytes[scheme.algorithm] * 2} hex digits` : `${digestBytes[scheme.algorithm]} bytes`;
-    throw new SignatureError('signature_malformed', `The ${scheme.header} header's digest is not an HMAC-${scheme.algorithm.toUpperCase()} in ${scheme.encoding} (${length}); expected ${expected}.`);
+    throw new SignatureError(
+      'signature_malformed',
+      `The ${scheme.header} header's digest is not an HMAC-${scheme.algorithm.toUpperCase()} in ${scheme.encoding} (${length}); expected ${expected}.`,
+    );
   }
   return decoded;
 }

@@ -122,11 +122,7 @@ export function validateEnvelope<T extends z.ZodType>(value: unknown, envelope: 
  * Parses the verified bytes as JSON and checks the envelope the driver relies on. Returns both:
  * `json` is what gets stored (every field as received), `envelope` is the validated view.
  */
-export function parseJsonBody<T extends z.ZodType>(
-  rawBody: Buffer,
-  envelope: T,
-  provider: string,
-): { json: unknown; envelope: z.infer<T> } {
+export function parseJsonBody<T extends z.ZodType>(rawBody: Buffer, envelope: T, provider: string): { json: unknown; envelope: z.infer<T> } {
   const json = parseJson(rawBody);
   return { json, envelope: validateEnvelope(json, envelope, provider) };
 }

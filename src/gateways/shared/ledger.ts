@@ -144,7 +144,12 @@ const storable = (value: string | undefined, max: number) => value === undefined
 /** An entry whose ids or words the ledger could not store is unreadable too, never a page that fails to commit. */
 function checkStorable(entry: LedgerEntry): LedgerEntry {
   const { id, type, status } = LEDGER_TEXT_LIMITS;
-  for (const [name, value] of [['id', entry.entryId], ['charge id', entry.chargeId], ['payment key', entry.paymentKey], ['payout id', entry.payoutId]] as const) {
+  for (const [name, value] of [
+    ['id', entry.entryId],
+    ['charge id', entry.chargeId],
+    ['payment key', entry.paymentKey],
+    ['payout id', entry.payoutId],
+  ] as const) {
     if (!storable(value, id)) throw new LedgerEntryError(`its ${name} is longer than ${id} characters or holds a NUL`);
   }
   if (!storable(entry.gatewayType, type)) throw new LedgerEntryError(`its type is longer than ${type} characters or holds a NUL`);
@@ -182,7 +187,8 @@ export function optionalText(record: Record<string, unknown>, key: string): stri
 /** An integer amount in minor units; anything else (a float, a string, missing) is unreadable, never 0. */
 export function entryMinorUnits(record: Record<string, unknown>, key: string): number {
   const value = record[key];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new LedgerEntryError(`"${key}" is ${value === undefined ? 'missing' : 'not an integer amount in minor units'}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value))
+    throw new LedgerEntryError(`"${key}" is ${value === undefined ? 'missing' : 'not an integer amount in minor units'}`);
   return value;
 }
 

@@ -68,7 +68,9 @@ export function parseMappedEvent(request: WebhookRequest, now: Date, mapping: Fi
   const rawTime = fromHeaderOrPath(request, json, mapping.occurredAtHeader, mapping.occurredAtPath);
   const sentTime = rawTime === undefined || rawTime === null ? undefined : timestampFromJson(rawTime);
   if (rawTime !== undefined && rawTime !== null && sentTime === undefined) {
-    throw new MalformedPayloadError(`The event time at ${mapping.occurredAtHeader ? `header ${mapping.occurredAtHeader}` : mapping.occurredAtPath} is not a timestamp this driver can read.`);
+    throw new MalformedPayloadError(
+      `The event time at ${mapping.occurredAtHeader ? `header ${mapping.occurredAtHeader}` : mapping.occurredAtPath} is not a timestamp this driver can read.`,
+    );
   }
   const eventId =
     identifierFrom(request, json, mapping.idHeader, mapping.idPath) ??

@@ -31,7 +31,13 @@ export function parseLenientTimestamp(value: string, zoneWhenAbsent = 'Z'): Date
   const utc = Date.UTC(...fields, Number(fraction.slice(0, 3).padEnd(3, '0')));
   const check = new Date(utc);
   // Date.UTC silently rolls 31 Feb into March: a field that moved means the input was not a date.
-  if (check.getUTCMonth() !== fields[1] || check.getUTCDate() !== fields[2] || check.getUTCHours() !== fields[3] || check.getUTCMinutes() !== fields[4] || check.getUTCSeconds() !== fields[5]) {
+  if (
+    check.getUTCMonth() !== fields[1] ||
+    check.getUTCDate() !== fields[2] ||
+    check.getUTCHours() !== fields[3] ||
+    check.getUTCMinutes() !== fields[4] ||
+    check.getUTCSeconds() !== fields[5]
+  ) {
     return undefined;
   }
   return new Date(utc - offset * 60_000);

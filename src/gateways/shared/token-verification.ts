@@ -18,7 +18,10 @@ function verifyToken(header: string, request: WebhookRequest, tokens: readonly s
   const received = requireHeader(request.header(header), header);
   const matched = matchingTokenIndex(received.trim(), tokens);
   if (matched < 0) {
-    throw new SignatureError('signature_mismatch', `The ${header} header does not carry the configured token. Check the token set at the gateway for this webhook.`);
+    throw new SignatureError(
+      'signature_mismatch',
+      `The ${header} header does not carry the configured token. Check the token set at the gateway for this webhook.`,
+    );
   }
   return { scheme: 'token', header, secret: secretMatch(fingerprints, matched), verifiedAt: now.toISOString() };
 }

@@ -45,7 +45,11 @@ export function standardWebhooksKey(secret: string, index: number): Buffer {
 
 /** The v1 digests of a `webhook-signature` header; other versions and odd entries are skipped, as the reference library does. */
 function v1Signatures(value: string): Buffer[] {
-  const entries = value.trim().split(/\s+/).map((entry) => entry.split(',')).filter((parts) => parts.length === 2 && parts[0] !== '' && parts[1] !== '');
+  const entries = value
+    .trim()
+    .split(/\s+/)
+    .map((entry) => entry.split(','))
+    .filter((parts) => parts.length === 2 && parts[0] !== '' && parts[1] !== '');
   if (entries.length === 0) {
     throw new SignatureError('signature_malformed', 'The webhook-signature header is not a space-separated list of <version>,<base64> (v1,K5oZ…).');
   }
@@ -53,14 +57,20 @@ function v1Signatures(value: string): Buffer[] {
   const digests = v1.map((signature) => decodeDigest(signature, 'base64', digestBytes.sha256)).filter((digest) => digest !== undefined);
   // Versions other than v1 are skipped (the reference library's rule); a v1 that is not a digest at all is said as such.
   if (v1.length > 0 && digests.length === 0) {
-    throw new SignatureError('signature_malformed', 'The webhook-signature header\'s v1 signature is not an HMAC-SHA256 in base64 (32 bytes).');
+    throw new SignatureError('signature_malformed', "The webhook-signature header's v1 signature is not an HMAC-SHA256 in base64 (32 bytes).");
   }
   return digests;
 }
 
 const SIGNED_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature'];
 
-function verifyStandardWebhook(request: WebhookRequest, keys: Buffer[], fingerprints: readonly string[], now: Date, toleranceSeconds: number): SecretSignatureProof {
+function verifyStandardWebhook(
+  request: WebhookRequest,
+  keys: Buffer[],
+  fingerprints: readonly string[],
+  now: Date,
+  toleranceSeconds: number,
+): SecretSignatureProof {
   const id = requireHeader(header(request, 'id'), 'webhook-id');
   const timestamp = requireHeader(header(request, 'timestamp'), 'webhook-timestamp');
   const signatures = v1Signatures(requireHeader(header(request, 'signature'), 'webhook-signature'));

@@ -145,7 +145,8 @@ export const stripeApi: GatewayApi = {
   async readCharge(chargeId, get) {
     if (chargeId.startsWith('pi_')) {
       const intent = asRecord(await get(`/v1/payment_intents/${pathSegment(chargeId)}?expand[]=latest_charge`), GATEWAY, 'the payment intent');
-      const charge = typeof intent.latest_charge === 'object' && intent.latest_charge !== null ? asRecord(intent.latest_charge, GATEWAY, 'the latest charge') : undefined;
+      const charge =
+        typeof intent.latest_charge === 'object' && intent.latest_charge !== null ? asRecord(intent.latest_charge, GATEWAY, 'the latest charge') : undefined;
       return mapStripePaymentIntent(intent, charge && (await disputeOf(charge, get)));
     }
     const charge = asRecord(await get(`/v1/charges/${pathSegment(chargeId)}`), GATEWAY, 'the charge');

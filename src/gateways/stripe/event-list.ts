@@ -20,7 +20,8 @@ export const stripeEventList: GatewayEventList = {
   },
   readPage(json) {
     const page = asRecord(json, 'stripe', 'the event list');
-    if (!Array.isArray(page.data) || typeof page.has_more !== 'boolean') throw new GatewayResponseShapeError('stripe', 'the event list has no "data" array or no "has_more"');
+    if (!Array.isArray(page.data) || typeof page.has_more !== 'boolean')
+      throw new GatewayResponseShapeError('stripe', 'the event list has no "data" array or no "has_more"');
     const events = page.data.map((entry) => asRecord(entry, 'stripe', 'an event in the list'));
     const last = events.at(-1);
     if (page.has_more && typeof last?.id !== 'string') throw new GatewayResponseShapeError('stripe', '"has_more" is true but the page ends with no event id');

@@ -69,7 +69,8 @@ function listPath(params: Record<string, string>, cursor: string | undefined, pa
 /** A Stripe list: `data` and `has_more`; the next page starts after the last id of this one. */
 function readList(json: unknown, what: string): { data: unknown[]; nextCursor: string | undefined } {
   const page = asRecord(json, 'stripe', what);
-  if (!Array.isArray(page.data) || typeof page.has_more !== 'boolean') throw new GatewayResponseShapeError('stripe', `${what} has no "data" array or no "has_more"`);
+  if (!Array.isArray(page.data) || typeof page.has_more !== 'boolean')
+    throw new GatewayResponseShapeError('stripe', `${what} has no "data" array or no "has_more"`);
   const last = page.data.at(-1) as { id?: unknown } | undefined;
   if (page.has_more && typeof last?.id !== 'string') throw new GatewayResponseShapeError('stripe', `"has_more" is true but ${what} ends with no id`);
   return { data: page.data, nextCursor: page.has_more ? (last!.id as string) : undefined };
@@ -111,7 +112,8 @@ function sourceKeys(source: unknown): { sourceId: string | undefined; chargeId: 
   if (typeof source === 'string') return { sourceId: source, chargeId: /^(ch|py)_/.test(source) ? source : undefined, paymentIntent: undefined };
   if (typeof source !== 'object' || source === null) return { sourceId: undefined, chargeId: undefined, paymentIntent: undefined };
   const object = source as Record<string, unknown>;
-  const idOf = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'object' && value !== null ? optionalText(value as Record<string, unknown>, 'id') : undefined);
+  const idOf = (value: unknown) =>
+    typeof value === 'string' ? value : typeof value === 'object' && value !== null ? optionalText(value as Record<string, unknown>, 'id') : undefined;
   const sourceId = optionalText(object, 'id');
   // A charge names itself; a refund and a dispute name their charge.
   const chargeId = object.object === 'charge' ? sourceId : idOf(object.charge);
@@ -129,7 +131,8 @@ function isoMinorUnits(record: Record<string, unknown>, key: string, currency: s
 }
 
 function balanceTransaction(record: Record<string, unknown>): LedgerEntry {
-  if (record.object !== undefined && record.object !== 'balance_transaction') throw new LedgerEntryError(`"object" is ${JSON.stringify(record.object)}, not balance_transaction`);
+  if (record.object !== undefined && record.object !== 'balance_transaction')
+    throw new LedgerEntryError(`"object" is ${JSON.stringify(record.object)}, not balance_transaction`);
   const type = entryText(record, 'type');
   const currency = entryCurrency(record.currency);
   const amount = isoMinorUnits(record, 'amount', currency);
@@ -166,14 +169,20 @@ function payout(record: Record<string, unknown>): LedgerPayout {
   const balance = record.balance_transaction;
   // On the scale of its entries (ISO 4217 minor units), so the two add up.
   const isoAmount = stripeAmountInMinorUnits(amount, record.currency.toUpperCase());
-  if (isoAmount === undefined) throw new GatewayResponseShapeError('stripe', `the payout's "amount" is not a whole amount in ${record.currency.toUpperCase()}'s ISO 4217 minor units`);
+  if (isoAmount === undefined)
+    throw new GatewayResponseShapeError('stripe', `the payout's "amount" is not a whole amount in ${record.currency.toUpperCase()}'s ISO 4217 minor units`);
   return {
     payoutId: id,
     amount: isoAmount,
     currency: record.currency,
     status: typeof record.status === 'string' ? record.status : 'unknown',
     arrivalAt: typeof record.arrival_date === 'number' ? new Date(record.arrival_date * 1000) : undefined,
-    balanceEntryId: typeof balance === 'string' ? balance : typeof balance === 'object' && balance !== null ? optionalText(balance as Record<string, unknown>, 'id') : undefined,
+    balanceEntryId:
+      typeof balance === 'string'
+        ? balance
+        : typeof balance === 'object' && balance !== null
+          ? optionalText(balance as Record<string, unknown>, 'id')
+          : undefined,
     createdAt: typeof record.created === 'number' ? new Date(record.created * 1000) : new Date(0),
     raw: record,
   };

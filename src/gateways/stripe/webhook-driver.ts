@@ -50,7 +50,8 @@ export function parseStripeSignatureHeader(header: string): StripeSignatureHeade
     if (key === 't') timestamps.push(value);
     if (key === 'v1') v1.push(value);
   }
-  const malformed = (what: string) => new SignatureError('signature_malformed', `The Stripe-Signature header ${what}; Stripe sends t=<unix seconds>,v1=<64 hex digits>.`);
+  const malformed = (what: string) =>
+    new SignatureError('signature_malformed', `The Stripe-Signature header ${what}; Stripe sends t=<unix seconds>,v1=<64 hex digits>.`);
   if (timestamps.length === 0) throw malformed('has no t= timestamp');
   if (!/^\d{1,16}$/.test(timestamps[0]!)) throw malformed('has a t= that is not a unix timestamp');
   if (v1.length === 0) throw malformed('has no v1= signature (a v0= alone is not checked)');

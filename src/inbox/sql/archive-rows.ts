@@ -49,7 +49,14 @@ export const EXACT_COLUMNS = `id::float8 as id, provider, event_id, event_type, 
  * the scan start where the previous batch ended instead of walking the index entries of rows just
  * deleted. Locked rows (a replay in flight) are skipped.
  */
-export async function lockExpiredBatch(tx: SqlExecutor, provider: string, status: InboxStatus, cutoff: Date, from: string | undefined, limit: number): Promise<ExactInboxRow[]> {
+export async function lockExpiredBatch(
+  tx: SqlExecutor,
+  provider: string,
+  status: InboxStatus,
+  cutoff: Date,
+  from: string | undefined,
+  limit: number,
+): Promise<ExactInboxRow[]> {
   const values = new Values();
   const { rows } = await tx.executeSql<Omit<ExactInboxRow, 'raw_body_base64'> & { raw_body: Buffer }>(
     `select ${EXACT_COLUMNS} from webhook_inbox
@@ -74,7 +81,12 @@ export async function deleteEvents(tx: SqlExecutor, ids: readonly number[]): Pro
 }
 
 /** Per UTC day of receipt, how many of one provider's rows in these statuses were received before `cutoff`. */
-export async function countExpiredByDay(db: SqlExecutor, provider: string, statuses: readonly InboxStatus[], cutoff: Date): Promise<Array<{ day: string; events: number }>> {
+export async function countExpiredByDay(
+  db: SqlExecutor,
+  provider: string,
+  statuses: readonly InboxStatus[],
+  cutoff: Date,
+): Promise<Array<{ day: string; events: number }>> {
   const { rows } = await db.executeSql<{ day: string; events: number }>(
     `select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int as events
      from webhook_inbox
@@ -98,10 +110,26 @@ export async function insertExactRowsIfAbsent(db: SqlExecutor, events: readonly 
   const values: unknown[] = [];
   const tuples = events.map((e, row) => {
     values.push(
-      e.id, e.provider, e.event_id, e.event_type, e.resource_id, e.status, e.attempts, e.last_error,
-      e.occurred_at, e.received_at, e.processed_at, e.payload_json, e.payload_lossy ?? false,
-      Buffer.from(e.raw_body_base64, 'base64'), e.fact_json ?? null, e.fingerprint ?? null, e.source ?? 'webhook',
-      e.decision ?? null, e.decision_detail_json ?? null, e.verification_json ?? null,
+      e.id,
+      e.provider,
+      e.event_id,
+      e.event_type,
+      e.resource_id,
+      e.status,
+      e.attempts,
+      e.last_error,
+      e.occurred_at,
+      e.received_at,
+      e.processed_at,
+      e.payload_json,
+      e.payload_lossy ?? false,
+      Buffer.from(e.raw_body_base64, 'base64'),
+      e.fact_json ?? null,
+      e.fingerprint ?? null,
+      e.source ?? 'webhook',
+      e.decision ?? null,
+      e.decision_detail_json ?? null,
+      e.verification_json ?? null,
     );
     const $ = (column: number) => `$${row * COLUMNS_PER_ROW + column}`;
     return `(${$(1)}::bigint, ${$(2)}, ${$(3)}, ${$(4)}, ${$(5)}, ${$(6)}, ${$(7)}::smallint, ${$(8)}, ${$(9)}::timestamptz, ${$(10)}::timestamptz,

@@ -26,7 +26,13 @@ interface EventIdentityRow {
   resource_id: string | null;
 }
 
-const identityOf = (row: EventIdentityRow) => ({ id: row.id, provider: row.provider, eventId: row.event_id, eventType: row.event_type, resourceId: row.resource_id });
+const identityOf = (row: EventIdentityRow) => ({
+  id: row.id,
+  provider: row.provider,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  resourceId: row.resource_id,
+});
 
 export interface StoredEventRow extends EventIdentityRow {
   occurred_at_ms: number;

@@ -39,7 +39,11 @@ function decisionCondition(decision: EventDecisionName): string {
  * (`providers`): the (provider, event_id) and (provider, resource_id) indexes lead with the
  * provider, so a bare `event_id = …` would read every partition whole.
  */
-export async function findEventsPage(db: SqlExecutor, filter: EventListFilter, page: { beforeId?: number; limit: number; providers: readonly string[] }): Promise<ListedEvent[]> {
+export async function findEventsPage(
+  db: SqlExecutor,
+  filter: EventListFilter,
+  page: { beforeId?: number; limit: number; providers: readonly string[] },
+): Promise<ListedEvent[]> {
   const values = new Values();
   const byKey = (filter.eventId !== undefined || filter.chargeId !== undefined) && filter.provider === undefined;
   const { rows } = await db.executeSql<ListedEventRow>(

@@ -57,7 +57,14 @@ export async function findEventsOfResource(db: SqlExecutor, provider: string, re
      order by webhook_inbox.occurred_at, webhook_inbox.id limit $3`,
     [provider, resourceId, limit],
   );
-  return rows.map((r) => ({ id: r.id, eventId: r.event_id, eventType: r.event_type, status: r.status, occurredAt: dateOf(r.occurred_at_ms), receivedAt: dateOf(r.received_at_ms) }));
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    status: r.status,
+    occurredAt: dateOf(r.occurred_at_ms),
+    receivedAt: dateOf(r.received_at_ms),
+  }));
 }
 
 /**

@@ -41,7 +41,13 @@ export async function sampleSettledLag(db: SqlExecutor, filter: { provider?: str
        ${where([`status = '${status}'`, HAS_SETTLED, provider, account, since])}
        order by received_at desc limit ${limit})`,
   );
-  const { rows } = await db.executeSql<{ n: number; ingest: number[] | null; ingest_max: number | string | null; processing: number[] | null; processing_max: number | string | null }>(
+  const { rows } = await db.executeSql<{
+    n: number;
+    ingest: number[] | null;
+    ingest_max: number | string | null;
+    processing: number[] | null;
+    processing_max: number | string | null;
+  }>(
     `with recent as (
        select * from (${walks.join(' union all ')}) settled order by received_at desc limit ${limit}
      ), lags as (
@@ -54,7 +60,13 @@ export async function sampleSettledLag(db: SqlExecutor, filter: { provider?: str
     values.list,
   );
   const row = rows[0]!;
-  return { n: row.n, ingest: row.ingest, ingestMax: row.ingest_max === null ? null : Number(row.ingest_max), processing: row.processing, processingMax: row.processing_max === null ? null : Number(row.processing_max) };
+  return {
+    n: row.n,
+    ingest: row.ingest,
+    ingestMax: row.ingest_max === null ? null : Number(row.ingest_max),
+    processing: row.processing,
+    processingMax: row.processing_max === null ? null : Number(row.processing_max),
+  };
 }
 
 export interface LagInWindow {
@@ -78,7 +90,15 @@ export interface ProviderLag {
 export async function settledLagByProvider(db: SqlExecutor, now: Date): Promise<ProviderLag[]> {
   const hourAgo = new Date(now.getTime() - 3600_000).toISOString();
   const dayAgo = new Date(now.getTime() - 86_400_000).toISOString();
-  const { rows } = await db.executeSql<{ provider: string; hour_events: number; hour_p50: number | null; hour_p99: number | null; day_events: number; day_p50: number | null; day_p99: number | null }>(
+  const { rows } = await db.executeSql<{
+    provider: string;
+    hour_events: number;
+    hour_p50: number | null;
+    hour_p99: number | null;
+    day_events: number;
+    day_p50: number | null;
+    day_p99: number | null;
+  }>(
     `select provider,
             count(*) filter (where received_at >= $1::timestamptz)::int as hour_events,
             percentile_cont(0.5) within group (order by ${PROCESSING_LAG}) filter (where received_at >= $1::timestamptz) as hour_p50,
@@ -91,6 +111,14 @@ export async function settledLagByProvider(db: SqlExecutor, now: Date): Promise<
      group by provider`,
     [hourAgo, dayAgo],
   );
-  const window = (events: number, p50: number | null, p99: number | null): LagInWindow => ({ events, p50Seconds: p50 ?? undefined, p99Seconds: p99 ?? undefined });
-  return rows.map((r) => ({ provider: r.provider, lastHour: window(r.hour_events, r.hour_p50, r.hour_p99), lastDay: window(r.day_events, r.day_p50, r.day_p99) }));
+  const window = (events: number, p50: number | null, p99: number | null): LagInWindow => ({
+    events,
+    p50Seconds: p50 ?? undefined,
+    p99Seconds: p99 ?? undefined,
+  });
+  return rows.map((r) => ({
+    provider: r.provider,
+    lastHour: window(r.hour_events, r.hour_p50, r.hour_p99),
+    lastDay: window(r.day_events, r.day_p50, r.day_p99),
+  }));
 }

@@ -23,7 +23,11 @@ const newestWebhookRequest = (bound?: string) =>
  * the first found nothing). Providers with no sent row are left out. Backfilled rows do not
  * count: they say the gateway did NOT send.
  */
-export async function findLastWebhookRequests(db: SqlExecutor, providers: readonly string[], options: { lookFirstSince?: Date } = {}): Promise<LastWebhookRequest[]> {
+export async function findLastWebhookRequests(
+  db: SqlExecutor,
+  providers: readonly string[],
+  options: { lookFirstSince?: Date } = {},
+): Promise<LastWebhookRequest[]> {
   if (providers.length === 0) return [];
   const values: unknown[] = [[...providers]];
   let newest = newestWebhookRequest();
@@ -31,6 +35,9 @@ export async function findLastWebhookRequests(db: SqlExecutor, providers: readon
     values.push(options.lookFirstSince.toISOString());
     newest = `coalesce(${newestWebhookRequest('$2::timestamptz')}, ${newest})`;
   }
-  const { rows } = await db.executeSql<{ provider: string; received_ms: number | null }>(`select p.provider, ${newest} as received_ms from unnest($1::text[]) as p(provider)`, values);
+  const { rows } = await db.executeSql<{ provider: string; received_ms: number | null }>(
+    `select p.provider, ${newest} as received_ms from unnest($1::text[]) as p(provider)`,
+    values,
+  );
   return rows.flatMap((row) => (row.received_ms === null ? [] : [{ provider: row.provider, receivedAt: dateOf(row.received_ms) }]));
 }

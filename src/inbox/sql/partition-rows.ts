@@ -33,5 +33,8 @@ export async function selectPartitionRows(tx: SqlExecutor, partition: string, af
 
 /** The conflicts recorded against one partition's rows: their foreign key would refuse the detach. */
 export async function deleteConflictsOfPartition(tx: SqlExecutor, from: Date, to: Date): Promise<void> {
-  await tx.executeSql('delete from webhook_inbox_conflicts where inbox_received_at >= $1::timestamptz and inbox_received_at < $2::timestamptz', [from.toISOString(), to.toISOString()]);
+  await tx.executeSql('delete from webhook_inbox_conflicts where inbox_received_at >= $1::timestamptz and inbox_received_at < $2::timestamptz', [
+    from.toISOString(),
+    to.toISOString(),
+  ]);
 }

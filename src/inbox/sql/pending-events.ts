@@ -59,7 +59,11 @@ export async function findReplayCandidates(db: SqlExecutor, filter: ReplayFilter
  * The status of each of one provider's events named by id (absent ids are left out): what a replay
  * by `--event-id` reports for the ids it did not take, so an existing event is not taken for a typo.
  */
-export async function findEventStatuses(db: SqlExecutor, provider: string, eventIds: readonly string[]): Promise<Array<{ eventId: string; status: InboxStatus }>> {
+export async function findEventStatuses(
+  db: SqlExecutor,
+  provider: string,
+  eventIds: readonly string[],
+): Promise<Array<{ eventId: string; status: InboxStatus }>> {
   if (eventIds.length === 0) return [];
   const { rows } = await db.executeSql<{ event_id: string; status: InboxStatus }>(
     `select event_id, status from webhook_inbox where provider = $1 and event_id = any($2::text[])`,

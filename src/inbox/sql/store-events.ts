@@ -112,7 +112,21 @@ export async function storeNewEvents(pool: SqlExecutor, jobs: EmbeddedJobInsert,
   const rows = 2 ** Math.ceil(Math.log2(events.length));
   const parameters: (string | Buffer | boolean | null)[] = [];
   for (const e of events) {
-    parameters.push(e.provider, e.eventId, e.eventType, e.resourceId, e.payloadJson, e.rawBody, e.occurredAt, e.payloadLossy, e.fingerprint, e.source, e.verificationJson, singletonKeyFor(e), e.account);
+    parameters.push(
+      e.provider,
+      e.eventId,
+      e.eventType,
+      e.resourceId,
+      e.payloadJson,
+      e.rawBody,
+      e.occurredAt,
+      e.payloadLossy,
+      e.fingerprint,
+      e.source,
+      e.verificationJson,
+      singletonKeyFor(e),
+      e.account,
+    );
   }
   for (let row = events.length; row < rows; row += 1) parameters.push(...UNUSED_ROW);
   let stored: ReturnedRow[];
@@ -124,5 +138,11 @@ export async function storeNewEvents(pool: SqlExecutor, jobs: EmbeddedJobInsert,
     throw error;
   }
   // bigserial ids come back as text (postgres.js leaves int8 as a string); they stay below 2^53.
-  return stored.map((row) => ({ id: Number(row.id), provider: row.provider, eventId: row.event_id, resourceId: row.resource_id, receivedAt: dateOf(row.received_at_ms) }));
+  return stored.map((row) => ({
+    id: Number(row.id),
+    provider: row.provider,
+    eventId: row.event_id,
+    resourceId: row.resource_id,
+    receivedAt: dateOf(row.received_at_ms),
+  }));
 }

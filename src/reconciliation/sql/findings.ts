@@ -15,7 +15,15 @@ export async function upsertFindings(db: SqlExecutor, provider: string, runId: n
      on conflict (provider, kind, subject) do update set payment_id = excluded.payment_id, evidence = excluded.evidence, last_run_id = excluded.last_run_id,
        last_found_at = excluded.last_found_at, status = 'open', resolved_at = null
      returning (xmax = 0 or f.status <> 'open') as opened`,
-    [provider, runId, at.toISOString(), findings.map((f) => f.kind), findings.map((f) => f.subject), findings.map((f) => (f.paymentId === undefined ? null : String(f.paymentId))), findings.map((f) => JSON.stringify(withoutNul(f.evidence)))],
+    [
+      provider,
+      runId,
+      at.toISOString(),
+      findings.map((f) => f.kind),
+      findings.map((f) => f.subject),
+      findings.map((f) => (f.paymentId === undefined ? null : String(f.paymentId))),
+      findings.map((f) => JSON.stringify(withoutNul(f.evidence))),
+    ],
   );
   return rows.filter((row) => row.opened).length;
 }
@@ -24,7 +32,14 @@ export async function upsertFindings(db: SqlExecutor, provider: string, runId: n
  * Open findings about a subject this run looked at, of the kinds it decides, that it did not find
  * again: no longer true (a backfilled webhook, a late credit), so resolved.
  */
-export async function resolveFindingsNotFound(db: SqlExecutor, provider: string, kinds: readonly FindingKind[], evaluated: readonly string[], found: readonly Finding[], at: Date): Promise<number> {
+export async function resolveFindingsNotFound(
+  db: SqlExecutor,
+  provider: string,
+  kinds: readonly FindingKind[],
+  evaluated: readonly string[],
+  found: readonly Finding[],
+  at: Date,
+): Promise<number> {
   if (evaluated.length === 0) return 0;
   const { rows } = await db.executeSql(
     `update reconciliation_findings f set status = 'resolved', resolved_at = $5

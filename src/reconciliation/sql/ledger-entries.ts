@@ -82,7 +82,12 @@ function storedEntry(row: EntryRow): StoredEntry {
 }
 
 /** Every entry created in the window (none without one), and every entry of these payment keys whenever created: what matching needs. */
-export async function selectEntriesForMatching(db: SqlExecutor, provider: string, window: { since: Date; until: Date } | undefined, paymentKeys: readonly string[]): Promise<StoredEntry[]> {
+export async function selectEntriesForMatching(
+  db: SqlExecutor,
+  provider: string,
+  window: { since: Date; until: Date } | undefined,
+  paymentKeys: readonly string[],
+): Promise<StoredEntry[]> {
   const { rows } = await db.executeSql<EntryRow>(
     `select ${ENTRY_COLUMNS} from ledger_entries
       where provider = $1 and ((gateway_created_at >= $2 and gateway_created_at < $3) or payment_key = any($4::text[]) or charge_id = any($4::text[]))`,
@@ -93,7 +98,10 @@ export async function selectEntriesForMatching(db: SqlExecutor, provider: string
 
 /** The entries of one payout, as listed by it. */
 export async function selectEntriesOfPayout(db: SqlExecutor, provider: string, payoutId: string): Promise<StoredEntry[]> {
-  const { rows } = await db.executeSql<EntryRow>(`select ${ENTRY_COLUMNS} from ledger_entries where provider = $1 and payout_id = $2 order by gateway_created_at, entry_id`, [provider, payoutId]);
+  const { rows } = await db.executeSql<EntryRow>(
+    `select ${ENTRY_COLUMNS} from ledger_entries where provider = $1 and payout_id = $2 order by gateway_created_at, entry_id`,
+    [provider, payoutId],
+  );
   return rows.map(storedEntry);
 }
 

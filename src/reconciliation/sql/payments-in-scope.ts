@@ -31,7 +31,12 @@ const toPayment = (row: PaymentRow): PaymentToMatch => ({
  * payments the window's entries name). Only the payment's gateway key and its money columns are
  * read: matching does not depend on how its facts are stored.
  */
-export async function selectPaymentsInScope(db: SqlExecutor, provider: string, window: { since: Date; until: Date } | undefined, keys: readonly string[]): Promise<PaymentToMatch[]> {
+export async function selectPaymentsInScope(
+  db: SqlExecutor,
+  provider: string,
+  window: { since: Date; until: Date } | undefined,
+  keys: readonly string[],
+): Promise<PaymentToMatch[]> {
   // No window: the payments under these keys only (a payout's, the API's).
   const { rows } = await db.executeSql<PaymentRow>(
     `select ${COLUMNS} from payments where provider = $1 and ((created_at >= $2 and created_at < $3) or gateway_charge_id = any($4::text[]))`,

@@ -18,7 +18,17 @@ export async function upsertPayout(db: SqlExecutor, provider: string, payout: Le
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)
      on conflict (provider, payout_id) do update set amount = excluded.amount, currency = excluded.currency, status = excluded.status,
        arrival_at = excluded.arrival_at, balance_entry_id = excluded.balance_entry_id, raw = excluded.raw`,
-    [provider, payout.payoutId, payout.amount, payout.currency, payout.status, payout.arrivalAt?.toISOString() ?? null, payout.balanceEntryId ?? null, payout.createdAt.toISOString(), JSON.stringify(payout.raw)],
+    [
+      provider,
+      payout.payoutId,
+      payout.amount,
+      payout.currency,
+      payout.status,
+      payout.arrivalAt?.toISOString() ?? null,
+      payout.balanceEntryId ?? null,
+      payout.createdAt.toISOString(),
+      JSON.stringify(payout.raw),
+    ],
   );
 }
 

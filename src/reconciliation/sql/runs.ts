@@ -64,7 +64,12 @@ export async function insertRun(db: SqlExecutor, scope: RunScope, startedAt: Dat
  * this one, its start moved to `now`: `for update skip locked` and the status change keep two
  * runs from resuming it at once.
  */
-export async function claimPartialRun(db: SqlExecutor, scope: { provider: string; scope: 'window' | 'payout'; payoutId: string | null }, now: Date, abandonedBefore: Date): Promise<RunRow | undefined> {
+export async function claimPartialRun(
+  db: SqlExecutor,
+  scope: { provider: string; scope: 'window' | 'payout'; payoutId: string | null },
+  now: Date,
+  abandonedBefore: Date,
+): Promise<RunRow | undefined> {
   const { rows } = await db.executeSql(
     `update reconciliation_runs set status = 'running', error = null, finished_at = null, started_at = $4
       where id = (select id from reconciliation_runs where provider = $1 and scope = $2 and payout_id is not distinct from $3
@@ -77,7 +82,11 @@ export async function claimPartialRun(db: SqlExecutor, scope: { provider: string
 }
 
 /** One page read and stored: where the next one starts, and what it added. */
-export async function recordPage(db: SqlExecutor, runId: number, page: { nextCursor: string | null; read: number; inserted: number; unreadable: number }): Promise<void> {
+export async function recordPage(
+  db: SqlExecutor,
+  runId: number,
+  page: { nextCursor: string | null; read: number; inserted: number; unreadable: number },
+): Promise<void> {
   await db.executeSql(
     'update reconciliation_runs set cursor = $2, pages = pages + 1, entries_read = entries_read + $3, entries_new = entries_new + $4, unreadable = unreadable + $5 where id = $1',
     [runId, page.nextCursor, page.read, page.inserted, page.unreadable],
@@ -85,13 +94,20 @@ export async function recordPage(db: SqlExecutor, runId: number, page: { nextCur
 }
 
 export async function finishRun(db: SqlExecutor, runId: number, findings: number, finishedAt: Date): Promise<RunRow> {
-  const { rows } = await db.executeSql(`update reconciliation_runs set status = 'complete', cursor = null, findings = $2, finished_at = $3 where id = $1 returning ${COLUMNS}`, [runId, findings, finishedAt.toISOString()]);
+  const { rows } = await db.executeSql(
+    `update reconciliation_runs set status = 'complete', cursor = null, findings = $2, finished_at = $3 where id = $1 returning ${COLUMNS}`,
+    [runId, findings, finishedAt.toISOString()],
+  );
   return toRun(rows[0]!);
 }
 
 /** Stopped part-way: kept with its cursor, and why, so the next run of its scope resumes it. */
 export async function stopRun(db: SqlExecutor, runId: number, error: string, finishedAt: Date): Promise<RunRow> {
-  const { rows } = await db.executeSql(`update reconciliation_runs set status = 'partial', error = $2, finished_at = $3 where id = $1 returning ${COLUMNS}`, [runId, error, finishedAt.toISOString()]);
+  const { rows } = await db.executeSql(`update reconciliation_runs set status = 'partial', error = $2, finished_at = $3 where id = $1 returning ${COLUMNS}`, [
+    runId,
+    error,
+    finishedAt.toISOString(),
+  ]);
   return toRun(rows[0]!);
 }
 

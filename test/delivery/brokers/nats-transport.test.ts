@@ -39,7 +39,7 @@ after(async () => {
   await stream?.drop();
 });
 
-test('the URL\'s credentials become the client\'s options (it reads only host:port); tls:// requires TLS', () => {
+test("the URL's credentials become the client's options (it reads only host:port); tls:// requires TLS", () => {
   const base = { name: 'jet', connectTimeoutMs: 1000 };
   assert.deepEqual(natsConnectOptions({ ...base, url: 'nats://inbox:p%40ss@nats.internal:4333' }), {
     servers: 'nats.internal:4333',
@@ -82,7 +82,10 @@ describe('NATS transport: a JetStream ack is delivered, anything else a failed a
 
   test('no stream captures the subject: a failed attempt that says so; a stream other than the configured one: refused', async () => {
     const nowhere = await transport({ subjectPrefix: `${stream.subjectPrefix}-nowhere` }).send(signedOutgoing(paymentEventRow(), SECRET));
-    assert.match(nowhere.kind === 'failed' ? nowhere.error : '', /no JetStream stream captures subject "test-transport-[0-9a-f]+-nowhere\.stripe\.ch_transport_1" \(no responders\)/);
+    assert.match(
+      nowhere.kind === 'failed' ? nowhere.error : '',
+      /no JetStream stream captures subject "test-transport-[0-9a-f]+-nowhere\.stripe\.ch_transport_1" \(no responders\)/,
+    );
     const other = await transport({ stream: 'SOME_OTHER_STREAM' }).send(signedOutgoing(paymentEventRow(), SECRET));
     assert.match(other.kind === 'failed' ? other.error : '', /JetStream did not store it: expected stream does not match/);
     assert.equal((await transport({ stream: stream.name }).send(signedOutgoing(paymentEventRow(), SECRET))).kind, 'delivered');

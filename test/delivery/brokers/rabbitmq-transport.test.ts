@@ -62,7 +62,7 @@ describe('RabbitMQ transport: a confirmed publish is delivered, anything else a 
     assert.match(result.kind === 'failed' ? result.error : '', /unroutable: no queue is bound to exchange "unbound" for routing key "stripe\.ch_nowhere"/);
   });
 
-  test('an exchange that does not exist fails the attempt with the broker\'s reason; once it exists the next publish goes through on a new channel', async () => {
+  test("an exchange that does not exist fails the attempt with the broker's reason; once it exists the next publish goes through on a new channel", async () => {
     const bus = transport('created-later');
     const first = await bus.send(signedOutgoing(paymentEventRow(), SECRET));
     assert.equal(first.kind, 'failed');
@@ -83,7 +83,10 @@ describe('RabbitMQ transport: a confirmed publish is delivered, anything else a 
     // The close reaches the client asynchronously: a publish in that gap fails (the channel is
     // closing) and the next one reconnects. Either way an attempt ends delivered or failed, never hangs.
     const row = paymentEventRow();
-    const outcome = await waitFor(async () => ((await bus.send(signedOutgoing(row, SECRET))).kind === 'delivered' ? 'delivered' : undefined), { message: 'a publish after the forced close to be confirmed', intervalMs: 200 });
+    const outcome = await waitFor(async () => ((await bus.send(signedOutgoing(row, SECRET))).kind === 'delivered' ? 'delivered' : undefined), {
+      message: 'a publish after the forced close to be confirmed',
+      intervalMs: 200,
+    });
     assert.equal(outcome, 'delivered');
     await waitFor(() => consumer.received.some((e) => e.webhookId === row.id), { message: 'the message published after the reconnect' });
   });

@@ -61,7 +61,15 @@ export interface VerifiedPayload {
   sequence: number;
   follows_sequence?: number;
   type: string;
-  payment: { charge_id: string; provider: string; account?: string | null; status: string; previous_status: string | null; amount_refunded: number; inquiry_open: boolean };
+  payment: {
+    charge_id: string;
+    provider: string;
+    account?: string | null;
+    status: string;
+    previous_status: string | null;
+    amount_refunded: number;
+    inquiry_open: boolean;
+  };
 }
 
 /** What a test consumer records of one verified event (HTTP here, a broker's in broker-consumer.ts). */

@@ -53,7 +53,13 @@ export function brokerHasAll(consumer: BrokerConsumer, payments: readonly Paymen
  * 1..n in order with no gap, the outbox's ids, ending at the payment's status, each routed by its
  * payment. Returns the repeats it dropped (same id again: at least once).
  */
-export async function assertEveryPaymentInOrder(sql: postgres.Sql, consumer: BrokerConsumer, payments: readonly PaymentRow[], routeOf: (chargeId: string) => string, context: string): Promise<number> {
+export async function assertEveryPaymentInOrder(
+  sql: postgres.Sql,
+  consumer: BrokerConsumer,
+  payments: readonly PaymentRow[],
+  routeOf: (chargeId: string) => string,
+  context: string,
+): Promise<number> {
   assert.equal(consumer.unverified, 0, 'every message verified with standardwebhooks');
   assert.deepEqual(consumer.misaddressed, [], 'every broker message id is its event id');
   let repeats = 0;
@@ -63,7 +69,11 @@ export async function assertEveryPaymentInOrder(sql: postgres.Sql, consumer: Bro
     repeats += repeated;
     assert.ok(inOrder, `${label}: sequences ${applied.map((e) => e.sequence).join(',')}`);
     assert.equal(applied.length, payment.eventSequence, `${label}: one event per change of the payment, no gap`);
-    assert.deepEqual(applied.map((e) => e.webhookId), await eventIdsOf(sql, payment.id), `${label}: ids are the outbox event ids`);
+    assert.deepEqual(
+      applied.map((e) => e.webhookId),
+      await eventIdsOf(sql, payment.id),
+      `${label}: ids are the outbox event ids`,
+    );
     assert.equal(applied.at(-1)!.status, payment.status, `${label}: the last event is the payment's status`);
     for (const event of applied) assert.equal(consumer.routes.get(event.webhookId), routeOf(payment.chargeId), `${label}: routed by its payment`);
   }

@@ -39,7 +39,15 @@ export async function laneOf(sql: postgres.Sql, destination: string, paymentId: 
   const [row] = await sql`
     select payment_id, delivered_sequence, attempts, parked_at is not null as parked, last_error from delivery_lanes
     where destination = ${destination} and payment_id = ${paymentId}`;
-  return row && { paymentId: Number(row.payment_id), deliveredSequence: row.delivered_sequence, attempts: row.attempts, parked: row.parked, lastError: row.last_error };
+  return (
+    row && {
+      paymentId: Number(row.payment_id),
+      deliveredSequence: row.delivered_sequence,
+      attempts: row.attempts,
+      parked: row.parked,
+      lastError: row.last_error,
+    }
+  );
 }
 
 /** Every listed payment's events all accepted by the consumer: its last accepted sequence is the payment's last. */

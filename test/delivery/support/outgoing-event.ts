@@ -39,5 +39,10 @@ export function signedOutgoing(row: PaymentEventRow, secret: string, timeoutMs =
   const body = JSON.stringify(toPaymentEventBody(row));
   const now = new Date();
   const signature = new Webhook(secret).sign(row.id, now, body);
-  return { event: row, body, headers: { 'webhook-id': row.id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature }, timeoutMs };
+  return {
+    event: row,
+    body,
+    headers: { 'webhook-id': row.id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature },
+    timeoutMs,
+  };
 }

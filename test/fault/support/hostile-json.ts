@@ -35,13 +35,36 @@ const cleanString = (s: string) => s.replace(/[\u0000\ud800-\udfff]/gu, '\uFFFD'
 /** A string as the payload holds it: an invalid byte decoded as U+FFFD, then U+0000 and lone surrogates as U+FFFD. */
 export const storedString = (s: string) => cleanString(s.replaceAll(INVALID_BYTE, '\uFFFD'));
 
-const stringFragment: fc.Arbitrary<Fragment> = hostileString.map((s) => ({ text: JSON.stringify(s), alters: stringAlters(s), depth: 0, stored: storedString(s) }));
+const stringFragment: fc.Arbitrary<Fragment> = hostileString.map((s) => ({
+  text: JSON.stringify(s),
+  alters: stringAlters(s),
+  depth: 0,
+  stored: storedString(s),
+}));
 
 /** Numbers a double holds, and ones it does not (overflow, underflow to 0), and long integers (kept as digits). */
-const numberFragment: fc.Arbitrary<Fragment> = fc.oneof(
-  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)).map((n) => JSON.stringify(n)),
-  fc.constantFrom('1e400', '-1e400', '1E+999', '2e308', '1e-400', '-4e-330', '0e-999', '1.5e308', '123456789012345678901234567890', '-9007199254740993', '0.1', '5e-324'),
-).map((text) => ({ text, alters: numberAlters(text), depth: 0, stored: storedNumber(text) }));
+const numberFragment: fc.Arbitrary<Fragment> = fc
+  .oneof(
+    fc
+      .double({ noNaN: true, noDefaultInfinity: true })
+      .filter((n) => !Object.is(n, -0))
+      .map((n) => JSON.stringify(n)),
+    fc.constantFrom(
+      '1e400',
+      '-1e400',
+      '1E+999',
+      '2e308',
+      '1e-400',
+      '-4e-330',
+      '0e-999',
+      '1.5e308',
+      '123456789012345678901234567890',
+      '-9007199254740993',
+      '0.1',
+      '5e-324',
+    ),
+  )
+  .map((text) => ({ text, alters: numberAlters(text), depth: 0, stored: storedNumber(text) }));
 
 export function numberAlters(text: string): boolean {
   const value = Number(text);
@@ -76,7 +99,8 @@ const joined = (parts: Fragment[], open: string, close: string, stored: unknown)
  */
 function storedObject(members: readonly { key: string; stored: unknown }[]): Record<string, unknown> {
   const object: Record<string, unknown> = {};
-  for (const { key, stored } of members) Object.defineProperty(object, storedString(key), { value: stored, writable: true, enumerable: true, configurable: true });
+  for (const { key, stored } of members)
+    Object.defineProperty(object, storedString(key), { value: stored, writable: true, enumerable: true, configurable: true });
   return object;
 }
 
@@ -85,21 +109,32 @@ export const valueFragment: fc.Arbitrary<Fragment> = fc.letrec<{ value: Fragment
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     scalarFragment,
-    fc.array(tie('value'), { maxLength: 4 }).map((items) => joined(items, '[', ']', items.map((item) => item.stored))),
+    fc.array(tie('value'), { maxLength: 4 }).map((items) =>
+      joined(
+        items,
+        '[',
+        ']',
+        items.map((item) => item.stored),
+      ),
+    ),
     // Distinct keys: two entries under one key would let a later value discard an earlier altering
     // one (a NUL key), and the oracle would call a payload lossy that nothing altered (seen once:
     // `{"":{"\u0000":""},"":[]}`). Repeated keys come only from `twice`, whose wins are known.
-    fc
-      .uniqueArray(fc.tuple(hostileKey, tie('value'), fc.boolean()), { maxLength: 4, selector: ([key]) => key })
-      .map((entries) => {
-        // `twice`: the key appears twice (the later value wins, in JSON.parse and in jsonb alike);
-        // only keys stored unaltered, so two keys never become one by cleaning.
-        const members = entries.flatMap(([key, value, twice]) => {
-          const member = { key, text: `${JSON.stringify(key)}:${value.text}`, alters: stringAlters(key) || value.alters, depth: value.depth, stored: value.stored };
-          return twice && !stringAlters(key) ? [{ ...member, text: `${JSON.stringify(key)}:0`, stored: 0 }, member] : [member];
-        });
-        return joined(members, '{', '}', storedObject(members));
-      }),
+    fc.uniqueArray(fc.tuple(hostileKey, tie('value'), fc.boolean()), { maxLength: 4, selector: ([key]) => key }).map((entries) => {
+      // `twice`: the key appears twice (the later value wins, in JSON.parse and in jsonb alike);
+      // only keys stored unaltered, so two keys never become one by cleaning.
+      const members = entries.flatMap(([key, value, twice]) => {
+        const member = {
+          key,
+          text: `${JSON.stringify(key)}:${value.text}`,
+          alters: stringAlters(key) || value.alters,
+          depth: value.depth,
+          stored: value.stored,
+        };
+        return twice && !stringAlters(key) ? [{ ...member, text: `${JSON.stringify(key)}:0`, stored: 0 }, member] : [member];
+      });
+      return joined(members, '{', '}', storedObject(members));
+    }),
   ),
 })).value;
 

@@ -97,7 +97,11 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
         const response = await fetch(`${baseUrl}/readyz`);
         return response.status === 200;
       },
-      { message: `the service (${options.entry ?? 'src/main.ts'}) to be ready on port ${options.port}`, timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 50 },
+      {
+        message: `the service (${options.entry ?? 'src/main.ts'}) to be ready on port ${options.port}`,
+        timeoutMs: options.readyTimeoutMs ?? 90_000,
+        intervalMs: 50,
+      },
     );
     const died = exited.then(({ code, signal }) => {
       throw new Error(`it exited during start (code ${code}, signal ${signal})`);

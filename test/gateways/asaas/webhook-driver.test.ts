@@ -15,8 +15,17 @@ const received = JSON.stringify({
   event: 'PAYMENT_RECEIVED',
   dateCreated: '2024-06-12 16:45:03',
   payment: {
-    object: 'payment', id: 'pay_080225913252', dateCreated: '2024-06-12', customer: 'cus_G7Dvo4iphUNk', value: 100.0, netValue: 98.01,
-    billingType: 'PIX', status: 'RECEIVED', dueDate: '2024-06-12', paymentDate: '2024-06-12', deleted: false,
+    object: 'payment',
+    id: 'pay_080225913252',
+    dateCreated: '2024-06-12',
+    customer: 'cus_G7Dvo4iphUNk',
+    value: 100.0,
+    netValue: 98.01,
+    billingType: 'PIX',
+    status: 'RECEIVED',
+    dueDate: '2024-06-12',
+    paymentDate: '2024-06-12',
+    deleted: false,
   },
 });
 
@@ -25,7 +34,12 @@ function stored(body: string): StoredEvent {
 }
 
 function paymentEvent(event: string, payment: Record<string, unknown> = {}) {
-  return JSON.stringify({ id: `evt_x&${event}`, event, dateCreated: '2024-06-12 16:45:03', payment: { object: 'payment', id: 'pay_1', value: 100.0, status: 'X', ...payment } });
+  return JSON.stringify({
+    id: `evt_x&${event}`,
+    event,
+    dateCreated: '2024-06-12 16:45:03',
+    payment: { object: 'payment', id: 'pay_1', value: 100.0, status: 'X', ...payment },
+  });
 }
 
 describe('asaas: the access token', () => {
@@ -71,33 +85,63 @@ describe('asaas: parsing', () => {
   });
 
   test('no event, or an unreadable dateCreated → malformed_payload', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest('{"payment":{"id":"pay_1"}}'), now)), 'malformed_payload');
-    assert.equal(errorCode(() => driver.parse(webhookRequest('{"event":"PAYMENT_CREATED","dateCreated":"12/06/2024"}'), now)), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('{"payment":{"id":"pay_1"}}'), now)),
+      'malformed_payload',
+    );
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('{"event":"PAYMENT_CREATED","dateCreated":"12/06/2024"}'), now)),
+      'malformed_payload',
+    );
   });
 });
 
 describe('asaas: canonical payment facts', () => {
   test('PAYMENT_RECEIVED with value 100.00 → paid, 10000 minor units in BRL', () => {
     assert.deepEqual(driver.toPaymentFact(stored(received)), {
-      kind: 'payment.paid', chargeId: 'pay_080225913252', status: 'paid', occurredAt: new Date('2024-06-12T19:45:03Z'),
-      amount: 10000, amountRefunded: undefined, currency: 'BRL',
+      kind: 'payment.paid',
+      chargeId: 'pay_080225913252',
+      status: 'paid',
+      occurredAt: new Date('2024-06-12T19:45:03Z'),
+      amount: 10000,
+      amountRefunded: undefined,
+      currency: 'BRL',
     });
   });
 
   test('decimals convert without float error (4.35 * 100 is 434.99999999999994 in floating point)', () => {
-    for (const [value, minor] of [[4.35, 435], [0.29, 29], [1.13, 113], [19.99, 1999], [100, 10000], [0.1, 10]] as const) {
+    for (const [value, minor] of [
+      [4.35, 435],
+      [0.29, 29],
+      [1.13, 113],
+      [19.99, 1999],
+      [100, 10000],
+      [0.1, 10],
+    ] as const) {
       assert.equal(driver.toPaymentFact(stored(paymentEvent('PAYMENT_CONFIRMED', { value })))?.amount, minor, String(value));
     }
   });
 
   test('every mapped event', () => {
     const expected: Record<string, string | null> = {
-      PAYMENT_CREATED: 'pending', PAYMENT_AUTHORIZED: 'authorized', PAYMENT_OVERDUE: 'pending', PAYMENT_RESTORED: 'pending',
-      PAYMENT_CONFIRMED: 'paid', PAYMENT_RECEIVED: 'paid', PAYMENT_AWAITING_CHARGEBACK_REVERSAL: 'paid',
-      PAYMENT_CREDIT_CARD_CAPTURE_REFUSED: 'failed', PAYMENT_REPROVED_BY_RISK_ANALYSIS: 'failed',
-      PAYMENT_DELETED: 'canceled', PAYMENT_REFUNDED: 'refunded', PAYMENT_PARTIALLY_REFUNDED: 'partially_refunded',
-      PAYMENT_CHARGEBACK_REQUESTED: 'disputed', PAYMENT_CHARGEBACK_DISPUTE: 'disputed',
-      PAYMENT_UPDATED: null, PAYMENT_REFUND_IN_PROGRESS: null, PAYMENT_BANK_SLIP_VIEWED: null, PAYMENT_ANTICIPATED: null,
+      PAYMENT_CREATED: 'pending',
+      PAYMENT_AUTHORIZED: 'authorized',
+      PAYMENT_OVERDUE: 'pending',
+      PAYMENT_RESTORED: 'pending',
+      PAYMENT_CONFIRMED: 'paid',
+      PAYMENT_RECEIVED: 'paid',
+      PAYMENT_AWAITING_CHARGEBACK_REVERSAL: 'paid',
+      PAYMENT_CREDIT_CARD_CAPTURE_REFUSED: 'failed',
+      PAYMENT_REPROVED_BY_RISK_ANALYSIS: 'failed',
+      PAYMENT_DELETED: 'canceled',
+      PAYMENT_REFUNDED: 'refunded',
+      PAYMENT_PARTIALLY_REFUNDED: 'partially_refunded',
+      PAYMENT_CHARGEBACK_REQUESTED: 'disputed',
+      PAYMENT_CHARGEBACK_DISPUTE: 'disputed',
+      PAYMENT_UPDATED: null,
+      PAYMENT_REFUND_IN_PROGRESS: null,
+      PAYMENT_BANK_SLIP_VIEWED: null,
+      PAYMENT_ANTICIPATED: null,
     };
     for (const [event, status] of Object.entries(expected)) {
       assert.equal(driver.toPaymentFact(stored(paymentEvent(event)))?.status ?? null, status, event);
@@ -106,14 +150,25 @@ describe('asaas: canonical payment facts', () => {
 
   test('refunds: a full refund refunds the whole value; a partial one sums the listed refunds', () => {
     assert.equal(driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9 })))?.amountRefunded, 4990);
-    const partial = paymentEvent('PAYMENT_PARTIALLY_REFUNDED', { value: 100, refunds: [{ value: 10.1, status: 'DONE' }, { value: 5, status: 'CANCELLED' }, { value: 0.2, status: 'PENDING' }] });
+    const partial = paymentEvent('PAYMENT_PARTIALLY_REFUNDED', {
+      value: 100,
+      refunds: [
+        { value: 10.1, status: 'DONE' },
+        { value: 5, status: 'CANCELLED' },
+        { value: 0.2, status: 'PENDING' },
+      ],
+    });
     assert.equal(driver.toPaymentFact(stored(partial))?.amountRefunded, 1030);
   });
 
   test('a released pre-authorization (PAYMENT_REFUNDED of a charge never captured: no confirmedDate nor paymentDate) is canceled, nothing refunded', () => {
-    const released = driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: null, paymentDate: null })));
+    const released = driver.toPaymentFact(
+      stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: null, paymentDate: null })),
+    );
     assert.deepEqual([released?.status, released?.amountRefunded], ['canceled', undefined]);
-    const refunded = driver.toPaymentFact(stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: '2024-06-12', paymentDate: '2024-06-12' })));
+    const refunded = driver.toPaymentFact(
+      stored(paymentEvent('PAYMENT_REFUNDED', { value: 49.9, status: 'REFUNDED', confirmedDate: '2024-06-12', paymentDate: '2024-06-12' })),
+    );
     assert.deepEqual([refunded?.status, refunded?.amountRefunded], ['refunded', 4990]);
   });
 

@@ -9,14 +9,31 @@ const driver = createDriver(githubDriver, { secrets: [SECRET] });
 const body = '{"action":"opened","issue":{"id":1,"number":1347},"repository":{"id":1296269,"full_name":"octocat/Hello-World"}}';
 const sign = (content: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(content).digest('hex')}`;
 const delivery = (content: string, signature = sign(content), extra: Record<string, string> = {}) =>
-  webhookRequest(content, { 'x-hub-signature-256': signature, 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958', ...extra });
+  webhookRequest(content, {
+    'x-hub-signature-256': signature,
+    'x-github-event': 'issues',
+    'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    ...extra,
+  });
 
 describe('github: published vectors', () => {
   test('V3 (GitHub docs) and V4 (octokit tests)', async () => {
     const v3 = createDriver(githubDriver, { secrets: ["It's a Secret to Everybody"] });
-    assert.equal(await verifyOutcome(v3, webhookRequest('Hello, World!', { 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' })), 'ok');
+    assert.equal(
+      await verifyOutcome(
+        v3,
+        webhookRequest('Hello, World!', { 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' }),
+      ),
+      'ok',
+    );
     const v4 = createDriver(githubDriver, { secrets: ['mysecret'] });
-    assert.equal(await verifyOutcome(v4, webhookRequest('{"foo":"bar"}', { 'x-hub-signature-256': 'sha256=4864d2759938a15468b5df9ade20bf161da9b4f737ea61794142f3484236bda3' })), 'ok');
+    assert.equal(
+      await verifyOutcome(
+        v4,
+        webhookRequest('{"foo":"bar"}', { 'x-hub-signature-256': 'sha256=4864d2759938a15468b5df9ade20bf161da9b4f737ea61794142f3484236bda3' }),
+      ),
+      'ok',
+    );
   });
 });
 
@@ -46,7 +63,14 @@ describe('github: parsing', () => {
     const event = driver.parse(delivery(body), now);
     assert.deepEqual(
       { ...event, payload: undefined },
-      { eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958', eventType: 'issues.opened', resourceId: 'octocat/Hello-World', occurredAt: now, occurredAtIsRequestTime: true, payload: undefined },
+      {
+        eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        eventType: 'issues.opened',
+        resourceId: 'octocat/Hello-World',
+        occurredAt: now,
+        occurredAtIsRequestTime: true,
+        payload: undefined,
+      },
     );
     assert.equal(driver.toPaymentFact({ provider: 'github', ...event, payloadLossy: false }), null);
   });
@@ -59,6 +83,9 @@ describe('github: parsing', () => {
     assert.deepEqual(event.payload, { zen: 'Keep it logically awesome.', hook_id: 1 });
   });
   test('no X-GitHub-Delivery → malformed_payload', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest(body, { 'x-github-event': 'issues' }), now)), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest(body, { 'x-github-event': 'issues' }), now)),
+      'malformed_payload',
+    );
   });
 });

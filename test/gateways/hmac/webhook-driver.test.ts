@@ -30,7 +30,9 @@ describe('hmac: published vectors through the generic driver', () => {
 
   test('D5 (Shopify algorithm): base64', async () => {
     const driver = hmacDriverWith(['hush'], { header: 'x-shopify-hmac-sha256', encoding: 'base64' });
-    const request = webhookRequest('{"id":820982911946154508,"email":"jon@example.com"}', { 'x-shopify-hmac-sha256': 'D0UMXmhjwBRi4y66TmhJrDlhQABD7zI2fm3p6/QLMo8=' });
+    const request = webhookRequest('{"id":820982911946154508,"email":"jon@example.com"}', {
+      'x-shopify-hmac-sha256': 'D0UMXmhjwBRi4y66TmhJrDlhQABD7zI2fm3p6/QLMo8=',
+    });
     assert.equal(await verifyOutcome(driver, request), 'ok');
   });
 });
@@ -114,23 +116,53 @@ describe('hmac: field mapping and derived keys', () => {
   const now = new Date('2026-03-01T10:00:00Z');
 
   test('id, type, resource and time come from the configured paths and headers', () => {
-    const driver = hmacDriverWith(['s'], { header: 'x', idHeader: 'X-Delivery', typePath: 'event.name', resourcePath: 'charge.id', occurredAtPath: 'charge.updated_at' });
-    const event = driver.parse(webhookRequest('{"event":{"name":"charge.paid"},"charge":{"id":123,"updated_at":"2026-02-28T09:00:00-03:00"}}', { 'x-delivery': 'd-1' }), now);
+    const driver = hmacDriverWith(['s'], {
+      header: 'x',
+      idHeader: 'X-Delivery',
+      typePath: 'event.name',
+      resourcePath: 'charge.id',
+      occurredAtPath: 'charge.updated_at',
+    });
+    const event = driver.parse(
+      webhookRequest('{"event":{"name":"charge.paid"},"charge":{"id":123,"updated_at":"2026-02-28T09:00:00-03:00"}}', { 'x-delivery': 'd-1' }),
+      now,
+    );
     assert.deepEqual(
       { ...event, payload: undefined },
-      { eventId: 'd-1', eventType: 'charge.paid', resourceId: '123', occurredAt: new Date('2026-02-28T12:00:00Z'), occurredAtIsRequestTime: false, payload: undefined },
+      {
+        eventId: 'd-1',
+        eventType: 'charge.paid',
+        resourceId: '123',
+        occurredAt: new Date('2026-02-28T12:00:00Z'),
+        occurredAtIsRequestTime: false,
+        payload: undefined,
+      },
     );
   });
 
   test('without an event id, resends that differ only in delivery metadata get the same derived key', () => {
-    const driver = hmacDriverWith(['s'], { header: 'x', idPath: 'event_id', resourcePath: 'charge.id', statusPath: 'charge.status', occurredAtPath: 'charge.updated_at' });
+    const driver = hmacDriverWith(['s'], {
+      header: 'x',
+      idPath: 'event_id',
+      resourcePath: 'charge.id',
+      statusPath: 'charge.status',
+      occurredAtPath: 'charge.updated_at',
+    });
     const attempt = (n: number, sentAt: string) =>
-      driver.parse(webhookRequest(JSON.stringify({ type: 'charge.updated', attempt: n, sent_at: sentAt, charge: { id: 'ch_1', status: 'paid', updated_at: '2026-02-28T12:00:00Z' } })), new Date(sentAt));
+      driver.parse(
+        webhookRequest(
+          JSON.stringify({ type: 'charge.updated', attempt: n, sent_at: sentAt, charge: { id: 'ch_1', status: 'paid', updated_at: '2026-02-28T12:00:00Z' } }),
+        ),
+        new Date(sentAt),
+      );
     const first = attempt(1, '2026-03-01T10:00:00Z');
     const resend = attempt(7, '2026-03-01T16:30:00Z');
     assert.match(first.eventId, /^derived:[0-9a-f]{64}$/);
     assert.equal(resend.eventId, first.eventId);
-    const refunded = driver.parse(webhookRequest(JSON.stringify({ type: 'charge.updated', charge: { id: 'ch_1', status: 'refunded', updated_at: '2026-02-28T12:00:00Z' } })), now);
+    const refunded = driver.parse(
+      webhookRequest(JSON.stringify({ type: 'charge.updated', charge: { id: 'ch_1', status: 'refunded', updated_at: '2026-02-28T12:00:00Z' } })),
+      now,
+    );
     assert.notEqual(refunded.eventId, first.eventId, 'another status is another fact');
   });
 
@@ -144,7 +176,10 @@ describe('hmac: field mapping and derived keys', () => {
 
   test('an unreadable event time → malformed_payload', () => {
     const driver = hmacDriverWith(['s'], { header: 'x', occurredAtPath: 'at' });
-    assert.equal(errorCode(() => driver.parse(webhookRequest('{"type":"t","at":"last tuesday"}'), now)), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('{"type":"t","at":"last tuesday"}'), now)),
+      'malformed_payload',
+    );
   });
 
   test('bad options: every problem is listed', () => {

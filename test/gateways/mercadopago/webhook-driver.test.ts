@@ -14,8 +14,27 @@ const PAYMENT = { dataId: '123456', requestId: 'bb56a2f1-6aae-46ac-982e-9dcd3581
 const D4 = '7d14daa7dfafe1d4b14177732ea47960beb771281e24a3fa803c794067655be1'; // numeric id, seconds
 
 const driver = createDriver(mercadoPagoDriver, { secrets: [SECRET] });
-const orderBody = JSON.stringify({ action: 'order.action_required', api_version: 'v1', application_id: '76506430185983', date_created: '2021-11-01T02:02:02Z', id: '123456', live_mode: false, type: 'order', user_id: 2025701502, data: { id: ORDER.dataId } });
-const paymentBody = JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: '123456' }, date_created: '2026-06-27T10:04:58.396-03:00', id: 115029489371, live_mode: false, type: 'payment', user_id: 724484980 });
+const orderBody = JSON.stringify({
+  action: 'order.action_required',
+  api_version: 'v1',
+  application_id: '76506430185983',
+  date_created: '2021-11-01T02:02:02Z',
+  id: '123456',
+  live_mode: false,
+  type: 'order',
+  user_id: 2025701502,
+  data: { id: ORDER.dataId },
+});
+const paymentBody = JSON.stringify({
+  action: 'payment.updated',
+  api_version: 'v1',
+  data: { id: '123456' },
+  date_created: '2026-06-27T10:04:58.396-03:00',
+  id: 115029489371,
+  live_mode: false,
+  type: 'payment',
+  user_id: 724484980,
+});
 
 function notification(body: string, signature: string, query: string, requestId?: string) {
   return webhookRequest(body, { 'x-signature': signature, ...(requestId ? { 'x-request-id': requestId } : {}) }, query);
@@ -46,8 +65,14 @@ describe('mercadopago: every way a signature can be wrong', () => {
     assert.equal(await verifyOutcome(wrong, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, query, PAYMENT.requestId), paymentAt), 'signature_mismatch');
   });
   test('another data.id in the query, or another request id → signature_mismatch', async () => {
-    assert.equal(await verifyOutcome(driver, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, 'data.id=123457&type=payment', PAYMENT.requestId), paymentAt), 'signature_mismatch');
-    assert.equal(await verifyOutcome(driver, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, query, 'bb56a2f1-0000-0000-0000-9dcd3581d08e'), paymentAt), 'signature_mismatch');
+    assert.equal(
+      await verifyOutcome(driver, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, 'data.id=123457&type=payment', PAYMENT.requestId), paymentAt),
+      'signature_mismatch',
+    );
+    assert.equal(
+      await verifyOutcome(driver, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, query, 'bb56a2f1-0000-0000-0000-9dcd3581d08e'), paymentAt),
+      'signature_mismatch',
+    );
   });
   test('a data.id in a case that was never signed → signature_mismatch', async () => {
     // Signed upper-case, received lower-case: only the received case and its lower-case are tried.
@@ -81,7 +106,10 @@ describe('mercadopago: every way a signature can be wrong', () => {
   });
   test('checkTimestamp: false accepts an old ts whose signature is valid', async () => {
     const lenient = createDriver(mercadoPagoDriver, { secrets: [SECRET], options: { checkTimestamp: false } });
-    assert.equal(await verifyOutcome(lenient, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, query, PAYMENT.requestId), new Date('2030-01-01T00:00:00Z')), 'ok');
+    assert.equal(
+      await verifyOutcome(lenient, notification(paymentBody, `ts=${PAYMENT.ts},v1=${D4}`, query, PAYMENT.requestId), new Date('2030-01-01T00:00:00Z')),
+      'ok',
+    );
   });
 });
 
@@ -89,7 +117,10 @@ describe('mercadopago: parsing', () => {
   const now = new Date('2026-07-01T00:00:00Z');
   test('notification id, action, the signed data.id, date_created with an offset', () => {
     const event = driver.parse(webhookRequest(paymentBody, {}, 'data.id=123456&type=payment'), now);
-    assert.deepEqual([event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()], ['115029489371', 'payment.updated', '123456', '2026-06-27T13:04:58.396Z']);
+    assert.deepEqual(
+      [event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()],
+      ['115029489371', 'payment.updated', '123456', '2026-06-27T13:04:58.396Z'],
+    );
     assert.equal(driver.toPaymentFact({ provider: 'mercadopago', ...event, payloadLossy: false }), null, 'thin: the status comes from refetch');
   });
   test('nanosecond date_created', () => {
@@ -97,7 +128,10 @@ describe('mercadopago: parsing', () => {
     assert.equal(driver.parse(webhookRequest(body, {}, 'data.id=123456'), now).occurredAt.toISOString(), '2025-05-12T22:47:05.813Z');
   });
   test('a body whose data.id is not the signed one → 401 signature_mismatch', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest(paymentBody, {}, 'data.id=999'), now)), 'signature_mismatch');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest(paymentBody, {}, 'data.id=999'), now)),
+      'signature_mismatch',
+    );
   });
   test('the signed id keeps its case in the resource', () => {
     assert.equal(driver.parse(webhookRequest(orderBody, {}, `data.id=${ORDER.dataId}`), now).resourceId, ORDER.dataId);

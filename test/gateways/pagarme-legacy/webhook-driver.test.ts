@@ -38,7 +38,10 @@ const stored = (body: string): StoredEvent => ({ provider: 'pagarme-legacy', ...
 describe('pagarme-legacy: published vectors', () => {
   test('V8 (pagarme-php): "sha1=<hex>" header', async () => {
     const v8 = createDriver(pagarmeLegacyDriver, { secrets: ['apiKey'] });
-    assert.equal(await verifyOutcome(v8, webhookRequest('foo=bar&bar=baz&baz=foo', { 'x-hub-signature': 'sha1=38114af54396acbba342ffa5076458ef8f0486c4' })), 'ok');
+    assert.equal(
+      await verifyOutcome(v8, webhookRequest('foo=bar&bar=baz&baz=foo', { 'x-hub-signature': 'sha1=38114af54396acbba342ffa5076458ef8f0486c4' })),
+      'ok',
+    );
   });
   test('V9 (pagarme-js): the bare hex, without "sha1="', async () => {
     const v9 = createDriver(pagarmeLegacyDriver, { secrets: ['key'] });
@@ -72,7 +75,10 @@ describe('pagarme-legacy: parsing', () => {
     const payload = event.payload as { transaction: { phone: { ddd: string }; items: { id: string }[]; amount: string } };
     assert.equal(payload.transaction.phone.ddd, '11');
     assert.deepEqual(payload.transaction.items, [{ id: 'sku-1' }, { id: 'sku-2' }]);
-    assert.deepEqual([event.eventType, event.resourceId, event.occurredAt.toISOString()], ['transaction_status_changed', '4240637', '2018-09-06T19:55:14.063Z']);
+    assert.deepEqual(
+      [event.eventType, event.resourceId, event.occurredAt.toISOString()],
+      ['transaction_status_changed', '4240637', '2018-09-06T19:55:14.063Z'],
+    );
   });
 
   test('the derived key is stable across resends and ignores the fingerprint; another status is another key', () => {
@@ -91,14 +97,23 @@ describe('pagarme-legacy: parsing', () => {
   });
 
   test('no id or event → malformed_payload', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest('foo=bar'), now)), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('foo=bar'), now)),
+      'malformed_payload',
+    );
   });
 });
 
 describe('pagarme-legacy: canonical facts', () => {
   test('paid, in integer centavos', () => {
     assert.deepEqual(driver.toPaymentFact(stored(postback())), {
-      kind: 'payment.paid', chargeId: '4240637', status: 'paid', occurredAt: new Date('2018-09-06T19:55:14.063Z'), amount: 3100, amountRefunded: 0, currency: 'BRL',
+      kind: 'payment.paid',
+      chargeId: '4240637',
+      status: 'paid',
+      occurredAt: new Date('2018-09-06T19:55:14.063Z'),
+      amount: 3100,
+      amountRefunded: 0,
+      currency: 'BRL',
     });
   });
   test('refunded in full or in part; refused; chargedback; pending_refund is no fact', () => {

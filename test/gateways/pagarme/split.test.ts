@@ -32,12 +32,36 @@ const publishedSplit = [
 ];
 
 const shares = [
-  { recipientId: 'rp_7YZXapnCAWcGrnaV', ruleId: 'sr_rqNglzXwF5fMQ2Rd', amount: null, percentage: 50, liable: true, chargeProcessingFee: true, chargeRemainderFee: true },
-  { recipientId: 'rp_Xa2YpnBR3WcXrn1E', ruleId: 'sr_yLnAyVpHbQIqZxwO', amount: null, percentage: 50, liable: false, chargeProcessingFee: false, chargeRemainderFee: false },
+  {
+    recipientId: 'rp_7YZXapnCAWcGrnaV',
+    ruleId: 'sr_rqNglzXwF5fMQ2Rd',
+    amount: null,
+    percentage: 50,
+    liable: true,
+    chargeProcessingFee: true,
+    chargeRemainderFee: true,
+  },
+  {
+    recipientId: 'rp_Xa2YpnBR3WcXrn1E',
+    ruleId: 'sr_yLnAyVpHbQIqZxwO',
+    amount: null,
+    percentage: 50,
+    liable: false,
+    chargeProcessingFee: false,
+    chargeRemainderFee: false,
+  },
 ];
 
 function charge(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: 'ch_split_1', amount: 10000, paid_amount: 10000, status: 'paid', currency: 'BRL', last_transaction: { status: 'captured', split: publishedSplit }, ...extra };
+  return {
+    id: 'ch_split_1',
+    amount: 10000,
+    paid_amount: 10000,
+    status: 'paid',
+    currency: 'BRL',
+    last_transaction: { status: 'captured', split: publishedSplit },
+    ...extra,
+  };
 }
 
 const v5 = (eventType: string, data: Record<string, unknown>): StoredEvent => ({
@@ -56,12 +80,29 @@ describe('pagarme v5: the split of a charge', () => {
   });
 
   test('a rule as a request writes it (recipient_id, flat amount in centavos) is read too', () => {
-    const asSent = [{ amount: 2440, type: 'flat', recipient_id: 're_clh90m1e10h1r019tk5fh88uk', options: { liable: true, charge_processing_fee: true, charge_remainder_fee: true } }];
+    const asSent = [
+      {
+        amount: 2440,
+        type: 'flat',
+        recipient_id: 're_clh90m1e10h1r019tk5fh88uk',
+        options: { liable: true, charge_processing_fee: true, charge_remainder_fee: true },
+      },
+    ];
     const fact = toPagarmePaymentFact(v5('charge.paid', charge({ last_transaction: { status: 'captured', split: asSent } })));
-    assert.deepEqual(fact?.split, [{ recipientId: 're_clh90m1e10h1r019tk5fh88uk', ruleId: null, amount: 2440, percentage: null, liable: true, chargeProcessingFee: true, chargeRemainderFee: true }]);
+    assert.deepEqual(fact?.split, [
+      {
+        recipientId: 're_clh90m1e10h1r019tk5fh88uk',
+        ruleId: null,
+        amount: 2440,
+        percentage: null,
+        liable: true,
+        chargeProcessingFee: true,
+        chargeRemainderFee: true,
+      },
+    ]);
   });
 
-  test('a cancellation, whose last transaction may carry the refund\'s own split, says no split', () => {
+  test("a cancellation, whose last transaction may carry the refund's own split, says no split", () => {
     for (const type of ['charge.refunded', 'charge.partial_canceled']) {
       const fact = toPagarmePaymentFact(v5(type, charge({ canceled_amount: 5000, last_transaction: { status: 'partial_refunded', split: publishedSplit } })));
       assert.ok(fact, type);
@@ -81,7 +122,10 @@ describe('pagarme v5: the split of a charge', () => {
   test('the API read of a charge gives the split too, but not of a charge something was canceled from', () => {
     assert.deepEqual(mapPagarmeCharge(charge()).split, shares);
     assert.equal(mapPagarmeCharge(charge({ canceled_amount: 2000 })).split, undefined);
-    assert.equal(mapPagarmeCharge(charge({ status: 'canceled', canceled_amount: 10000, last_transaction: { status: 'refunded', split: publishedSplit } })).split, undefined);
+    assert.equal(
+      mapPagarmeCharge(charge({ status: 'canceled', canceled_amount: 10000, last_transaction: { status: 'refunded', split: publishedSplit } })).split,
+      undefined,
+    );
   });
 });
 
@@ -119,12 +163,24 @@ describe('pagarme v4 postbacks: transaction[split_rules]', () => {
     const fact = driver.toPaymentFact(stored(body));
     assert.equal(fact?.status, 'paid');
     assert.deepEqual(fact?.split, [
-      { recipientId: 're_ciu4jif1j007td56dsm17yew9', ruleId: 'sr_cj0sf8o3j00s2n66evsfbcm4u', amount: null, percentage: 100, liable: true, chargeProcessingFee: true, chargeRemainderFee: true },
+      {
+        recipientId: 're_ciu4jif1j007td56dsm17yew9',
+        ruleId: 'sr_cj0sf8o3j00s2n66evsfbcm4u',
+        amount: null,
+        percentage: 100,
+        liable: true,
+        chargeProcessingFee: true,
+        chargeRemainderFee: true,
+      },
     ]);
   });
 
   test('a transaction without split sends transaction[split_rules]= (empty): no split', () => {
-    const plain = body.split('&').filter((field) => !field.startsWith('transaction%5Bsplit_rules')).concat('transaction%5Bsplit_rules%5D=').join('&');
+    const plain = body
+      .split('&')
+      .filter((field) => !field.startsWith('transaction%5Bsplit_rules'))
+      .concat('transaction%5Bsplit_rules%5D=')
+      .join('&');
     assert.equal(driver.toPaymentFact(stored(plain))?.split, undefined);
   });
 });

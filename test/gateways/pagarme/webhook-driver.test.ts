@@ -21,8 +21,16 @@ function hook(type = 'charge.paid', data: Record<string, unknown> = {}, createdA
     type,
     created_at: createdAt,
     data: {
-      id: 'ch_GBnP26LF4FkyZvpm', code: 'WKDTXRSV7Q-01', amount: 150, paid_amount: 150, status: 'paid', currency: 'BRL',
-      payment_method: 'credit_card', paid_at: '2025-01-01T04:15:39Z', customer: { id: 'cus_ADWMDOHxPiEbXLo4' }, ...data,
+      id: 'ch_GBnP26LF4FkyZvpm',
+      code: 'WKDTXRSV7Q-01',
+      amount: 150,
+      paid_amount: 150,
+      status: 'paid',
+      currency: 'BRL',
+      payment_method: 'credit_card',
+      paid_at: '2025-01-01T04:15:39Z',
+      customer: { id: 'cus_ADWMDOHxPiEbXLo4' },
+      ...data,
     },
   });
 }
@@ -69,18 +77,26 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
 
   test('malformed headers, and an algorithm other than RS256 → signature_malformed', async () => {
     const valid = current.header(hook());
-    for (const value of ['this-is-garbage', valid.replace('kid=key-2025; ', ''), valid.replace('alg=RS256', 'alg=HS256'), 'alg=RS256; kid=k; signature=not base64url!']) {
+    for (const value of [
+      'this-is-garbage',
+      valid.replace('kid=key-2025; ', ''),
+      valid.replace('alg=RS256', 'alg=HS256'),
+      'alg=RS256; kid=k; signature=not base64url!',
+    ]) {
       assert.equal(await verifyOutcome(pagarme(), webhookRequest(hook(), { 'x-webhook-asymmetric-signature': value })), 'signature_malformed', value);
     }
   });
 
   test('an unsupported algorithm is refused without repeating what was sent as one', async () => {
     const header = current.header(hook()).replace('alg=RS256', `alg=sentvalue${'x'.repeat(4_000)}`);
-    await assert.rejects(async () => pagarme().verify(webhookRequest(hook(), { 'x-webhook-asymmetric-signature': header }), new Date()), (error: Error & { code?: string }) => {
-      assert.equal(error.code, 'signature_malformed');
-      assert.ok(!error.message.includes('sentvalue'), error.message.slice(0, 120));
-      return true;
-    });
+    await assert.rejects(
+      async () => pagarme().verify(webhookRequest(hook(), { 'x-webhook-asymmetric-signature': header }), new Date()),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'signature_malformed');
+        assert.ok(!error.message.includes('sentvalue'), error.message.slice(0, 120));
+        return true;
+      },
+    );
   });
 
   test('padding and spacing in the header are tolerated', async () => {
@@ -128,11 +144,14 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
     try {
       const body = hook();
       const driver = pagarme();
-      await assert.rejects(async () => driver.verify(webhookRequest(body, { 'x-webhook-asymmetric-signature': current.header(body) }), new Date()), (error: unknown) => {
-        assert.ok(error && typeof error === 'object' && 'status' in error && 'code' in error);
-        assert.deepEqual([error.status, error.code], [503, 'signing_keys_unavailable']);
-        return true;
-      });
+      await assert.rejects(
+        async () => driver.verify(webhookRequest(body, { 'x-webhook-asymmetric-signature': current.header(body) }), new Date()),
+        (error: unknown) => {
+          assert.ok(error && typeof error === 'object' && 'status' in error && 'code' in error);
+          assert.deepEqual([error.status, error.code], [503, 'signing_keys_unavailable']);
+          return true;
+        },
+      );
     } finally {
       server.failWithStatus = undefined;
     }
@@ -149,12 +168,15 @@ describe('pagarme v5: RS256 signatures with keys from the JWKS', () => {
   });
 
   test('options: a non-https JWKS URL and bad numbers are listed together', () => {
-    assert.throws(() => createDriver(pagarmeDriver, { options: { jwksUrl: 'http://keys.example.com/jwks.json', jwksTimeoutMs: -1 } }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.equal(error.problems.length, 2);
-      assert.match(error.problems.join('\n'), /jwksUrl: must be https/);
-      return true;
-    });
+    assert.throws(
+      () => createDriver(pagarmeDriver, { options: { jwksUrl: 'http://keys.example.com/jwks.json', jwksTimeoutMs: -1 } }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.problems.length, 2);
+        assert.match(error.problems.join('\n'), /jwksUrl: must be https/);
+        return true;
+      },
+    );
   });
 });
 
@@ -165,18 +187,36 @@ describe('pagarme v5: parsing and facts', () => {
 
   test('hook id, type, data.id, created_at', () => {
     const event = driver.parse(webhookRequest(hook()), now);
-    assert.deepEqual([event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()], ['hook_4w1y0JVsPsn06EWx', 'charge.paid', 'ch_GBnP26LF4FkyZvpm', '2025-01-01T04:15:39.000Z']);
+    assert.deepEqual(
+      [event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()],
+      ['hook_4w1y0JVsPsn06EWx', 'charge.paid', 'ch_GBnP26LF4FkyZvpm', '2025-01-01T04:15:39.000Z'],
+    );
   });
 
   test('created_at is parsed leniently: 7 fractional digits, offsets', () => {
-    assert.equal(driver.parse(webhookRequest(hook('charge.paid', {}, '2025-01-01T04:15:39.1234567Z')), now).occurredAt.toISOString(), '2025-01-01T04:15:39.123Z');
-    assert.equal(driver.parse(webhookRequest(hook('charge.paid', {}, '2025-01-01T01:15:39.5-03:00')), now).occurredAt.toISOString(), '2025-01-01T04:15:39.500Z');
-    assert.equal(errorCode(() => driver.parse(webhookRequest(hook('charge.paid', {}, 'yesterday')), now)), 'malformed_payload');
+    assert.equal(
+      driver.parse(webhookRequest(hook('charge.paid', {}, '2025-01-01T04:15:39.1234567Z')), now).occurredAt.toISOString(),
+      '2025-01-01T04:15:39.123Z',
+    );
+    assert.equal(
+      driver.parse(webhookRequest(hook('charge.paid', {}, '2025-01-01T01:15:39.5-03:00')), now).occurredAt.toISOString(),
+      '2025-01-01T04:15:39.500Z',
+    );
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest(hook('charge.paid', {}, 'yesterday')), now)),
+      'malformed_payload',
+    );
   });
 
   test('charge.paid → paid, integer centavos', () => {
     assert.deepEqual(driver.toPaymentFact(stored(hook())), {
-      kind: 'payment.paid', chargeId: 'ch_GBnP26LF4FkyZvpm', status: 'paid', occurredAt: new Date('2025-01-01T04:15:39Z'), amount: 150, amountRefunded: undefined, currency: 'BRL',
+      kind: 'payment.paid',
+      chargeId: 'ch_GBnP26LF4FkyZvpm',
+      status: 'paid',
+      occurredAt: new Date('2025-01-01T04:15:39Z'),
+      amount: 150,
+      amountRefunded: undefined,
+      currency: 'BRL',
     });
   });
 
@@ -206,11 +246,27 @@ describe('pagarme v5: parsing and facts', () => {
       type: canceledAmount < 21734 ? 'charge.partial_canceled' : 'charge.refunded',
       created_at: '2025-01-06T18:43:27Z',
       data: {
-        id: 'ch_0ZK4qDViEiz7WMbg', code: '000000058', gateway_id: '2208039462', amount: 21734, canceled_amount: canceledAmount, status: canceledAmount < 21734 ? 'paid' : 'canceled',
-        currency: 'BRL', payment_method: 'credit_card', canceled_at: '2025-01-06T18:43:27Z', created_at: '2025-01-06T18:38:33Z', updated_at: '2025-01-06T18:43:27Z',
+        id: 'ch_0ZK4qDViEiz7WMbg',
+        code: '000000058',
+        gateway_id: '2208039462',
+        amount: 21734,
+        canceled_amount: canceledAmount,
+        status: canceledAmount < 21734 ? 'paid' : 'canceled',
+        currency: 'BRL',
+        payment_method: 'credit_card',
+        canceled_at: '2025-01-06T18:43:27Z',
+        created_at: '2025-01-06T18:38:33Z',
+        updated_at: '2025-01-06T18:43:27Z',
         order: { id: 'or_zoqmnG7UyUDnV5g0', code: '000000058', amount: 21734, closed: true, status: 'canceled', customer_id: 'cus_EmY3x9IxrhbbK0A4' },
         customer: { id: 'cus_EmY3x9IxrhbbK0A4', name: 'Rafael Teste' },
-        last_transaction: { id: 'tran_Bq7Lw0pUkzsgJ6Ex', transaction_type: 'credit_card', gateway_id: '2208039462', amount: canceledAmount, success: true, ...lastTransaction },
+        last_transaction: {
+          id: 'tran_Bq7Lw0pUkzsgJ6Ex',
+          transaction_type: 'credit_card',
+          gateway_id: '2208039462',
+          amount: canceledAmount,
+          success: true,
+          ...lastTransaction,
+        },
       },
     });
   }
@@ -230,14 +286,36 @@ describe('pagarme v5: parsing and facts', () => {
   });
 
   test('a partial void of an auth-only charge (never paid) is still an authorization, not a partial refund', () => {
-    const partlyVoided = { status: 'pending', paid_amount: 0, paid_at: null, canceled_amount: 50, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'partial_void' } };
+    const partlyVoided = {
+      status: 'pending',
+      paid_amount: 0,
+      paid_at: null,
+      canceled_amount: 50,
+      last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'partial_void' },
+    };
     const fact = driver.toPaymentFact(stored(hook('charge.partial_canceled', partlyVoided)));
     assert.deepEqual([fact?.status, fact?.amountRefunded], ['authorized', undefined]);
     // Folded after the authorization it is nothing new: no refused money movement.
-    const held = driver.toPaymentFact(stored(hook('charge.pending', { ...partlyVoided, canceled_amount: undefined, last_transaction: { id: 'tran_held', status: 'authorized_pending_capture' } }, '2025-01-01T04:00:00Z')))!;
-    const fold = foldPaymentFacts(null, [{ inboxId: 1, fact: held }, { inboxId: 2, fact: fact! }]);
+    const held = driver.toPaymentFact(
+      stored(
+        hook(
+          'charge.pending',
+          { ...partlyVoided, canceled_amount: undefined, last_transaction: { id: 'tran_held', status: 'authorized_pending_capture' } },
+          '2025-01-01T04:00:00Z',
+        ),
+      ),
+    )!;
+    const fold = foldPaymentFacts(null, [
+      { inboxId: 1, fact: held },
+      { inboxId: 2, fact: fact! },
+    ]);
     assert.deepEqual([fold.state?.status, fold.refused.size], ['authorized', 1]);
-    const decision = decidePaymentEvent({ event: { inboxId: 2, fact: fact! }, before: foldPaymentFacts(null, [{ inboxId: 1, fact: held }]).state, after: fold.state, fold });
+    const decision = decidePaymentEvent({
+      event: { inboxId: 2, fact: fact! },
+      before: foldPaymentFacts(null, [{ inboxId: 1, fact: held }]).state,
+      after: fold.state,
+      fold,
+    });
     assert.deepEqual([decision.decision, rejectedMoneyMovement(decision)], ['stale', undefined]);
   });
 
@@ -246,17 +324,31 @@ describe('pagarme v5: parsing and facts', () => {
     const overpaid = driver.toPaymentFact(stored(hook('charge.overpaid', { ...boleto, status: 'overpaid', paid_amount: 1050 }, '2025-01-02T10:00:00Z')))!;
     // Pagar.me leaves paid_amount out of the cancellation (the refunded charge it publishes has none).
     const refunded = driver.toPaymentFact(
-      stored(hook('charge.refunded', { ...boleto, status: 'canceled', paid_amount: undefined, canceled_amount: 1050, last_transaction: { id: 'tran_boleto', status: 'refunded' } }, '2025-01-05T10:00:00Z')),
+      stored(
+        hook(
+          'charge.refunded',
+          { ...boleto, status: 'canceled', paid_amount: undefined, canceled_amount: 1050, last_transaction: { id: 'tran_boleto', status: 'refunded' } },
+          '2025-01-05T10:00:00Z',
+        ),
+      ),
     )!;
     assert.deepEqual([overpaid.status, overpaid.amount], ['paid', 1050]);
     assert.deepEqual([refunded.status, refunded.amount, refunded.amountRefunded], ['refunded', 1050, 1050]);
-    const fold = foldPaymentFacts(null, [{ inboxId: 1, fact: overpaid }, { inboxId: 2, fact: refunded }]);
+    const fold = foldPaymentFacts(null, [
+      { inboxId: 1, fact: overpaid },
+      { inboxId: 2, fact: refunded },
+    ]);
     assert.deepEqual([fold.state?.status, fold.state?.amount, fold.state?.amountRefunded, fold.refused.size], ['refunded', 1050, 1050, 0]);
   });
 
   test('an auth-only card charge: charge.pending whose last transaction is authorized_pending_capture → authorized; its void → canceled', () => {
     const status = (type: string, data: Record<string, unknown>) => driver.toPaymentFact(stored(hook(type, data)))?.status ?? null;
-    const held = { status: 'pending', paid_amount: 0, paid_at: null, last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture' } };
+    const held = {
+      status: 'pending',
+      paid_amount: 0,
+      paid_at: null,
+      last_transaction: { id: 'tran_held', transaction_type: 'credit_card', status: 'authorized_pending_capture' },
+    };
     assert.equal(status('charge.pending', held), 'authorized');
     assert.equal(status('charge.pending', { ...held, last_transaction: { id: 'tran_boleto', transaction_type: 'boleto', status: 'generated' } }), 'pending');
     assert.equal(status('charge.refunded', { ...held, status: 'canceled', last_transaction: { id: 'tran_void', status: 'voided' } }), 'canceled');

@@ -54,7 +54,10 @@ describe('stripe-v1', () => {
   test('a stored signature header that was tampered with does not verify', async () => {
     const proof = await proofOf(createDriver(stripeDriver, { secrets: [A] }), request, tenDaysAgo);
     assert.ok(proof.scheme === 'stripe-v1');
-    const moved = { ...proof, signed: { headers: { 'stripe-signature': proof.signed.headers['stripe-signature']!.replace(/^t=\d+/, `t=${Math.floor(Date.now() / 1000)}`) } } };
+    const moved = {
+      ...proof,
+      signed: { headers: { 'stripe-signature': proof.signed.headers['stripe-signature']!.replace(/^t=\d+/, `t=${Math.floor(Date.now() / 1000)}`) } },
+    };
     assert.deepEqual(await checkedAgain(createDriver(stripeDriver, { secrets: [A] }), request, moved), { outcome: 'no_match' });
   });
 });
@@ -65,10 +68,18 @@ describe('standard-webhooks', () => {
 
   test('signed with the old key ten days ago: position 1 then, 2 after "new,old", none after "new"', async () => {
     const body = JSON.stringify({ type: 'x.created', data: { id: 'x_1' } });
-    const request = webhookRequest(body, { 'webhook-id': 'msg_unit', 'webhook-timestamp': String(tenDaysAgo.getTime() / 1000), 'webhook-signature': new Webhook(OLD).sign('msg_unit', tenDaysAgo, body) });
+    const request = webhookRequest(body, {
+      'webhook-id': 'msg_unit',
+      'webhook-timestamp': String(tenDaysAgo.getTime() / 1000),
+      'webhook-signature': new Webhook(OLD).sign('msg_unit', tenDaysAgo, body),
+    });
     const proof = await proofOf(createDriver(standardWebhooksDriver, { secrets: [OLD] }), request, tenDaysAgo);
     assert.ok(proof.scheme === 'standard-webhooks' && proof.secret.position === 1 && proof.signedAt === tenDaysAgo.toISOString());
-    assert.deepEqual(await checkedAgain(createDriver(standardWebhooksDriver, { secrets: [NEW, OLD] }), request, proof), { outcome: 'matches', position: 2, by: 'signature' });
+    assert.deepEqual(await checkedAgain(createDriver(standardWebhooksDriver, { secrets: [NEW, OLD] }), request, proof), {
+      outcome: 'matches',
+      position: 2,
+      by: 'signature',
+    });
     assert.deepEqual(await checkedAgain(createDriver(standardWebhooksDriver, { secrets: [NEW] }), request, proof), { outcome: 'no_match' });
   });
 });
@@ -81,20 +92,32 @@ describe('hmac with a timestamp header, and mercadopago', () => {
     const request = webhookRequest(body, { 'x-signature': createHmac('sha256', A).update(`${ts}.${body}`).digest('hex'), 'x-timestamp': ts });
     const proof = await proofOf(createDriver(hmacDriver, { secrets: [A], options }), request, tenDaysAgo);
     assert.ok(proof.scheme === 'hmac-sha256' && proof.signedAt === tenDaysAgo.toISOString());
-    assert.deepEqual(await checkedAgain(createDriver(hmacDriver, { secrets: [B, A], options }), request, proof), { outcome: 'matches', position: 2, by: 'signature' });
+    assert.deepEqual(await checkedAgain(createDriver(hmacDriver, { secrets: [B, A], options }), request, proof), {
+      outcome: 'matches',
+      position: 2,
+      by: 'signature',
+    });
   });
 
   test('mercadopago: the signed query data.id and x-request-id are kept; the second secret matches', async () => {
     const ts = String(tenDaysAgo.getTime());
     const manifest = `id:123456;request-id:req-unit;ts:${ts};`;
-    const request = webhookRequest('{"id":12345,"action":"payment.updated","data":{"id":"123456"}}', {
-      'x-signature': `ts=${ts},v1=${createHmac('sha256', A).update(manifest).digest('hex')}`,
-      'x-request-id': 'req-unit',
-    }, 'data.id=123456&type=payment');
+    const request = webhookRequest(
+      '{"id":12345,"action":"payment.updated","data":{"id":"123456"}}',
+      {
+        'x-signature': `ts=${ts},v1=${createHmac('sha256', A).update(manifest).digest('hex')}`,
+        'x-request-id': 'req-unit',
+      },
+      'data.id=123456&type=payment',
+    );
     const proof = await proofOf(createDriver(mercadoPagoDriver, { secrets: [B, A] }), request, tenDaysAgo);
     assert.ok(proof.scheme === 'mercadopago' && proof.secret.position === 2);
     assert.deepEqual(proof.signed, { headers: { 'x-signature': request.header('x-signature'), 'x-request-id': 'req-unit' }, query: { 'data.id': '123456' } });
-    assert.deepEqual(await checkedAgain(createDriver(mercadoPagoDriver, { secrets: [A] }), request, proof), { outcome: 'matches', position: 1, by: 'signature' });
+    assert.deepEqual(await checkedAgain(createDriver(mercadoPagoDriver, { secrets: [A] }), request, proof), {
+      outcome: 'matches',
+      position: 1,
+      by: 'signature',
+    });
     assert.deepEqual(await checkedAgain(createDriver(mercadoPagoDriver, { secrets: [B] }), request, proof), { outcome: 'no_match' });
   });
 });
@@ -112,7 +135,11 @@ describe('token schemes and pagarme', () => {
     const request = webhookRequest('{}', { 'asaas-access-token': 'asaas-unit-token-old' });
     const proof = await proofOf(createDriver(asaasDriver, { secrets: ['asaas-unit-token-old'] }), request, new Date());
     assert.doesNotMatch(JSON.stringify(proof), /asaas-unit-token/);
-    assert.deepEqual(await checkedAgain(createDriver(asaasDriver, { secrets: ['asaas-unit-token-new', 'asaas-unit-token-old'] }), request, proof), { outcome: 'matches', position: 2, by: 'fingerprint' });
+    assert.deepEqual(await checkedAgain(createDriver(asaasDriver, { secrets: ['asaas-unit-token-new', 'asaas-unit-token-old'] }), request, proof), {
+      outcome: 'matches',
+      position: 2,
+      by: 'fingerprint',
+    });
     assert.deepEqual(await checkedAgain(createDriver(asaasDriver, { secrets: ['asaas-unit-token-new'] }), request, proof), { outcome: 'no_match' });
   });
 

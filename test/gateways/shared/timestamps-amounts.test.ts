@@ -17,7 +17,7 @@ describe('lenient gateway timestamps', () => {
   for (const [input, expected] of cases) {
     test(`${input} → ${expected}`, () => assert.equal(parseLenientTimestamp(input)?.toISOString(), expected));
   }
-  test('a time without a zone takes the driver\'s zone', () => {
+  test("a time without a zone takes the driver's zone", () => {
     assert.equal(parseLenientTimestamp('2024-06-12 16:45:03', '-03:00')?.toISOString(), '2024-06-12T19:45:03.000Z');
   });
   test('not instants: undefined', () => {

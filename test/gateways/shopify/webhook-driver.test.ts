@@ -62,6 +62,9 @@ describe('shopify: parsing', () => {
     assert.equal(driver.parse(webhookRequest('{"id":1}', rest), now).occurredAt, now);
   });
   test('no topic or webhook id → malformed_payload', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest('{"id":1}'), now)), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('{"id":1}'), now)),
+      'malformed_payload',
+    );
   });
 });

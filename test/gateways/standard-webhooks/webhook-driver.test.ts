@@ -74,7 +74,10 @@ describe('standard-webhooks: every way a signature can be wrong', () => {
 
   test('one byte of the body changed → signature_mismatch', async () => {
     const request = officialSigned('{"type":"invoice.paid","amount":100}');
-    const tampered = webhookRequest('{"type":"invoice.paid","amount":900}', Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, request.header(h)!])));
+    const tampered = webhookRequest(
+      '{"type":"invoice.paid","amount":900}',
+      Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, request.header(h)!])),
+    );
     assert.equal(await verifyOutcome(driver, tampered), 'signature_mismatch');
   });
 
@@ -84,7 +87,10 @@ describe('standard-webhooks: every way a signature can be wrong', () => {
   });
 
   test('a signature for another message id → signature_mismatch', async () => {
-    assert.equal(await verifyOutcome(driver, webhookRequest(V1.body, headers('msg_other', V1.timestamp, V1.signature)), at(V1.timestamp)), 'signature_mismatch');
+    assert.equal(
+      await verifyOutcome(driver, webhookRequest(V1.body, headers('msg_other', V1.timestamp, V1.signature)), at(V1.timestamp)),
+      'signature_mismatch',
+    );
   });
 
   for (const missing of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
@@ -97,7 +103,11 @@ describe('standard-webhooks: every way a signature can be wrong', () => {
 
   test('a malformed signature header → signature_malformed', async () => {
     for (const garbage of ['this-is-garbage', 'v1,', ',abc']) {
-      assert.equal(await verifyOutcome(driver, webhookRequest(V1.body, headers(V1.id, V1.timestamp, garbage)), at(V1.timestamp)), 'signature_malformed', garbage);
+      assert.equal(
+        await verifyOutcome(driver, webhookRequest(V1.body, headers(V1.id, V1.timestamp, garbage)), at(V1.timestamp)),
+        'signature_malformed',
+        garbage,
+      );
     }
   });
 
@@ -131,11 +141,14 @@ describe('standard-webhooks: secrets and parsing', () => {
   });
 
   test('a secret that is not whsec_<base64> is a configuration error naming it', () => {
-    assert.throws(() => createDriver(standardWebhooksDriver, { secrets: [V1_SECRET, 'whsec_not base64!'] }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.deepEqual(error.problems, ['secret #2 is not a Standard Webhooks secret (whsec_ followed by base64)']);
-      return true;
-    });
+    assert.throws(
+      () => createDriver(standardWebhooksDriver, { secrets: [V1_SECRET, 'whsec_not base64!'] }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, ['secret #2 is not a Standard Webhooks secret (whsec_ followed by base64)']);
+        return true;
+      },
+    );
   });
 
   test('field paths can be overridden', () => {
@@ -143,7 +156,10 @@ describe('standard-webhooks: secrets and parsing', () => {
       secrets: [V1_SECRET],
       options: { typePath: 'event', resourcePath: 'object.uid', occurredAtPath: 'at' },
     });
-    const event = custom.parse(webhookRequest('{"event":"order.paid","object":{"uid":42},"at":"2024-08-20T12:00:00.123456789Z"}', headers('msg_1', 1, 'v1,x')), new Date());
+    const event = custom.parse(
+      webhookRequest('{"event":"order.paid","object":{"uid":42},"at":"2024-08-20T12:00:00.123456789Z"}', headers('msg_1', 1, 'v1,x')),
+      new Date(),
+    );
     assert.deepEqual([event.eventType, event.resourceId, event.occurredAt.toISOString()], ['order.paid', '42', '2024-08-20T12:00:00.123Z']);
   });
 
@@ -154,7 +170,10 @@ describe('standard-webhooks: secrets and parsing', () => {
   });
 
   test('a body without a type → malformed_payload', () => {
-    assert.equal(errorCode(() => driver.parse(webhookRequest('{"data":{}}', headers('msg_3', 1, 'v1,x')), new Date())), 'malformed_payload');
+    assert.equal(
+      errorCode(() => driver.parse(webhookRequest('{"data":{}}', headers('msg_3', 1, 'v1,x')), new Date())),
+      'malformed_payload',
+    );
   });
 
   test('an unknown option is reported', () => {

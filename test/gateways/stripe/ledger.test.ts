@@ -12,24 +12,29 @@ describe('the Stripe ledger reader', () => {
     const [read] = stripeLedger.readEntries(page([fixtureBalanceTransaction({})])).entries;
     assert.ok(read?.ok);
     const { entryId, kind, chargeId, paymentKey, amount, fee, net, currency, status } = read.entry;
-    assert.deepEqual({ entryId, kind, chargeId, paymentKey, amount, fee, net, currency, status }, {
-      entryId: 'txn_1PgaxNB7WZ01zgkWEV3TLf40',
-      kind: 'charge',
-      chargeId: 'ch_1PgafuB7WZ01zgkWXYmPNZs8',
-      paymentKey: 'ch_1PgafuB7WZ01zgkWXYmPNZs8',
-      amount: 100,
-      fee: 0,
-      net: 100,
-      currency: 'usd',
-      status: 'available',
-    });
+    assert.deepEqual(
+      { entryId, kind, chargeId, paymentKey, amount, fee, net, currency, status },
+      {
+        entryId: 'txn_1PgaxNB7WZ01zgkWEV3TLf40',
+        kind: 'charge',
+        chargeId: 'ch_1PgafuB7WZ01zgkWXYmPNZs8',
+        paymentKey: 'ch_1PgafuB7WZ01zgkWXYmPNZs8',
+        amount: 100,
+        fee: 0,
+        net: 100,
+        currency: 'usd',
+        status: 'available',
+      },
+    );
   });
 
   test('ISK, which Stripe counts in hundredths, is stored in ISO 4217 króna as the payments are; a fractional króna is unreadable, not rounded', () => {
-    const [whole, fractional] = stripeLedger.readEntries(page([
-      fixtureBalanceTransaction({ id: 'txn_isk', currency: 'isk', amount: 400000, fee: 12000, net: 388000 }),
-      fixtureBalanceTransaction({ id: 'txn_isk_frac', currency: 'isk', amount: 400050, fee: 0, net: 400050 }),
-    ])).entries;
+    const [whole, fractional] = stripeLedger.readEntries(
+      page([
+        fixtureBalanceTransaction({ id: 'txn_isk', currency: 'isk', amount: 400000, fee: 12000, net: 388000 }),
+        fixtureBalanceTransaction({ id: 'txn_isk_frac', currency: 'isk', amount: 400050, fee: 0, net: 400050 }),
+      ]),
+    ).entries;
     assert.ok(whole?.ok);
     assert.deepEqual([whole.entry.amount, whole.entry.fee, whole.entry.net, whole.entry.currency], [4000, 120, 3880, 'isk']);
     assert.ok(fractional && !fractional.ok);

@@ -30,7 +30,10 @@ const meaning = (type: Stripe.Event.Type, status: Stripe.Dispute.Status) => {
 describe('stripe: disputes and inquiries', () => {
   test("Stripe's own fixture dispute, an inquiry, opens an inquiry on the payment keyed by its PaymentIntent: no money moved", () => {
     const fact = factOf('charge.dispute.created', 'warning_needs_response');
-    assert.deepEqual([fact?.chargeId, fact?.legacyChargeId, fact?.status, fact?.inquiry, fact?.amount], ['pi_dispute', 'ch_dispute', 'paid', 'opened', undefined]);
+    assert.deepEqual(
+      [fact?.chargeId, fact?.legacyChargeId, fact?.status, fact?.inquiry, fact?.amount],
+      ['pi_dispute', 'ch_dispute', 'paid', 'opened', undefined],
+    );
     assert.deepEqual(meaning('charge.dispute.updated', 'warning_under_review'), { status: 'paid', inquiry: 'opened' });
   });
 

@@ -17,8 +17,16 @@ function zoopEvent(type: string, object: Record<string, unknown> = {}, envelope:
     resource: 'event',
     payload: {
       object: {
-        id: '32df0dd9c57143ef8cc46924f4ba9e98', resource: 'transaction', status: 'succeeded', amount: '1484.34', currency: 'BRL',
-        refunded: false, voided: false, captured: true, created_at: '2020-07-06T14:01:48+00:00', ...object,
+        id: '32df0dd9c57143ef8cc46924f4ba9e98',
+        resource: 'transaction',
+        status: 'succeeded',
+        amount: '1484.34',
+        currency: 'BRL',
+        refunded: false,
+        voided: false,
+        captured: true,
+        created_at: '2020-07-06T14:01:48+00:00',
+        ...object,
       },
     },
     created_at: '2020-07-06T14:01:51+0000',
@@ -44,15 +52,21 @@ describe('zoop: the optional Authorization header', () => {
 describe('zoop: parsing and facts', () => {
   test('id, type, payload.object.id, created_at with a colon-less offset', () => {
     const event = driver.parse(webhookRequest(zoopEvent('transaction.succeeded')), now);
-    assert.deepEqual([event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()], [
-      'cf4679634d4e4b6dbc9fa8990c8f01f9', 'transaction.succeeded', '32df0dd9c57143ef8cc46924f4ba9e98', '2020-07-06T14:01:51.000Z',
-    ]);
+    assert.deepEqual(
+      [event.eventId, event.eventType, event.resourceId, event.occurredAt.toISOString()],
+      ['cf4679634d4e4b6dbc9fa8990c8f01f9', 'transaction.succeeded', '32df0dd9c57143ef8cc46924f4ba9e98', '2020-07-06T14:01:51.000Z'],
+    );
   });
 
   test('transaction.succeeded → paid, "1484.34" → 148434', () => {
     assert.deepEqual(driver.toPaymentFact(stored(zoopEvent('transaction.succeeded'))), {
-      kind: 'payment.paid', chargeId: '32df0dd9c57143ef8cc46924f4ba9e98', status: 'paid', occurredAt: new Date('2020-07-06T14:01:51Z'),
-      amount: 148434, amountRefunded: undefined, currency: 'BRL',
+      kind: 'payment.paid',
+      chargeId: '32df0dd9c57143ef8cc46924f4ba9e98',
+      status: 'paid',
+      occurredAt: new Date('2020-07-06T14:01:51Z'),
+      amount: 148434,
+      amountRefunded: undefined,
+      currency: 'BRL',
     });
   });
 
@@ -105,7 +119,10 @@ describe('zoop: the envelopes the wrapper published', () => {
     const event = driver.parse(webhookRequest(publishedPreAuthorization()), now);
     assert.match(event.eventId, /^derived:/);
     // No created_at on the envelope: the transaction's updated_at is when it was pre-authorized (stable across resends).
-    assert.deepEqual([event.eventType, event.resourceId, event.occurredAt.toISOString()], ['transaction.pre_authorization.succeeded', null, '2020-06-26T12:20:18.000Z']);
+    assert.deepEqual(
+      [event.eventType, event.resourceId, event.occurredAt.toISOString()],
+      ['transaction.pre_authorization.succeeded', null, '2020-06-26T12:20:18.000Z'],
+    );
   });
 
   test('with its transaction id, the pre-authorization is keyed by it and is held funds (authorized)', () => {

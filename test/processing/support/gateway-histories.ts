@@ -104,7 +104,16 @@ const asaas: Render = (step, index, scenario, key, at) => {
   // The refunds so far, as one: only their sum is read.
   const refunds = step.kind === 'refund' ? [{ value: Number(decimal(step.amountRefunded!)), status: 'DONE' }] : undefined;
   const day = saoPaulo(at).slice(0, 10);
-  const payment = { object: 'payment', id: key, value: Number(decimal(scenario.amount)), billingType: 'CREDIT_CARD', status: event.replace('PAYMENT_', ''), confirmedDate: captured ? day : null, paymentDate: captured ? day : null, ...(refunds ? { refunds } : {}) };
+  const payment = {
+    object: 'payment',
+    id: key,
+    value: Number(decimal(scenario.amount)),
+    billingType: 'CREDIT_CARD',
+    status: event.replace('PAYMENT_', ''),
+    confirmedDate: captured ? day : null,
+    paymentDate: captured ? day : null,
+    ...(refunds ? { refunds } : {}),
+  };
   return JSON.stringify({ id: `evt_${key}_${index}&${index}`, event, dateCreated: saoPaulo(at), payment });
 };
 
@@ -135,7 +144,16 @@ export function gatewayEvents(gateway: HistoryGateway, scenario: Scenario, key: 
   if (gateway === 'mercadopago') {
     return scenario.steps.map((step, index) => ({
       step: index,
-      rawBody: JSON.stringify({ action: 'payment.updated', api_version: 'v1', data: { id: key }, date_created: iso(baseSeconds + step.atSecond), id: `${key}_${index}`, live_mode: false, type: 'payment', user_id: 1 }),
+      rawBody: JSON.stringify({
+        action: 'payment.updated',
+        api_version: 'v1',
+        data: { id: key },
+        date_created: iso(baseSeconds + step.atSecond),
+        id: `${key}_${index}`,
+        live_mode: false,
+        type: 'payment',
+        user_id: 1,
+      }),
       query: { 'data.id': key, type: 'payment' },
     }));
   }

@@ -31,7 +31,10 @@ export interface BrokerServiceSetup {
 }
 
 /** A real service process (src/main.ts) for one broker destination, which a test can kill -9. */
-export async function brokerService(databaseUrl: string, destination: { name: string; url: string; secret: string; options: Record<string, unknown> }): Promise<BrokerServiceSetup> {
+export async function brokerService(
+  databaseUrl: string,
+  destination: { name: string; url: string; secret: string; options: Record<string, unknown> },
+): Promise<BrokerServiceSetup> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'inbox-broker-faults-'));
   const configPath = path.join(scratch, 'inbox.json');
   const options = { retryDelaySeconds: 0.2, retryDelayMaxSeconds: 2, ...destination.options };

@@ -27,7 +27,12 @@ const chargeKeysJson = (keys: readonly ChargeKey[]) => JSON.stringify(keys.map((
  */
 export async function lockPayments(tx: Transaction, keys: readonly ChargeKey[]): Promise<PaymentRow[]> {
   if (keys.length === 0) return [];
-  return tx.select().from(payments).where(chargeKeysMatch(payments.provider, payments.gatewayChargeId, keys)).orderBy(payments.id).for('update');
+  return tx
+    .select()
+    .from(payments)
+    .where(chargeKeysMatch(payments.provider, payments.gatewayChargeId, keys))
+    .orderBy(payments.id)
+    .for('update');
 }
 
 /**
