@@ -13,32 +13,31 @@ function errorWithoutInput(error: unknown): unknown {
 }
 
 /**
- * JSON logs on stdout. Secrets and signature headers are redacted wherever they appear; payload
- * bodies are never passed to the logger in the first place, and an error's `err` is serialized
- * without the fields in which PostgreSQL quotes its input (see error-redaction.ts).
+ * The request headers a log line may show as sent; every other header's value is replaced. An
+ * allowlist, not a list of signature headers: each gateway, and each `hmac` or `token` provider in
+ * INBOX_CONFIG, names its own credential header, and a list of known ones misses the next.
+ */
+const LOGGABLE_HEADERS = new Set(['accept', 'content-encoding', 'content-length', 'content-type', 'host', 'user-agent', 'x-forwarded-for', 'x-request-id']);
+
+function headersWithoutCredentials(headers: unknown): unknown {
+  if (headers === null || typeof headers !== 'object') return headers;
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, LOGGABLE_HEADERS.has(name.toLowerCase()) ? value : '[redacted]']));
+}
+
+/**
+ * JSON logs on stdout. Secrets are redacted wherever they appear and a request's headers show only
+ * the harmless ones (LOGGABLE_HEADERS); payload bodies are never passed to the logger in the first
+ * place, and an error's `err` is serialized without the fields in which PostgreSQL quotes its input
+ * (see error-redaction.ts).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'webhook-inbox' },
-      serializers: { err: errorWithoutInput },
+      serializers: { err: errorWithoutInput, headers: headersWithoutCredentials },
       redact: {
-        paths: [
-          'secret',
-          'secrets',
-          '*.secret',
-          '*.secrets',
-          'headers["stripe-signature"]',
-          'headers["webhook-signature"]',
-          'headers.authorization',
-          'headers["asaas-access-token"]',
-          'headers["x-hub-signature"]',
-          'headers["x-hub-signature-256"]',
-          'headers["x-signature"]',
-          'headers["x-shopify-hmac-sha256"]',
-          'headers["x-webhook-asymmetric-signature"]',
-        ],
+        paths: ['secret', 'secrets', '*.secret', '*.secrets'],
         censor: '[redacted]',
       },
     },
