@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
+import type { SecretSignatureProof } from '../../../src/gateways/shared/proof.ts';
 import type { StoredEvent } from '../../../src/gateways/shared/webhook-driver.ts';
 import { stripeDriver } from '../../../src/gateways/stripe/webhook-driver.ts';
-import { fixtureDispute, fixtureEventBody } from '../../support/stripe-objects.ts';
-import { createDriver, webhookRequest } from '../request.ts';
+import { fixtureCharge, fixtureDispute, fixtureEventBody } from '../../support/stripe-objects.ts';
+import { createDriver, verifyOutcome, webhookRequest } from '../request.ts';
 
 /**
  * Dispute events as Stripe publishes them: the dispute of stripe/openapi's fixtures (an inquiry:
@@ -54,5 +55,40 @@ describe('stripe: disputes and inquiries', () => {
     assert.deepEqual(meaning('charge.dispute.closed', 'lost'), { status: 'charged_back', inquiry: undefined });
     assert.equal(factOf('charge.dispute.funds_reinstated', 'won'), null);
     assert.equal(factOf('charge.dispute.updated', 'won'), null);
+  });
+});
+
+describe('stripe: signatures as the official SDK makes them', () => {
+  // Signed by the `stripe` package (generateTestHeaderString), never by the code under test.
+  const sdk = new Stripe('sk_test_not_used_for_network');
+  const secret = 'whsec_stripe_driver_test';
+  const body = fixtureEventBody('evt_signed', 'charge.succeeded', created, fixtureCharge({ id: 'ch_signed', amount: 2000, currency: 'brl' }));
+  const signedAt = Math.floor(now.getTime() / 1000);
+  const signed = (payload: string, withSecret: string, timestamp = signedAt) =>
+    webhookRequest(payload, { 'Stripe-Signature': sdk.webhooks.generateTestHeaderString({ payload, secret: withSecret, timestamp }) });
+  const verifier = createDriver(stripeDriver, { secrets: [secret] });
+
+  test('the SDK-signed body verifies, and names the secret that matched', async () => {
+    assert.equal(await verifyOutcome(verifier, signed(body, secret), now), 'ok');
+    const proof = (await verifier.verify(signed(body, secret), now)) as SecretSignatureProof;
+    assert.equal(proof.secret.position, 1);
+  });
+
+  test('another secret, or one byte of the body changed after signing: signature_mismatch', async () => {
+    assert.equal(await verifyOutcome(verifier, signed(body, 'whsec_someone_else'), now), 'signature_mismatch');
+    const tampered = webhookRequest(body.replace('"amount":2000', '"amount":2001'), { 'Stripe-Signature': signed(body, secret).header('stripe-signature')! });
+    assert.equal(await verifyOutcome(verifier, tampered, now), 'signature_mismatch');
+  });
+
+  test('during a rotation either secret verifies, and the proof says which', async () => {
+    const rotating = createDriver(stripeDriver, { secrets: ['whsec_old_one', secret] });
+    const positionOf = async (withSecret: string) => ((await rotating.verify(signed(body, withSecret), now)) as SecretSignatureProof).secret.position;
+    assert.equal(await positionOf(secret), 2);
+    assert.equal(await positionOf('whsec_old_one'), 1);
+  });
+
+  test('signed outside the tolerance, or with no header at all: refused before any HMAC is compared', async () => {
+    assert.notEqual(await verifyOutcome(verifier, signed(body, secret, signedAt - 3600), now), 'ok');
+    assert.notEqual(await verifyOutcome(verifier, webhookRequest(body), now), 'ok');
   });
 });
