@@ -61,20 +61,23 @@ async function checkArchiveFile(file: string): Promise<void> {
     EACCES: 'not readable (permission denied)',
     EISDIR: 'is a directory, not an archive file',
   };
+  let head: Buffer;
+  let bytesRead: number;
   let handle: FileHandle | undefined;
   try {
     handle = await open(file, 'r');
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await handle.read(head, 0, 2, 0);
-    if (bytesRead < 2 || head[0] !== GZIP_MAGIC[0] || head[1] !== GZIP_MAGIC[1]) {
-      throw usageError(`${file}: not a gzip file; inbox archives are the *.jsonl.gz files written by inboxctl purge and the retention job.`);
-    }
+    head = Buffer.alloc(2);
+    ({ bytesRead } = await handle.read(head, 0, 2, 0));
   } catch (error) {
+    // Only the file system's errors are answered here: each carries an errno code (ENOENT, …).
     const code = (error as NodeJS.ErrnoException).code;
     if (code === undefined) throw error;
     throw usageError(`${file}: ${problems[code] ?? `cannot be read (${code})`}.`);
   } finally {
     await handle?.close();
+  }
+  if (bytesRead < 2 || head[0] !== GZIP_MAGIC[0] || head[1] !== GZIP_MAGIC[1]) {
+    throw usageError(`${file}: not a gzip file; inbox archives are the *.jsonl.gz files written by inboxctl purge and the retention job.`);
   }
 }
 
