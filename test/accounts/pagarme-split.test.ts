@@ -35,7 +35,7 @@ setup(async () => {
 
 const service = useService(() => ({
   database,
-  env: { INBOX_CONFIG: '/inbox.json', INBOX_API_TOKEN: API_TOKEN, INBOX_ARCHIVE_DIR: archiveDir },
+  env: { INBOX_CONFIG: '/inbox.json', INBOX_API_TOKEN: API_TOKEN, INBOX_ARCHIVE_DIR: archiveDir, INBOX_DASHBOARD: 'on' },
   files: { '/inbox.json': configFile },
 }));
 
@@ -139,6 +139,11 @@ describe('a Pagar.me split charge', () => {
     const first = await lookup();
     assert.equal(first.payment.status, 'paid');
     assert.deepEqual(first.payment.split, expectedSplit);
+    // The operator's payment page says it too, one recipient per line with its share and flags.
+    const page = await (await fetch(`${service.baseUrl}/dashboard/payments/pagarme/${CHARGE}`)).text();
+    const splitField = /<dd data-field="split">([\s\S]*?)<\/dd>/.exec(page)?.[1] ?? '';
+    assert.match(splitField, /rp_5yGwpMGckBHVYmb6<\/code>: R\$100\.00, liable for chargebacks, pays the processing fee, receives the remainder/);
+    assert.match(splitField, /rp_yLnAyVpHbQIqZxwO<\/code>: /);
     const feed = await feedOnceItHolds(service.baseUrl, 1);
     assert.deepEqual(
       feed.map((e) => [e.sequence, e.payment.split]),

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../db/client.ts';
-import type { PaymentStatus } from '../../domain/payments/payment-fact.ts';
+import type { PaymentStatus, SplitShare } from '../../domain/payments/payment-fact.ts';
 import { dateOf, dateOrNull, epochMs } from '../../inbox/sql/statement.ts';
 
 /** A payment as the dashboard shows it: the payments row, named and typed. */
@@ -17,11 +17,15 @@ export interface PaymentSummary {
   eventSequence: number;
   createdAt: Date;
   updatedAt: Date;
+  /** The gateway account whose money it is (docs/accounts.md); null for a direct integration. */
+  account: string | null;
+  /** How the charge is divided between recipients (Pagar.me); null when no event said one. */
+  split: SplitShare[] | null;
 }
 
 const PAYMENT_COLUMNS = `p.id::float8 as id, p.provider, p.gateway_charge_id, p.status, p.amount::float8 as amount, p.amount_refunded::float8 as amount_refunded,
   p.currency, ${epochMs('p.last_gateway_event_at')} as last_gateway_event_at_ms, p.event_sequence,
-  ${epochMs('p.created_at')} as created_at_ms, ${epochMs('p.updated_at')} as updated_at_ms`;
+  ${epochMs('p.created_at')} as created_at_ms, ${epochMs('p.updated_at')} as updated_at_ms, p.account, p.split`;
 
 interface PaymentRow {
   id: number;
@@ -35,6 +39,8 @@ interface PaymentRow {
   event_sequence: number;
   created_at_ms: number;
   updated_at_ms: number;
+  account: string | null;
+  split: SplitShare[] | null;
 }
 
 function toPayment(row: PaymentRow): PaymentSummary {
@@ -50,6 +56,8 @@ function toPayment(row: PaymentRow): PaymentSummary {
     eventSequence: row.event_sequence,
     createdAt: dateOf(row.created_at_ms),
     updatedAt: dateOf(row.updated_at_ms),
+    account: row.account,
+    split: row.split,
   };
 }
 

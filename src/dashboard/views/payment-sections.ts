@@ -3,6 +3,7 @@ import { fromStoredFact } from '../../domain/payments/stored-fact.ts';
 import { describeDecision } from '../../operations/decision-text.ts';
 import { describeFinding } from '../../reconciliation/finding-text.ts';
 import type { StoredFinding } from '../../reconciliation/sql/findings.ts';
+import type { SplitShare } from '../../domain/payments/payment-fact.ts';
 import type { PaymentSummary } from '../sql/payment.ts';
 import type { PaymentFactEntry } from '../sql/payment-facts.ts';
 import type { PaymentHistoryEntry } from '../sql/payment-history.ts';
@@ -21,6 +22,7 @@ export function paymentSentence(payment: Pick<PaymentSummary, 'status' | 'amount
 export function paymentSummary(payment: PaymentSummary, options: { linkToPage: boolean }) {
   return html`<dl class="facts" id="payment">
 <dt>gateway</dt><dd>${payment.provider}</dd>
+${payment.account === null ? '' : html`<dt>account</dt><dd data-field="account"><code>${payment.account}</code></dd>`}
 <dt>charge</dt><dd><code>${payment.chargeId}</code>${options.linkToPage ? html` · <a href="${paymentHref(payment.provider, payment.chargeId)}">payment page →</a>` : ''}</dd>
 <dt>status</dt><dd><span class="pill payment-${payment.status}" data-payment-status="${payment.status}">${payment.status}</span></dd>
 <dt>amount</dt><dd data-field="amount">${payment.amount === null ? 'not known yet' : formatMoney(payment.amount, payment.currency)}</dd>
@@ -29,7 +31,22 @@ export function paymentSummary(payment: PaymentSummary, options: { linkToPage: b
 <dt>first seen</dt><dd>${formatTime(payment.createdAt)}</dd>
 <dt>last changed</dt><dd>${formatTime(payment.updatedAt)}</dd>
 <dt>told the application</dt><dd>${payment.eventSequence === 0 ? 'nothing yet' : `${payment.eventSequence} payment event${payment.eventSequence === 1 ? '' : 's'}`}</dd>
+${payment.split === null ? '' : html`<dt>split</dt><dd data-field="split">${splitList(payment.split, payment.currency)}</dd>`}
 </dl>`;
+}
+
+/** A split in words, one recipient per line: "rp_1: R$150.00, liable, pays the processing fee". */
+function splitList(split: readonly SplitShare[], currency: string | null) {
+  const share = (s: SplitShare) => {
+    const part = s.amount !== null ? formatMoney(s.amount, currency) : `${s.percentage}%`;
+    const flags = [
+      s.liable && 'liable for chargebacks',
+      s.chargeProcessingFee && 'pays the processing fee',
+      s.chargeRemainderFee && 'receives the remainder',
+    ].filter(Boolean);
+    return html`<li><code>${s.recipientId}</code>: ${part}${flags.length > 0 ? `, ${flags.join(', ')}` : ''}</li>`;
+  };
+  return html`<ul class="split">${split.map(share)}</ul>`;
 }
 
 /** The status changes, oldest first, each with the event that caused it (`currentInboxId`: highlighted). */
