@@ -35,6 +35,18 @@ function secondsToWait(deps: PatientGetDeps, error: GatewayUnavailableError | Ga
   return error.requestedSeconds ?? Math.max(0, Math.ceil((error.retryAt.getTime() - deps.clock().getTime()) / 1000));
 }
 
+/**
+ * A timer may fire a millisecond before the wall clock reaches its end, and the refetcher holds
+ * calls back until exactly `retryAt`: a retry sent right at the end of `seconds` could be refused by
+ * our own hold and counted as a second rate limit. The wait ends a few ms past `retryAt` instead.
+ */
+const CLOCK_MARGIN_MS = 5;
+
+function msToWait(deps: PatientGetDeps, error: GatewayUnavailableError | GatewayRetryAfterError, seconds: number): number {
+  if (!(error instanceof GatewayRetryAfterError)) return seconds * 1000;
+  return Math.max(seconds * 1000, error.retryAt.getTime() - deps.clock().getTime() + CLOCK_MARGIN_MS);
+}
+
 /** A call the refetcher did not send, holding calls back for an earlier answer's Retry-After. */
 const heldBack = (error: GatewayUnavailableError | GatewayRetryAfterError): boolean => error instanceof GatewayRetryAfterError && error.status === undefined;
 
@@ -71,7 +83,7 @@ export async function getWaitingOutRateLimits(deps: PatientGetDeps, path: string
       if (seconds > MAX_RETRY_AFTER_SECONDS) throw tooLongToWait(deps, error, seconds);
       progress.rateLimitedWaits += 1;
       deps.notice(`${deps.provider}: ${whatHappened(deps, error)}; waiting ${seconds} s before asking again`);
-      await deps.sleep(seconds * 1000);
+      await deps.sleep(msToWait(deps, error, seconds));
     }
   }
 }
