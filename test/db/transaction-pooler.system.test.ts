@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
-import { spawnInboxctl } from '../cli/run-inboxctl.ts';
+import { runInboxctl } from '../cli/run-inboxctl.ts';
 import { distinctChargeEvents } from '../fault/support/deliveries.ts';
 import { deliverAll } from '../fault/support/gateway.ts';
 import { DeliveryHistory, checkHistory, summarize } from '../fault/support/history.ts';
@@ -150,13 +150,13 @@ for (const mode of modes) {
       };
       await waitFor(ignoredOnce, { message: 'the charge.updated events to end ignored', timeoutMs: 30_000, intervalMs: 100 });
 
-      const stats = await spawnInboxctl(['stats', '--since', 'all', '--json'], env);
+      const stats = await runInboxctl(['stats', '--since', 'all', '--json'], env);
       assert.equal(stats.code, 0, stats.stderr);
       const totals = stats.json().totals;
       assert.equal(totals.ignored, 3);
       assert.equal(totals.pending, 0);
 
-      const replay = await spawnInboxctl(['replay', 'stripe', '--status', 'ignored', '--json'], env);
+      const replay = await runInboxctl(['replay', 'stripe', '--status', 'ignored', '--json'], env);
       assert.equal(replay.code, 0, replay.stderr);
       assert.equal(replay.json().replayed, 3);
       await waitFor(
