@@ -4,6 +4,8 @@ FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# npm ci's postinstall applies patches/ (patch-package); without the folder the patch is silently skipped.
+COPY patches ./patches
 # No devDependencies, and no optional ones: those are the embedded-PostgreSQL binaries that
 # `npm start` uses for development (60 of the 115 MB), which an image never runs.
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
