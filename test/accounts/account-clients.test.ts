@@ -10,7 +10,8 @@ import { BreakerOpenError, GatewayUnavailableError } from '../../src/refetch/err
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
-import { serveConnectedCharges, stripeCharge } from './support.ts';
+import { stripeCharge } from '../support/stripe.ts';
+import { serveConnectedCharges } from './support.ts';
 
 let gateway: FakeGateway;
 const owners = new Map<string, { account: string; charge: Record<string, unknown> }>();

@@ -12,8 +12,8 @@ import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { type TestService, startTestService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
-import { postStripe } from '../support/stripe.ts';
-import { applicationEvent, connectEvent, serveConnectedCharges, stripeCharge } from './support.ts';
+import { postStripe, stripeCharge } from '../support/stripe.ts';
+import { applicationEvent, connectEvent, serveConnectedCharges } from './support.ts';
 
 const GONE = 'acct_1Deauthorized';
 const LIVE = 'acct_1StillConnected';

@@ -12,9 +12,9 @@ import { useTestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { type TestService, startTestService } from '../support/service.ts';
 import { setup } from '../support/setup.ts';
-import { postStripe } from '../support/stripe.ts';
+import { postStripe, stripeCharge } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
-import { connectEvent, serveConnectedCharges, shuffled, stripeCharge } from './support.ts';
+import { connectEvent, serveConnectedCharges, shuffled } from './support.ts';
 
 const ACCOUNTS = Array.from({ length: 50 }, (_, i) => `acct_1Connect${String(i).padStart(2, '0')}`);
 const CONSECUTIVE_FAILURES = 2;

@@ -28,22 +28,6 @@ export function applicationEvent(
   });
 }
 
-export function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    object: 'charge',
-    amount: 2000,
-    amount_captured: 2000,
-    amount_refunded: 0,
-    captured: true,
-    currency: 'brl',
-    disputed: false,
-    refunded: false,
-    status: 'succeeded',
-    ...overrides,
-  };
-}
-
 /**
  * The fake Stripe API as Connect behaves: a charge belongs to one account and is found only when
  * the request names that account in `Stripe-Account` (without it, Stripe looks in the platform's

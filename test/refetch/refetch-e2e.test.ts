@@ -5,7 +5,7 @@ import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { chargeEvent, postStripe } from '../support/stripe.ts';
+import { chargeEvent, postStripe, stripeCharge } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 
 // The real service (receiver + workers) on a real database, its gateway API a real HTTP server on
@@ -66,22 +66,6 @@ setup(async () => {
 after(async () => {
   await gateway?.close();
 });
-
-function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    object: 'charge',
-    amount: 2000,
-    amount_captured: 2000,
-    amount_refunded: 0,
-    captured: true,
-    currency: 'brl',
-    disputed: false,
-    refunded: false,
-    status: 'succeeded',
-    ...overrides,
-  };
-}
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 

@@ -6,6 +6,7 @@ import type { BreakerState, RefetchMetrics, RefetchOutcome } from '../../src/ref
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import type { GatewayApiTarget } from '../../src/refetch/settings.ts';
 import { type FakeGateway, earliestArrivalTooSoon, maxRequestsInWindow, startFakeGateway } from '../support/fake-gateway.ts';
+import { stripeCharge } from '../support/stripe.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -36,22 +37,6 @@ function recordingMetrics() {
   return { metrics, calls, states };
 }
 
-function charge(id: string, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    object: 'charge',
-    amount: 2000,
-    amount_captured: 2000,
-    amount_refunded: 0,
-    captured: true,
-    currency: 'brl',
-    disputed: false,
-    refunded: false,
-    status: 'succeeded',
-    ...overrides,
-  };
-}
-
 before(async () => {
   gateway = await startFakeGateway();
 });
@@ -68,7 +53,7 @@ beforeEach(() => {
 
 describe('fetchCharge', () => {
   test('reads the charge with the provider key and stamps observedAt from the injected clock', async () => {
-    gateway.resources.set('/v1/charges/ch_ok', charge('ch_ok', { amount_refunded: 500 }));
+    gateway.resources.set('/v1/charges/ch_ok', stripeCharge('ch_ok', { amount_refunded: 500 }));
     const refetcher = createRefetcher({ targets: [target()], clock: () => NOW });
     const snapshot = await refetcher.fetchCharge('stripe', 'ch_ok');
     assert.deepEqual(snapshot, { chargeId: 'ch_ok', status: 'partially_refunded', amount: 2000, amountRefunded: 500, currency: 'BRL', observedAt: NOW });
@@ -181,7 +166,7 @@ describe('circuit breaker', () => {
   test('opens after consecutive failures, sends nothing while open, and closes after a successful half-open call', async () => {
     const { metrics, calls, states } = recordingMetrics();
     const refetcher = createRefetcher({ targets: [target()], clock: () => NOW, metrics });
-    gateway.resources.set('/v1/charges/ch_b', charge('ch_b'));
+    gateway.resources.set('/v1/charges/ch_b', stripeCharge('ch_b'));
     gateway.rules.push(() => ({ status: 503, json: { error: { message: 'maintenance' } } }));
     for (let i = 0; i < 3; i += 1) {
       await assert.rejects(refetcher.fetchCharge('stripe', 'ch_b'), GatewayUnavailableError);
@@ -238,7 +223,7 @@ describe('circuit breaker', () => {
     // The trial reaches a gateway that has not answered yet when the job is stopped.
     gateway.rules.length = 0;
     gateway.rules.push(() => ({ hold: true }));
-    gateway.resources.set('/v1/charges/ch_t', charge('ch_t'));
+    gateway.resources.set('/v1/charges/ch_t', stripeCharge('ch_t'));
     const controller = new AbortController();
     const trial = refetcher.fetchCharge('stripe', 'ch_t', controller.signal);
     await waitFor(() => gateway.heldCount() === 1, { message: 'the trial call to reach the gateway' });
@@ -259,7 +244,7 @@ describe('circuit breaker', () => {
       ],
       clock: () => NOW,
     });
-    gateway.resources.set('/us/v1/charges/ch_us', charge('ch_us'));
+    gateway.resources.set('/us/v1/charges/ch_us', stripeCharge('ch_us'));
     gateway.rules.push((request) => (request.pathname.startsWith('/v1/') ? { status: 503, json: {} } : undefined));
     await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), GatewayUnavailableError);
     await assert.rejects(refetcher.fetchCharge('stripe-br', 'ch_br'), BreakerOpenError);
@@ -274,7 +259,7 @@ describe('Retry-After', () => {
     const { metrics, calls } = recordingMetrics();
     let now = NOW;
     const refetcher = createRefetcher({ targets: [target()], clock: () => now, metrics });
-    gateway.resources.set('/v1/charges/ch_other', charge('ch_other'));
+    gateway.resources.set('/v1/charges/ch_other', stripeCharge('ch_other'));
     gateway.rules.push((request) => (request.pathname.endsWith('ch_limited') ? busy('7') : undefined));
     const limited = await refetcher.fetchCharge('stripe', 'ch_limited').catch((error: unknown) => error);
     assert.ok(limited instanceof GatewayRetryAfterError, String(limited));
@@ -335,7 +320,7 @@ describe('rate limit', () => {
   test('a burst of 15 calls at 5 per second reaches the gateway at most 5 per one-second window', async () => {
     const limit = 5;
     const refetcher = createRefetcher({ targets: [target({ ratePerSecond: limit })], clock: () => NOW });
-    for (let i = 0; i < 15; i += 1) gateway.resources.set(`/v1/charges/ch_r${i}`, charge(`ch_r${i}`));
+    for (let i = 0; i < 15; i += 1) gateway.resources.set(`/v1/charges/ch_r${i}`, stripeCharge(`ch_r${i}`));
     const start = performance.now();
     const results = await Promise.all(Array.from({ length: 15 }, (_, i) => refetcher.fetchCharge('stripe', `ch_r${i}`)));
     assert.equal(results.length, 15);
@@ -348,8 +333,8 @@ describe('rate limit', () => {
 
   test('every HTTP call takes a token: a disputed Stripe charge (two calls) counts twice', async () => {
     const refetcher = createRefetcher({ targets: [target({ ratePerSecond: 2 })], clock: () => NOW });
-    gateway.resources.set('/v1/charges/ch_d1', charge('ch_d1', { disputed: true }));
-    gateway.resources.set('/v1/charges/ch_d2', charge('ch_d2', { disputed: true }));
+    gateway.resources.set('/v1/charges/ch_d1', stripeCharge('ch_d1', { disputed: true }));
+    gateway.resources.set('/v1/charges/ch_d2', stripeCharge('ch_d2', { disputed: true }));
     gateway.resources.set('/v1/disputes', { object: 'list', data: [{ id: 'dp_1', object: 'dispute', status: 'needs_response' }], has_more: false });
     const start = performance.now();
     const snapshots = await Promise.all([refetcher.fetchCharge('stripe', 'ch_d1'), refetcher.fetchCharge('stripe', 'ch_d2')]);

@@ -83,3 +83,20 @@ export function stripeSignatureOfBytes(body: Buffer, secret: string, timestampSe
   const digest = createHmac('sha256', secret).update(`${timestampSeconds}.`).update(body).digest('hex');
   return `t=${timestampSeconds},v1=${digest}`;
 }
+
+/** A succeeded R$20.00 charge as Stripe's API answers a GET (the fields the refetch reads), for fake APIs. */
+export function stripeCharge(id: string, overrides: Record<string, unknown> = {}) {
+  return {
+    id,
+    object: 'charge',
+    amount: 2000,
+    amount_captured: 2000,
+    amount_refunded: 0,
+    captured: true,
+    currency: 'brl',
+    disputed: false,
+    refunded: false,
+    status: 'succeeded',
+    ...overrides,
+  };
+}
