@@ -84,6 +84,11 @@ async function main(): Promise<number> {
       [
         '--test',
         `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+        // A hang is a failure with a name, not a run that never ends (a CI run once waited 90
+        // minutes on one statement lost in PgBouncer): no test or hook runs past this, and a
+        // file whose tests are done exits even if something it opened is still listening.
+        `--test-timeout=${Number(process.env.TEST_TIMEOUT_SECONDS ?? 600) * 1000}`,
+        '--test-force-exit',
         ...reporterFlags(process.argv.includes('--coverage') || process.env.TEST_COVERAGE === '1'),
         ...files,
       ],

@@ -70,7 +70,7 @@ const flag = (fallback: 'true' | 'false') =>
 /** The connection's variables, spread into config.ts's one env schema. */
 export const databaseEnvKeys = {
   DATABASE_PREPARED_STATEMENTS: flag('true').describe(
-    "`false` behind a transaction pooler that does not carry protocol-level prepared statements (PgBouncer < 1.21, or `max_prepared_statements = 0`): every statement goes unnamed (the service's and pg-boss's). See [Behind a pooler](deployment.md#behind-a-pooler).",
+    "`false` behind a transaction pooler that does not carry protocol-level prepared statements (PgBouncer < 1.21, or `max_prepared_statements = 0`): every statement goes unnamed (the service's and pg-boss's), and each connection sends one statement at a time (no pipelining: PgBouncer loses an answer sent behind another statement's). See [Behind a pooler](deployment.md#behind-a-pooler).",
   ),
   DATABASE_LISTEN_NOTIFY: flag('true').describe(
     '`false` when workers cannot hold a session of their own (a transaction pooler): no LISTEN, no NOTIFY per job; workers poll every `WORKER_POLLING_INTERVAL_SECONDS`. Set it the same on every instance.',

@@ -57,7 +57,8 @@ export interface DatabaseOptions {
   applicationName: string;
   /**
    * False behind a pooler that does not carry named prepared statements (DATABASE_PREPARED_STATEMENTS):
-   * it overrides the `prepare: true` of the hot paths' statements too. Default true.
+   * it overrides the `prepare: true` of the hot paths' statements too, and each connection then
+   * sends one statement at a time (see connectPool). Default true.
    */
   preparedStatements?: boolean;
 }
@@ -82,6 +83,12 @@ export function connectPool(options: DatabaseOptions): postgres.Sql {
     max_lifetime: 30 * 60,
     onnotice: () => {},
     prepare: options.preparedStatements ?? true,
+    // Behind a transaction pooler, no pipelining: postgres.js sends a parameterised statement's
+    // Parse/Describe/Flush while the connection's previous statement still waits for its
+    // ReadyForQuery; PgBouncer (1.18 here; pgbouncer/pgbouncer#759) hands the server back to the
+    // pool at that ReadyForQuery, the Describe's answer goes nowhere ("got packet '1' from server
+    // when not linked") and the statement waits forever. 0 = the next statement waits for the last.
+    ...(options.preparedStatements === false && { max_pipeline: 0 }),
     connection: { application_name: options.applicationName },
     types: JSON_TYPES,
   });

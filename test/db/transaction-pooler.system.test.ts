@@ -9,6 +9,7 @@ import { DeliveryHistory, checkHistory, summarize } from '../fault/support/histo
 import { countUnfinished, readEffects, readStoredState } from '../fault/support/inbox-state.ts';
 import { freePort } from '../fault/support/private-cluster.ts';
 import { type ServiceProcess, spawnService } from '../fault/support/service-process.ts';
+import { connectPool } from '../../src/db/client.ts';
 import { adminDatabaseUrl, databaseUrl } from '../support/env.ts';
 import { type PgBouncer, findPgBouncer, startPgBouncer, supportsPreparedStatements } from '../support/pgbouncer.ts';
 import { chargeEvent } from '../support/stripe.ts';
@@ -99,6 +100,36 @@ for (const mode of modes) {
       assert.equal(new Set(applied.map((row) => row.hash)).size, applied.length);
       const [queue] = await direct`select name from pgboss.queue where name = 'webhooks'`;
       assert.ok(queue, 'pg-boss migrated its schema and the queue exists');
+    });
+
+    test('statements queued on one pooled connection each get their answer (none is sent before the last one ends)', async () => {
+      // One connection, twenty statements at once: postgres.js pipelines them unless told not to,
+      // and PgBouncer then loses a Describe's answer and the statement waits forever (inboxctl
+      // stats hung this way). A timeout turns that hang into this test's failure.
+      const pool = connectPool({
+        url: env.DATABASE_URL!,
+        poolSize: 1,
+        connectTimeoutSeconds: 5,
+        applicationName: 'pooler-test-pipeline',
+        preparedStatements: mode.preparedStatements,
+      });
+      try {
+        // A statement without parameters goes out whole (Parse/Bind/Execute/Sync); one with parameters
+        // first asks for its types (Parse/Describe/Flush). The second sent behind the first is the case.
+        const statement = (i: number) => (i % 2 === 0 ? pool.unsafe<{ n: number }[]>(`select ${i}::int as n`) : pool<{ n: number }[]>`select ${i}::int as n`);
+        const answers = Promise.all(Array.from({ length: 20 }, (_, i) => statement(i)));
+        let timer: NodeJS.Timeout | undefined;
+        const hung = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within 10 s; PgBouncer said:\n${bouncer.output().slice(-2000)}`)), 10_000);
+        });
+        const rows = await Promise.race([answers, hung]).finally(() => clearTimeout(timer));
+        assert.deepEqual(
+          rows.map(([row]) => row!.n),
+          Array.from({ length: 20 }, (_, i) => i),
+        );
+      } finally {
+        await pool.end({ timeout: 1 });
+      }
     });
 
     test('signed deliveries to both instances all get 200, and each is processed once', async (t) => {
