@@ -112,8 +112,14 @@ function outcomeOf(error: unknown): RefetchOutcome {
 function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, metrics: RefetchMetrics, account?: string) {
   const { provider } = target;
   const key = (account === undefined ? undefined : target.accountKeys?.get(account)) ?? target.key;
-  // The provider's own client reports its breaker; the accounts' are many, and their state is asked for by account.
-  const reportBreaker = account === undefined ? metrics.breakerState : () => {};
+  // The provider's own client reports its breaker's state; an account's reports its moves, counted
+  // per state (the accounts are many: no series each).
+  let reportedState: BreakerState = 'closed';
+  const reportBreaker = (reported: string, state: BreakerState) => {
+    if (account === undefined) metrics.breakerState(reported, state);
+    else metrics.accountBreakerChanged(reported, reportedState, state);
+    reportedState = state;
+  };
   const get = createGatewayGet({
     provider,
     baseUrl: target.baseUrl,

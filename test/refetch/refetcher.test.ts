@@ -33,6 +33,7 @@ function recordingMetrics() {
   const metrics: RefetchMetrics = {
     call: (provider, outcome) => calls.push({ provider, outcome }),
     breakerState: (_provider, state) => states.push(state),
+    accountBreakerChanged: () => {},
   };
   return { metrics, calls, states };
 }
