@@ -17,7 +17,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { applyMigrations } from '../src/db/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
-import { TEMPLATE_DATABASE, databaseUrl } from './support/env.ts';
+import { databaseUrl } from './support/env.ts';
 import { prepareTemplate } from './support/template.ts';
 
 const flags = ['--system', '--coverage'];
@@ -59,6 +59,18 @@ function reporterFlags(coverage: boolean): string[] {
   return [...reporters, '--experimental-test-coverage', '--test-coverage-include=src/**'];
 }
 
+/** On a server of yours the template would outlive the run (an embedded cluster goes with its folder). */
+async function dropTemplate(adminUrl: string, template: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists "${template}" with (force)`);
+  } catch (error) {
+    console.error(`# could not drop the template database ${template}: ${(error as Error).message}`);
+  } finally {
+    await admin.end();
+  }
+}
+
 async function main(): Promise<number> {
   const external = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   let embedded: EmbeddedDatabase | undefined;
@@ -76,12 +88,13 @@ async function main(): Promise<number> {
     adminUrl = embedded.url;
     console.log(`# tests use an embedded PostgreSQL on port ${embedded.port} (set TEST_DATABASE_URL to use a server)`);
   }
+  // This run's own template: another run against the same server (TEST_DATABASE_URL) keeps its own.
+  const template = `inbox_test_template_${process.pid}_${Math.random().toString(16).slice(2, 8)}`;
   try {
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${TEMPLATE_DATABASE}" with (force)`);
-    await admin.unsafe(`create database "${TEMPLATE_DATABASE}"`);
+    await admin.unsafe(`create database "${template}"`);
     await admin.end();
-    const templateUrl = databaseUrl(adminUrl, TEMPLATE_DATABASE);
+    const templateUrl = databaseUrl(adminUrl, template);
     await applyMigrations(templateUrl);
     await prepareTemplate(templateUrl);
 
@@ -101,7 +114,7 @@ async function main(): Promise<number> {
       ],
       {
         stdio: 'inherit',
-        env: { ...env, TEST_DATABASE_URL: adminUrl },
+        env: { ...env, TEST_DATABASE_URL: adminUrl, TEST_TEMPLATE_DATABASE: template },
       },
     );
     // What --test-timeout cannot end: a file whose tests are done but whose process stays up (a
@@ -120,6 +133,7 @@ async function main(): Promise<number> {
     clearTimeout(watchdog);
     return interrupted ? Math.max(code, 1) : code;
   } finally {
+    if (external) await dropTemplate(external, template);
     await embedded?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }

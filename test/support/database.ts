@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { after, afterEach } from 'node:test';
 import postgres from 'postgres';
 import { type DatabaseHandle, connectDatabase } from '../../src/db/client.ts';
-import { TEMPLATE_DATABASE, adminDatabaseUrl, databaseUrl } from './env.ts';
+import { adminDatabaseUrl, databaseUrl, templateDatabase } from './env.ts';
 import { setup } from './setup.ts';
 
 export interface TestDatabase {
@@ -77,7 +77,7 @@ interface CreatedDatabase {
 
 async function createDatabase(): Promise<CreatedDatabase> {
   const name = `inbox_test_${randomBytes(6).toString('hex')}`;
-  await onAdmin((admin) => admin.unsafe(`create database "${name}" template "${TEMPLATE_DATABASE}"`));
+  await onAdmin((admin) => admin.unsafe(`create database "${name}" template "${templateDatabase()}"`));
   const url = databaseUrl(adminDatabaseUrl(), name);
   const sql = postgres(url, { max: 4, onnotice: () => {} });
   return {

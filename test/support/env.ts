@@ -5,7 +5,14 @@ export function adminDatabaseUrl(): string {
   return url;
 }
 
-export const TEMPLATE_DATABASE = 'inbox_test_template';
+/**
+ * The migrated template every test file clones, named by test/run.ts for its own run
+ * (TEST_TEMPLATE_DATABASE): two runs against one server (TEST_DATABASE_URL) must not drop each
+ * other's template.
+ */
+export function templateDatabase(): string {
+  return process.env.TEST_TEMPLATE_DATABASE ?? 'inbox_test_template';
+}
 
 export function databaseUrl(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
