@@ -333,7 +333,8 @@ async function startWorkers(
     clock,
     logger,
     targets,
-    get: (provider, path) => refetcher.get(provider, path),
+    get: (provider, path, account) => refetcher.get(provider, path, undefined, account),
+    isDeauthorized: (provider, account) => isAccountDeauthorized(database.db, provider, account),
     operations: config.operations,
   });
   const jobTableAnalyzer = await startJobTableAnalyzer({ boss, queue: WEBHOOKS_QUEUE, logger });

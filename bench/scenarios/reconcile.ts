@@ -170,6 +170,7 @@ export async function runReconcile(options: {
   const deps = {
     db,
     provider: 'stripe',
+    account: null,
     ledger: stripeLedger,
     get: (path: string) => refetcher.get('stripe', path),
     clock: () => new Date(),

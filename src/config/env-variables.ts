@@ -101,7 +101,7 @@ export const envVariables = z.object({
     description: 'Where retention and `inboxctl purge` write their gzip JSON Lines archives. In a container, a mounted volume the `node` user can write.',
   }),
   RECONCILE_CRON: cron('45 4 * * *').describe(
-    "When the daily reconciliation reads each provider's ledger and records findings (UTC). See [Reconciliation](reconciliation.md).",
+    "When the daily reconciliation reads each provider's ledger, then each of its accounts' on their behalf, and records findings (UTC). See [Reconciliation](reconciliation.md).",
   ),
   RECONCILE_WINDOW_DAYS: z.coerce.number().int().min(1).max(90).default(7).describe('How many days back each cron reconciliation reads (1–90).'),
   RECONCILE_PAYOUTS_CRON: cron('*/15 * * * *').describe(

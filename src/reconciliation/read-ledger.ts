@@ -11,8 +11,13 @@ import { type RunRow, recordPage } from './sql/runs.ts';
 export interface LedgerReaderDeps {
   db: Database;
   provider: string;
+  /**
+   * The account whose ledger is read, on its behalf (a Stripe Connect account, with Stripe-Account;
+   * an Asaas subaccount, with its own key): `get` must read as that account. Null: the provider's own.
+   */
+  account: string | null;
   ledger: GatewayLedger;
-  /** A GET of the provider's API through the refetch layer (rate limit, breaker, timeout, key). */
+  /** A GET of the provider's API through the refetch layer (rate limit, breaker, timeout, key), as `account`. */
   get(path: string): Promise<unknown>;
   clock: () => Date;
   sleep(ms: number): Promise<void>;
@@ -76,8 +81,8 @@ async function storePage(deps: LedgerReaderDeps, run: RunRow, page: LedgerPage, 
   const now = deps.clock();
   await deps.db.transaction(async (tx) => {
     const executor = drizzleExecutor(tx);
-    const inserted = await upsertLedgerEntries(executor, deps.provider, entries, now);
-    await upsertFindings(executor, deps.provider, run.id, unreadable, now);
+    const inserted = await upsertLedgerEntries(executor, deps.provider, entries, now, deps.account);
+    await upsertFindings(executor, deps.provider, run.id, unreadable, now, deps.account);
     await recordPage(executor, run.id, { nextCursor: page.nextCursor ?? null, read: page.entries.length, inserted, unreadable: unreadable.length });
     run.pages += 1;
     run.entriesRead += page.entries.length;

@@ -1,6 +1,7 @@
 import { CodedError, describeError } from '../errors.ts';
 import { withoutQueryText } from '../error-redaction.ts';
 import { drizzleExecutor } from '../db/client.ts';
+import { AccountDeauthorizedError } from '../refetch/errors.ts';
 import { getWaitingOutRateLimits } from '../refetch/patient-get.ts';
 import { checkExpectedCredits } from './expected-credit.ts';
 import { type Finding, findingKinds } from './finding.ts';
@@ -15,6 +16,11 @@ import { type RunRow, claimPartialRun, finishRun, insertRun, stopRun } from './s
 export interface ReconcileDeps extends LedgerReaderDeps {
   /** Days after which a paid payment without a credit is a finding (INBOX_CONFIG `reconcile.settlementDays`, else the gateway's default). */
   settlementDays: number;
+  /**
+   * Whether `account` deauthorized the platform (gateway_account_access): asked before a run of an
+   * account starts, so none is recorded and no call is made. Absent: every account may be read.
+   */
+  isDeauthorized?(provider: string, account: string): Promise<boolean>;
 }
 
 export type ReconcileScope = { kind: 'window'; since: Date; until: Date } | { kind: 'payout'; payoutId: string };
@@ -86,9 +92,11 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
   const payouts = await payoutsToMatch(deps, run);
   // A payout run looks at its entries only; a window run at the window's entries and payments.
   const window = run.scope === 'payout' ? undefined : { since: run.since, until: run.until };
-  const listed = window === undefined ? (payouts[0]?.entries ?? []) : await selectEntriesForMatching(executor, deps.provider, window, []);
+  // Each run its account's: the window's entries its ledger listed, and the payments with its account
+  // (a platform run: those with none), so one account's payments are never another's missing credits.
+  const listed = window === undefined ? (payouts[0]?.entries ?? []) : await selectEntriesForMatching(executor, deps.provider, window, [], deps.account);
   const namedKeys = [...new Set(listed.flatMap((e) => [e.paymentKey, e.chargeId].filter((k): k is string => k !== null)))];
-  const payments = await selectPaymentsInScope(executor, deps.provider, window, namedKeys);
+  const payments = await selectPaymentsInScope(executor, deps.provider, window, namedKeys, deps.account);
   const entries = [
     ...listed,
     ...(await selectEntriesForMatching(
@@ -96,6 +104,7 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
       deps.provider,
       window,
       payments.map((p) => p.key),
+      deps.account,
     )),
   ];
   const now = deps.clock();
@@ -104,7 +113,7 @@ async function matchRun(deps: ReconcileDeps, run: RunRow, progress: ReadProgress
   const { evaluated } = matched;
   return deps.db.transaction(async (tx) => {
     const inTx = drizzleExecutor(tx);
-    const newFindings = await upsertFindings(inTx, deps.provider, run.id, findings, now);
+    const newFindings = await upsertFindings(inTx, deps.provider, run.id, findings, now, deps.account);
     const resolved = await resolveFindingsNotFound(inTx, deps.provider, findingKinds, [...evaluated], [...findings, ...progress.unreadable], now);
     return { findings: [...progress.unreadable, ...findings], newFindings: newFindings + progress.unreadable.length, resolved };
   });
@@ -138,16 +147,18 @@ function covers(run: RunRow, scope: ReconcileScope): boolean {
  * Reconciles one provider: first the run of the same scope that stopped part-way, if any, from
  * where it stopped; then the scope asked for, unless that run covered it. Reads the gateway's
  * ledger into ledger_entries, matches it against the payments, and records what it found.
- * Writes the ledger, the runs and the findings only: never a payment.
+ * Writes the ledger, the runs and the findings only: never a payment. A run of an account that
+ * deauthorized the platform throws AccountDeauthorizedError before any run or call.
  */
 export async function reconcile(deps: ReconcileDeps, scope: ReconcileScope): Promise<RunResult[]> {
+  if (deps.account !== null && (await deps.isDeauthorized?.(deps.provider, deps.account))) throw new AccountDeauthorizedError(deps.provider, deps.account);
   const now = deps.clock();
   const payoutId = scope.kind === 'payout' ? scope.payoutId : null;
   if (scope.kind === 'payout' && !deps.ledger.payouts) throw new Error(`the ${deps.ledger.gateway} ledger has no payouts that list their entries`);
   const done: RunResult[] = [];
   const partial = await claimPartialRun(
     drizzleExecutor(deps.db),
-    { provider: deps.provider, scope: scope.kind, payoutId },
+    { provider: deps.provider, scope: scope.kind, payoutId, account: deps.account },
     now,
     new Date(now.getTime() - ABANDONED_AFTER_MS),
   );
@@ -157,7 +168,7 @@ export async function reconcile(deps: ReconcileDeps, scope: ReconcileScope): Pro
   }
   // A payout run's window is only its date of reading: the payout lists its own entries.
   const window = scope.kind === 'window' ? { since: scope.since, until: scope.until } : { since: new Date(now.getTime() - DAY_MS), until: now };
-  const run = await insertRun(drizzleExecutor(deps.db), { provider: deps.provider, scope: scope.kind, payoutId, ...window }, now);
+  const run = await insertRun(drizzleExecutor(deps.db), { provider: deps.provider, scope: scope.kind, payoutId, account: deps.account, ...window }, now);
   done.push(await completeRun(deps, run, false, done));
   return done;
 }

@@ -18,6 +18,8 @@ export const ledgerEntries = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     provider: varchar('provider', { length: 30 }).notNull(),
     entryId: varchar('entry_id', { length: LEDGER_TEXT_LIMITS.id }).notNull(),
+    // The account whose ledger listed it (a Connect account, an Asaas subaccount); null: the provider's own.
+    account: varchar('account', { length: 150 }),
     kind: varchar('kind', { length: 20 }).notNull(),
     gatewayType: varchar('gateway_type', { length: LEDGER_TEXT_LIMITS.type }).notNull(),
     chargeId: varchar('charge_id', { length: LEDGER_TEXT_LIMITS.id }),
@@ -77,6 +79,8 @@ export const reconciliationRuns = pgTable(
     // `window`: entries created in [since, until); `payout`: one payout's entries.
     scope: varchar('scope', { length: 10 }).notNull(),
     payoutId: varchar('payout_id', { length: 150 }),
+    // The account whose ledger the run read on its behalf; null: the provider's own (a platform run).
+    account: varchar('account', { length: 150 }),
     since: timestamp('since', { withTimezone: true, mode: 'date' }).notNull(),
     until: timestamp('until', { withTimezone: true, mode: 'date' }).notNull(),
     status: varchar('status', { length: 10 }).notNull(),
@@ -113,6 +117,8 @@ export const reconciliationFindings = pgTable(
     // The payment key, the ledger entry id or the payout id the finding is about.
     subject: varchar('subject', { length: 150 }).notNull(),
     paymentId: bigint('payment_id', { mode: 'number' }),
+    // The account of the run that last found it; null: the provider's own.
+    account: varchar('account', { length: 150 }),
     status: varchar('status', { length: 10 }).notNull().default('open'),
     evidence: jsonb('evidence').notNull(),
     firstRunId: bigint('first_run_id', { mode: 'number' }).notNull(),

@@ -105,7 +105,7 @@ export const refetchFileKeys = {
   knownAccounts: z.array(z.string().min(1).max(150)).optional().meta({
     whenUnset: 'every account is expected',
     description:
-      'The accounts this provider expects events for. An event naming another one is still stored and folded, never refused; it is reported once per account (a warning in the log, `inbox_unknown_accounts_total` in /metrics) ([Accounts](accounts.md)).',
+      'The accounts this provider expects events for. An event naming another one is still stored and folded, never refused; it is reported once per account (a warning in the log, `inbox_unknown_accounts_total` in /metrics). On a `connect` provider the reconciliation cron reads each of their ledgers, beside those of the accounts its payments name ([Accounts](accounts.md)).',
   }),
 };
 

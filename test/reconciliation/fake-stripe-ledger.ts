@@ -41,6 +41,12 @@ export interface FakeStripeOptions {
   apiKey: string;
   /** Entries per page (Stripe may answer fewer than `limit`). */
   pageSize: number;
+  /**
+   * A connected account's ledger (Stripe Connect): answered only to requests whose Stripe-Account
+   * names it. Absent: the platform's own, answered only to requests without the header (with one,
+   * Stripe reads the connected account's balance, never the platform's).
+   */
+  onBehalfOf?: string;
   /** Decides per request, before the list: an answer to give instead (429, 503), or undefined. */
   interrupt?: (request: RecordedRequest) => { status: number; headers?: Record<string, string>; json?: unknown } | undefined;
 }
@@ -52,6 +58,8 @@ export interface FakeStripeOptions {
  */
 export function serveStripeLedger(gateway: FakeGateway, account: StripeAccount, options: FakeStripeOptions): void {
   gateway.rules.push((request) => {
+    // Another account's request: another rule's (or the gateway's 404).
+    if (request.headers['stripe-account'] !== options.onBehalfOf) return undefined;
     if (request.headers.authorization !== `Bearer ${options.apiKey}`) return { status: 401, json: { error: { message: 'Invalid API Key provided' } } };
     const interrupted = options.interrupt?.(request);
     if (interrupted) return interrupted;

@@ -49,6 +49,8 @@ export interface PaymentRow {
   amount: number;
   refunded?: number;
   currency?: string;
+  /** The gateway account it is money of (a Connect account); absent: the provider's own. */
+  account?: string;
   /** When the inbox first saw it, and last saw it change. */
   created: Date;
   updated?: Date;
@@ -64,6 +66,7 @@ export async function insertPayments(sql: postgres.Sql, provider: string, rows: 
     amount: row.amount,
     amount_refunded: row.refunded ?? 0,
     currency: row.currency ?? 'USD',
+    account: row.account ?? null,
     created_at: row.created,
     updated_at: row.updated ?? row.created,
   }));

@@ -7,6 +7,7 @@ import type { ConfiguredProvider } from '../../config/configured-providers.ts';
 import type { GatewayApiTarget } from '../../refetch/settings.ts';
 import type { CliConnection } from '../database.ts';
 import type { CommandContext } from '../context.ts';
+import { providerAccount } from '../account-option.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { partialResult } from '../failure.ts';
 import { plural, toJson } from '../output.ts';
@@ -66,21 +67,6 @@ function backfillTarget(config: { providers: ReadonlyMap<string, ConfiguredProvi
       `the ${api.gateway.name} API lists no past events this inbox can store (docs/operations.md, Backfill); only ${Object.keys(lists).join(', ')} can be backfilled.`,
     );
   return { configured, api, list };
-}
-
-/**
- * The account to list (`--account`): one of the provider's `accounts` (its own API key), or any
- * account of a `connect` provider (read on its behalf); exit 2 for anything else.
- */
-function backfillAccount(api: GatewayApiTarget, provider: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  const account = requiredText(value, '--account');
-  if (api.accountKeys) {
-    if (api.accountKeys.has(account)) return account;
-    throw usageError(`provider "${provider}" has no account "${account}" in INBOX_CONFIG accounts (${[...api.accountKeys.keys()].join(', ')}).`);
-  }
-  if (api.connect) return account;
-  throw usageError(`provider "${provider}" has no accounts (INBOX_CONFIG accounts, or connect): --account names one of them.`);
 }
 
 async function runBackfill(
@@ -160,7 +146,7 @@ async function backfill(context: CommandContext, providerArg: unknown, flags: Ba
   const oldest = new Date(context.now.getTime() - target.list.retentionDays * 86_400_000);
   const cutTo = requested < oldest ? oldest : undefined;
   if (cutTo) context.notice(`the ${target.list.gateway} API lists only the last ${target.list.retentionDays} days: --since is cut to ${cutTo.toISOString()}`);
-  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account: backfillAccount(target.api, provider, flags.account) };
+  const options = { since: cutTo ?? requested, dryRun: flags.dryRun === true, account: providerAccount(target.api, provider, flags.account) };
   const result = await context
     .withDatabase({ boss: !options.dryRun }, (connection, appConfig) =>
       runBackfill(context, connection, target, options, Math.max(appConfig.commitDeadlineMs, 30_000)),

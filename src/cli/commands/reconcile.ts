@@ -5,6 +5,7 @@ import type { ReconciliationIncompleteError, RunResult } from '../../reconciliat
 import { apiKeyEnvName } from '../../refetch/config-keys.ts';
 import type { GatewayApiTarget } from '../../refetch/settings.ts';
 import type { CommandContext } from '../context.ts';
+import { providerAccount } from '../account-option.ts';
 import { exitCodes, usageError } from '../exit-codes.ts';
 import { plural, toJson } from '../output.ts';
 import { parsePastInstant, requiredText } from '../parse.ts';
@@ -14,6 +15,7 @@ interface ReconcileFlags {
   provider?: unknown;
   since?: unknown;
   payout?: unknown;
+  account?: unknown;
   json?: boolean;
 }
 
@@ -54,7 +56,7 @@ function describeRun(result: RunResult): string[] {
   const { run } = result;
   const what = run.scope === 'payout' ? `payout ${run.payoutId}` : `${run.since.toISOString()} … ${run.until.toISOString()}`;
   const lines = [
-    `${run.provider}: ${what}${result.resumed ? ` (run ${run.id} resumed where it stopped)` : ` (run ${run.id})`}, ${plural(run.pages, 'page')} read, ${plural(run.entriesRead, 'entry', 'entries')} (${run.entriesNew} new${run.unreadable > 0 ? `, ${run.unreadable} unreadable` : ''}).`,
+    `${run.provider}${run.account === null ? '' : ` account ${run.account}`}: ${what}${result.resumed ? ` (run ${run.id} resumed where it stopped)` : ` (run ${run.id})`}, ${plural(run.pages, 'page')} read, ${plural(run.entriesRead, 'entry', 'entries')} (${run.entriesNew} new${run.unreadable > 0 ? `, ${run.unreadable} unreadable` : ''}).`,
     `  ${plural(result.findings.length, 'finding')} (${result.newFindings} new), ${result.resolved} resolved, ${plural(result.gatewayCalls, 'gateway call')}${result.rateLimitedWaits > 0 ? `, rate limited ${plural(result.rateLimitedWaits, 'time')} (waited out Retry-After)` : ''}`,
   ];
   return lines;
@@ -71,14 +73,23 @@ interface Outcome {
   incomplete?: ReconciliationIncompleteError;
 }
 
-async function runAll(context: CommandContext, targets: Target[], flags: ReconcileFlags, since: Date | undefined): Promise<Outcome> {
-  const [{ reconcile, ReconciliationIncompleteError }, { createRefetcher }] = await Promise.all([
+async function runAll(
+  context: CommandContext,
+  targets: Target[],
+  flags: ReconcileFlags,
+  since: Date | undefined,
+  account: string | undefined,
+): Promise<Outcome> {
+  const [{ reconcile, ReconciliationIncompleteError }, { createRefetcher }, { isAccountDeauthorized }] = await Promise.all([
     import('../../reconciliation/reconcile.ts'),
     import('../../refetch/refetcher.ts'),
+    import('../../refetch/account-access-sql.ts'),
   ]);
-  const refetcher = createRefetcher({ targets: targets.map((t) => t.api), clock: context.runtime.now });
   const windowDays = (await context.config()).operations.reconcileWindowDays;
   return context.withDatabase({ boss: false }, async ({ handle }) => {
+    // No read on behalf of an account that deauthorized the platform (gateway_account_access), as for backfill.
+    const isDeauthorized = (provider: string, named: string) => isAccountDeauthorized(handle.db, provider, named);
+    const refetcher = createRefetcher({ targets: targets.map((t) => t.api), clock: context.runtime.now, accountAccess: { isDeauthorized } });
     const results: RunResult[] = [];
     for (const { configured, ledger } of targets) {
       const scope =
@@ -88,8 +99,10 @@ async function runAll(context: CommandContext, targets: Target[], flags: Reconci
       const deps = {
         db: handle.db,
         provider: configured.name,
+        account: account ?? null,
         ledger,
-        get: (path: string) => refetcher.get(configured.name, path),
+        get: (path: string) => refetcher.get(configured.name, path, undefined, account),
+        isDeauthorized,
         clock: context.runtime.now,
         sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
         notice: context.notice,
@@ -110,14 +123,21 @@ async function reconcileCommand(context: CommandContext, flags: ReconcileFlags):
   if (flags.since !== undefined && flags.payout !== undefined) throw usageError('--since and --payout exclude each other: a payout lists its own entries.');
   const provider = flags.provider === undefined ? undefined : requiredText(flags.provider, '--provider');
   if (flags.payout !== undefined && provider === undefined) throw usageError('--payout needs --provider: a payout id belongs to one account.');
+  if (flags.account !== undefined && provider === undefined) throw usageError("--account needs --provider: an account is one provider's.");
   if (flags.payout !== undefined && requiredText(flags.payout, '--payout').length > 150) throw usageError('--payout: a payout id is at most 150 characters.');
   const since = flags.since === undefined ? undefined : parsePastInstant(flags.since, '--since', context.now);
   const config = await context.config();
   const { gatewayLedgers } = await import('../../gateways/registry.ts');
   const targets = targetsOf(config.providers, gatewayLedgers, provider);
+  const account = provider === undefined ? undefined : providerAccount(targets[0]!.api, provider, flags.account);
   if (flags.payout !== undefined && !targets[0]!.ledger.payouts)
     throw usageError(`the ${targets[0]!.ledger.gateway} ledger has no payouts that list their entries; reconcile it by --since.`);
-  const { results, incomplete } = await runAll(context, targets, flags, since);
+  const { results, incomplete } = await runAll(context, targets, flags, since, account).catch(async (error: unknown) => {
+    const { AccountDeauthorizedError } = await import('../../refetch/errors.ts');
+    // Refused before any call or run, like an account the provider does not have: running again would not read it either.
+    if (error instanceof AccountDeauthorizedError) throw usageError(`${error.message} Nothing was read or recorded.`);
+    throw error;
+  });
   if (incomplete) {
     const [{ OperationIncompleteError, PartialResultError }, { partialResult }] = await Promise.all([
       import('../../operations/errors.ts'),
@@ -157,6 +177,10 @@ export const registerReconcile: Register = (cli: CAC, run) => {
     .option('--provider <name>', 'One provider (default: every provider with a ledger and an API key)')
     .option('--since <time>', 'Ledger entries created at or after: a duration ago (7d) or an ISO-8601 time (default: RECONCILE_WINDOW_DAYS, 7d)')
     .option('--payout <id>', "One payout's entries, and whether they add up to it (Stripe; needs --provider)")
+    .option(
+      '--account <id>',
+      "One account's ledger, read on its behalf: a Connect account (Stripe-Account) or an Asaas subaccount of INBOX_CONFIG accounts (its own API key); needs --provider (default: the provider's own)",
+    )
     .option('--json', 'Machine-readable output')
     .example('inboxctl reconcile --provider stripe --since 7d')
     .action((flags: ReconcileFlags) => run((context) => reconcileCommand(context, flags)));

@@ -4,15 +4,23 @@ import { withoutNul } from '../without-nul.ts';
 
 /**
  * Each finding once per (provider, kind, subject): found again it is the same row (its evidence
- * and last run updated, reopened if it had been resolved). Returns how many were not open before.
+ * and last run updated, reopened if it had been resolved), with the account of the run that found
+ * it (null: the provider's own). Returns how many were not open before.
  */
-export async function upsertFindings(db: SqlExecutor, provider: string, runId: number, findings: readonly Finding[], at: Date): Promise<number> {
+export async function upsertFindings(
+  db: SqlExecutor,
+  provider: string,
+  runId: number,
+  findings: readonly Finding[],
+  at: Date,
+  account: string | null = null,
+): Promise<number> {
   if (findings.length === 0) return 0;
   const { rows } = await db.executeSql<{ opened: boolean }>(
-    `insert into reconciliation_findings as f (provider, kind, subject, payment_id, evidence, first_run_id, last_run_id, first_found_at, last_found_at)
-     select $1, t.kind, t.subject, t.payment_id, t.evidence::jsonb, $2, $2, $3, $3
+    `insert into reconciliation_findings as f (provider, kind, subject, payment_id, account, evidence, first_run_id, last_run_id, first_found_at, last_found_at)
+     select $1, t.kind, t.subject, t.payment_id, $8, t.evidence::jsonb, $2, $2, $3, $3
        from unnest($4::text[], $5::text[], $6::int8[], $7::text[]) as t(kind, subject, payment_id, evidence)
-     on conflict (provider, kind, subject) do update set payment_id = excluded.payment_id, evidence = excluded.evidence, last_run_id = excluded.last_run_id,
+     on conflict (provider, kind, subject) do update set payment_id = excluded.payment_id, account = excluded.account, evidence = excluded.evidence, last_run_id = excluded.last_run_id,
        last_found_at = excluded.last_found_at, status = 'open', resolved_at = null
      returning (xmax = 0 or f.status <> 'open') as opened`,
     [
@@ -23,6 +31,7 @@ export async function upsertFindings(db: SqlExecutor, provider: string, runId: n
       findings.map((f) => f.subject),
       findings.map((f) => (f.paymentId === undefined ? null : String(f.paymentId))),
       findings.map((f) => JSON.stringify(withoutNul(f.evidence))),
+      account,
     ],
   );
   return rows.filter((row) => row.opened).length;

@@ -9,16 +9,22 @@ import { withoutNul } from '../without-nul.ts';
  * again without one (the window listing does not say which payout took it). Returns how many
  * rows were new.
  */
-export async function upsertLedgerEntries(db: SqlExecutor, provider: string, entries: readonly LedgerEntry[], seenAt: Date): Promise<number> {
+export async function upsertLedgerEntries(
+  db: SqlExecutor,
+  provider: string,
+  entries: readonly LedgerEntry[],
+  seenAt: Date,
+  account: string | null = null,
+): Promise<number> {
   if (entries.length === 0) return 0;
   const column = <T>(pick: (e: LedgerEntry) => T) => entries.map(pick);
   const { rows } = await db.executeSql<{ inserted: boolean }>(
-    `insert into ledger_entries as l (provider, entry_id, kind, gateway_type, charge_id, payment_key, payout_id, amount, fee, net, currency, status, available_at, gateway_created_at, raw, first_seen_at, last_seen_at)
-     select $1, t.entry_id, t.kind, t.gateway_type, t.charge_id, t.payment_key, t.payout_id, t.amount, t.fee, t.net, t.currency, t.status, t.available_at, t.created_at, t.raw::jsonb, $16, $16
+    `insert into ledger_entries as l (provider, entry_id, account, kind, gateway_type, charge_id, payment_key, payout_id, amount, fee, net, currency, status, available_at, gateway_created_at, raw, first_seen_at, last_seen_at)
+     select $1, t.entry_id, $17, t.kind, t.gateway_type, t.charge_id, t.payment_key, t.payout_id, t.amount, t.fee, t.net, t.currency, t.status, t.available_at, t.created_at, t.raw::jsonb, $16, $16
        from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int8[], $9::int8[], $10::int8[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[], $15::text[])
          as t(entry_id, kind, gateway_type, charge_id, payment_key, payout_id, amount, fee, net, currency, status, available_at, created_at, raw)
      on conflict (provider, entry_id) do update set
-       kind = excluded.kind, gateway_type = excluded.gateway_type, charge_id = excluded.charge_id, payment_key = excluded.payment_key,
+       account = excluded.account, kind = excluded.kind, gateway_type = excluded.gateway_type, charge_id = excluded.charge_id, payment_key = excluded.payment_key,
        payout_id = coalesce(excluded.payout_id, l.payout_id), amount = excluded.amount, fee = excluded.fee, net = excluded.net,
        currency = excluded.currency, status = excluded.status, available_at = excluded.available_at, raw = excluded.raw, last_seen_at = excluded.last_seen_at
      returning (xmax = 0) as inserted`,
@@ -39,6 +45,7 @@ export async function upsertLedgerEntries(db: SqlExecutor, provider: string, ent
       column((e) => e.createdAt.toISOString()),
       column((e) => JSON.stringify(withoutNul(e.raw))),
       seenAt.toISOString(),
+      account,
     ],
   );
   return rows.filter((row) => row.inserted).length;
@@ -81,17 +88,22 @@ function storedEntry(row: EntryRow): StoredEntry {
   };
 }
 
-/** Every entry created in the window (none without one), and every entry of these payment keys whenever created: what matching needs. */
+/**
+ * Every entry the account's ledger listed created in the window (none without one; account null:
+ * the provider's own ledger), and every entry of these payment keys whenever created: what
+ * matching needs.
+ */
 export async function selectEntriesForMatching(
   db: SqlExecutor,
   provider: string,
   window: { since: Date; until: Date } | undefined,
   paymentKeys: readonly string[],
+  account: string | null = null,
 ): Promise<StoredEntry[]> {
   const { rows } = await db.executeSql<EntryRow>(
     `select ${ENTRY_COLUMNS} from ledger_entries
-      where provider = $1 and ((gateway_created_at >= $2 and gateway_created_at < $3) or payment_key = any($4::text[]) or charge_id = any($4::text[]))`,
-    [provider, window?.since.toISOString() ?? null, window?.until.toISOString() ?? null, [...paymentKeys]],
+      where provider = $1 and ((gateway_created_at >= $2 and gateway_created_at < $3 and account is not distinct from $5) or payment_key = any($4::text[]) or charge_id = any($4::text[]))`,
+    [provider, window?.since.toISOString() ?? null, window?.until.toISOString() ?? null, [...paymentKeys], account],
   );
   return rows.map(storedEntry);
 }

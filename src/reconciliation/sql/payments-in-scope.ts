@@ -27,8 +27,9 @@ const toPayment = (row: PaymentRow): PaymentToMatch => ({
 });
 
 /**
- * The provider's payments the inbox first saw in the window, and those under any of `keys` (the
- * payments the window's entries name). Only the payment's gateway key and its money columns are
+ * The provider's payments of `account` (null: those without one, the provider's own) the inbox
+ * first saw in the window, and those under any of `keys` (the payments the window's entries name,
+ * whatever their account: an entry's payment is matched, never reported missing). Only the payment's gateway key and its money columns are
  * read: matching does not depend on how its facts are stored.
  */
 export async function selectPaymentsInScope(
@@ -36,11 +37,21 @@ export async function selectPaymentsInScope(
   provider: string,
   window: { since: Date; until: Date } | undefined,
   keys: readonly string[],
+  account: string | null = null,
 ): Promise<PaymentToMatch[]> {
   // No window: the payments under these keys only (a payout's, the API's).
   const { rows } = await db.executeSql<PaymentRow>(
-    `select ${COLUMNS} from payments where provider = $1 and ((created_at >= $2 and created_at < $3) or gateway_charge_id = any($4::text[]))`,
-    [provider, window?.since.toISOString() ?? null, window?.until.toISOString() ?? null, [...keys]],
+    `select ${COLUMNS} from payments where provider = $1 and ((created_at >= $2 and created_at < $3 and account is not distinct from $5) or gateway_charge_id = any($4::text[]))`,
+    [provider, window?.since.toISOString() ?? null, window?.until.toISOString() ?? null, [...keys], account],
   );
   return rows.map(toPayment);
+}
+
+/** The accounts the provider's payments first seen since `since` name: a Connect provider's accounts the cron reconciles. */
+export async function selectAccountsOfPayments(db: SqlExecutor, provider: string, since: Date): Promise<string[]> {
+  const { rows } = await db.executeSql<{ account: string }>(
+    'select distinct account from payments where provider = $1 and account is not null and created_at >= $2 order by account',
+    [provider, since.toISOString()],
+  );
+  return rows.map((row) => row.account);
 }

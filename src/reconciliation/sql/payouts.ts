@@ -59,16 +59,23 @@ export async function selectPayout(db: SqlExecutor, provider: string, payoutId: 
 }
 
 /**
- * Payouts the gateway announced by webhook (payout.paid, payout.reconciliation_completed, …) since
- * `since` after their entries were last read, or never read: payout.paid may come before Stripe has
+ * Payouts the gateway announced by webhook (payout.paid, payout.reconciliation_completed, …) to
+ * `account` (null: the provider's own) since `since` after their entries were last read, or never read: payout.paid may come before Stripe has
  * finished reconciling the payout, so its reconciliation_completed, later, reads them again.
  */
-export async function selectAnnouncedPayouts(db: SqlExecutor, provider: string, eventTypes: readonly string[], since: Date): Promise<string[]> {
+export async function selectAnnouncedPayouts(
+  db: SqlExecutor,
+  provider: string,
+  eventTypes: readonly string[],
+  since: Date,
+  account: string | null = null,
+): Promise<string[]> {
   const { rows } = await db.executeSql<{ payout_id: string }>(
     `select distinct i.resource_id as payout_id from webhook_inbox i
       where i.provider = $1 and i.event_type = any($2::text[]) and i.received_at >= $3 and i.resource_id is not null
+        and i.account is not distinct from $4
         and not exists (select 1 from ledger_payouts p where p.provider = i.provider and p.payout_id = i.resource_id and p.entries_read_at >= i.received_at)`,
-    [provider, [...eventTypes], since.toISOString()],
+    [provider, [...eventTypes], since.toISOString(), account],
   );
   return rows.map((row) => row.payout_id);
 }

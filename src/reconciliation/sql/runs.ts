@@ -5,6 +5,8 @@ export interface RunScope {
   provider: string;
   scope: 'window' | 'payout';
   payoutId: string | null;
+  /** The account read on its behalf; null: the provider's own ledger (a platform run). */
+  account: string | null;
   since: Date;
   until: Date;
 }
@@ -24,7 +26,7 @@ export interface RunRow extends RunScope {
   resumedRunId: number | null;
 }
 
-const COLUMNS = `id::float8 as id, provider, scope, payout_id, extract(epoch from since) * 1000 as since_ms, extract(epoch from until) * 1000 as until_ms, status, cursor,
+const COLUMNS = `id::float8 as id, provider, scope, payout_id, account, extract(epoch from since) * 1000 as since_ms, extract(epoch from until) * 1000 as until_ms, status, cursor,
   pages, entries_read, entries_new, unreadable, findings, error, extract(epoch from started_at) * 1000 as started_ms, extract(epoch from finished_at) * 1000 as finished_ms, resumed_run_id::float8 as resumed_run_id`;
 
 function toRun(row: Record<string, unknown>): RunRow {
@@ -34,6 +36,7 @@ function toRun(row: Record<string, unknown>): RunRow {
     provider: row.provider as string,
     scope: row.scope as RunRow['scope'],
     payoutId: row.payout_id as string | null,
+    account: row.account as string | null,
     since: time(row.since_ms)!,
     until: time(row.until_ms)!,
     status: row.status as RunStatus,
@@ -52,31 +55,32 @@ function toRun(row: Record<string, unknown>): RunRow {
 
 export async function insertRun(db: SqlExecutor, scope: RunScope, startedAt: Date): Promise<RunRow> {
   const { rows } = await db.executeSql(
-    `insert into reconciliation_runs (provider, scope, payout_id, since, until, status, started_at) values ($1, $2, $3, $4, $5, 'running', $6) returning ${COLUMNS}`,
-    [scope.provider, scope.scope, scope.payoutId, scope.since.toISOString(), scope.until.toISOString(), startedAt.toISOString()],
+    `insert into reconciliation_runs (provider, scope, payout_id, account, since, until, status, started_at) values ($1, $2, $3, $4, $5, $6, 'running', $7) returning ${COLUMNS}`,
+    [scope.provider, scope.scope, scope.payoutId, scope.account, scope.since.toISOString(), scope.until.toISOString(), startedAt.toISOString()],
   );
   return toRun(rows[0]!);
 }
 
 /**
- * The latest run of this provider and scope (and payout) that stopped part-way — or that was
+ * The latest run of this provider, account and scope (and payout) that stopped part-way — or that was
  * left `running` since before `abandonedBefore` (its process killed) — marked running again by
  * this one, its start moved to `now`: `for update skip locked` and the status change keep two
  * runs from resuming it at once.
  */
 export async function claimPartialRun(
   db: SqlExecutor,
-  scope: { provider: string; scope: 'window' | 'payout'; payoutId: string | null },
+  scope: { provider: string; scope: 'window' | 'payout'; payoutId: string | null; account: string | null },
   now: Date,
   abandonedBefore: Date,
 ): Promise<RunRow | undefined> {
   const { rows } = await db.executeSql(
     `update reconciliation_runs set status = 'running', error = null, finished_at = null, started_at = $4
       where id = (select id from reconciliation_runs where provider = $1 and scope = $2 and payout_id is not distinct from $3
+                     and account is not distinct from $6
                      and (status = 'partial' or (status = 'running' and started_at < $5))
                    order by id desc limit 1 for update skip locked)
       returning ${COLUMNS}`,
-    [scope.provider, scope.scope, scope.payoutId, now.toISOString(), abandonedBefore.toISOString()],
+    [scope.provider, scope.scope, scope.payoutId, now.toISOString(), abandonedBefore.toISOString(), scope.account],
   );
   return rows[0] ? toRun(rows[0]) : undefined;
 }
