@@ -7,7 +7,7 @@ import { countBacklogByProvider, countRecentByProvider } from '../inbox/sql/coun
 import { findLastWebhookRequests } from '../inbox/sql/last-webhook-request.ts';
 import type { DatabaseGauges } from './metrics.ts';
 import { countOpenFindings } from '../reconciliation/sql/findings.ts';
-import { selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
+import { selectAccountsIncomplete, selectLastCompleteRuns } from '../reconciliation/sql/runs.ts';
 
 /** The gauges' recent window: the last hour's counts, and where a provider's last webhook request is looked for first. */
 const RECENT_SECONDS = 3600;
@@ -89,12 +89,18 @@ export class GaugeRefresher {
     gauges.refreshTimestamp.setToCurrentTime();
   }
 
-  /** Open findings per provider and kind (zero for a configured provider with none, so an alert resolves), and each provider's last complete run. */
+  /**
+   * Open findings per provider and kind, and the accounts whose latest run stopped part-way (zero
+   * for a configured provider with none, so an alert resolves); each provider's last complete run.
+   */
   async #refreshReconciliation(db: SqlExecutor, providers: string[]): Promise<void> {
     const { gauges } = this.#deps;
-    const [open, runs] = await Promise.all([countOpenFindings(db), selectLastCompleteRuns(db)]);
+    const [open, runs, incomplete] = await Promise.all([countOpenFindings(db), selectLastCompleteRuns(db), selectAccountsIncomplete(db)]);
     gauges.reconciliationFindingsOpen.reset();
     gauges.reconciliationLastCompleteRun.reset();
+    gauges.reconciliationAccountsIncomplete.reset();
+    for (const provider of providers) gauges.reconciliationAccountsIncomplete.set({ provider }, 0);
+    for (const row of incomplete) gauges.reconciliationAccountsIncomplete.set({ provider: row.provider }, row.accounts);
     for (const provider of new Set([...providers, ...runs.map((r) => r.provider)])) gauges.reconciliationFindingsOpen.set({ provider, kind: 'any' }, 0);
     const totals = new Map<string, number>();
     for (const row of open) {

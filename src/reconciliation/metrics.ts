@@ -4,6 +4,7 @@ import { Gauge, type Registry } from 'prom-client';
 export interface ReconciliationGauges {
   reconciliationFindingsOpen: Gauge<'provider' | 'kind'>;
   reconciliationLastCompleteRun: Gauge<'provider'>;
+  reconciliationAccountsIncomplete: Gauge<'provider'>;
 }
 
 export function declareReconciliationGauges(registers: Registry[]): ReconciliationGauges {
@@ -16,7 +17,13 @@ export function declareReconciliationGauges(registers: Registry[]): Reconciliati
     }),
     reconciliationLastCompleteRun: new Gauge({
       name: 'inbox_reconciliation_last_complete_run_timestamp_seconds',
-      help: 'When the last complete reconciliation run of the provider finished (Unix time; from the database).',
+      help: "When the provider's last complete reconciliation run of its own ledger finished, not a connected account's (Unix time; from the database).",
+      labelNames: ['provider'],
+      registers,
+    }),
+    reconciliationAccountsIncomplete: new Gauge({
+      name: 'inbox_reconciliation_accounts_incomplete',
+      help: 'Accounts reconciled on their behalf whose latest run stopped part-way, by provider (from the database).',
       labelNames: ['provider'],
       registers,
     }),

@@ -118,8 +118,8 @@ describe('database-derived gauges', () => {
     const perRefresh = queries.length;
     assert.equal(
       perRefresh,
-      6,
-      'one backlog query, one last-hour query, one last-delivery query, one lanes query, and the open findings and last complete runs of reconciliation, per refresh',
+      7,
+      "one backlog query, one last-hour query, one last-delivery query, one lanes query, and reconciliation's open findings, last complete runs and incomplete accounts, per refresh",
     );
     const route = createMetricsRoute({ registry: metrics.registry });
     for (let i = 0; i < 20; i++) assert.equal((await route.request('/metrics')).status, 200);

@@ -109,6 +109,14 @@ describe('the API after a payout is reconciled', () => {
     assert.match(page, /<tr data-kind="credit_without_payment">/);
     assert.match(page, /credit_without_payment: ledger entry txn_api_b .* a webhook that never came\. Fetch it with `inboxctl backfill stripe --since /);
     assert.match(page, /payout <code>po_api<\/code>/);
+    // Whose ledger each run read: the platform's here; a run on a connected account's behalf names it.
+    assert.match(page, /<th>account<\/th>/);
+    assert.match(page, /<td><span class="muted">platform<\/span><\/td>/);
+    await database.sql`
+      insert into reconciliation_runs (provider, scope, account, since, until, status, started_at, finished_at, error)
+      values ('stripe', 'window', 'acct_1Shop', now() - interval '1 day', now(), 'partial', now(), now(), 'the gateway answered 403')`;
+    const withAccount = await (await fetch(`${baseUrl}/dashboard/findings`)).text();
+    assert.match(withAccount, /<td><code>acct_1Shop<\/code><\/td>.*partial/s);
     const overview = await (await fetch(`${baseUrl}/dashboard`)).text();
     assert.match(overview, /href="\/dashboard\/findings"/);
   });

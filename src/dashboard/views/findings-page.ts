@@ -27,10 +27,10 @@ function runRows(runs: readonly RunRow[]) {
   const rows = runs.map(
     (
       r,
-    ) => html`<tr><td>${r.id}</td><td>${r.provider}</td><td>${r.scope === 'payout' ? html`payout <code>${r.payoutId}</code>` : html`${formatTime(r.since)} … ${formatTime(r.until)}`}</td>
+    ) => html`<tr><td>${r.id}</td><td>${r.provider}</td><td>${r.account === null ? html`<span class="muted">platform</span>` : html`<code>${r.account}</code>`}</td><td>${r.scope === 'payout' ? html`payout <code>${r.payoutId}</code>` : html`${formatTime(r.since)} … ${formatTime(r.until)}`}</td>
 <td><span class="pill ${r.status === 'partial' ? 'failed' : r.status === 'complete' ? 'processed' : 'pending'}">${r.status}</span></td><td>${r.pages}</td><td>${r.entriesRead} (${r.entriesNew} new)</td><td>${r.findings}</td><td class="error-text">${r.error ?? ''}</td></tr>`,
   );
-  return html`<table class="compact" id="runs"><thead><tr><th>run</th><th>provider</th><th>scope</th><th>status</th><th>pages</th><th>entries</th><th>findings</th><th>stopped by</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return html`<table class="compact" id="runs"><thead><tr><th>run</th><th>provider</th><th>account</th><th>scope</th><th>status</th><th>pages</th><th>entries</th><th>findings</th><th>stopped by</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** Open reconciliation findings, each explained as inboxctl reconcile explains it, and the latest runs. */

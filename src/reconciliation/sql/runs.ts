@@ -115,12 +115,32 @@ export async function stopRun(db: SqlExecutor, runId: number, error: string, fin
   return toRun(rows[0]!);
 }
 
-/** When each provider's last complete run finished: the staleness gauge. */
+/**
+ * When each provider's last complete platform run finished: the staleness gauge. The platform's
+ * alone: runs on a connected account's behalf completing must not hide a platform whose runs stop
+ * part-way (those accounts are counted by selectAccountsIncomplete).
+ */
 export async function selectLastCompleteRuns(db: SqlExecutor): Promise<Array<{ provider: string; finishedAt: Date }>> {
   const { rows } = await db.executeSql<{ provider: string; finished_ms: number }>(
-    "select provider, extract(epoch from max(finished_at)) * 1000 as finished_ms from reconciliation_runs where status = 'complete' group by provider",
+    "select provider, extract(epoch from max(finished_at)) * 1000 as finished_ms from reconciliation_runs where status = 'complete' and account is null group by provider",
   );
   return rows.map((row) => ({ provider: row.provider, finishedAt: new Date(Number(row.finished_ms)) }));
+}
+
+/**
+ * Per provider, the accounts whose latest finished run stopped part-way: a count, not the accounts
+ * (a platform may reconcile thousands; `inboxctl reconcile --provider P --account A` and the
+ * dashboard's runs name them). A run still going is not finished.
+ */
+export async function selectAccountsIncomplete(db: SqlExecutor): Promise<Array<{ provider: string; accounts: number }>> {
+  const { rows } = await db.executeSql<{ provider: string; accounts: number }>(
+    `select provider, count(*)::float8 as accounts
+     from (select distinct on (provider, account) provider, status from reconciliation_runs
+           where account is not null and status <> 'running'
+           order by provider, account, id desc) latest
+     where status = 'partial' group by provider`,
+  );
+  return rows.map((row) => ({ provider: row.provider, accounts: Number(row.accounts) }));
 }
 
 /** The latest runs, newest first: the dashboard's findings page. */
