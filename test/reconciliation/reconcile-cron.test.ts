@@ -4,8 +4,6 @@ import type { PgBoss } from 'pg-boss';
 import { stripeApi } from '../../src/gateways/stripe/api.ts';
 import { stripeLedger } from '../../src/gateways/stripe/ledger.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
 import { RECONCILE_PAYOUTS_QUEUE, RECONCILE_QUEUE, startReconcileCron } from '../../src/operations/reconcile-cron.ts';
 import { createRefetcher } from '../../src/refetch/refetcher.ts';
 import { startFakeGateway } from '../support/fake-gateway.ts';
@@ -13,7 +11,7 @@ import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
 import { insertInboxRows, startSchedulingBoss, useOperationsHarness } from '../operations/harness.ts';
 import { balanceTransaction, payout, serveStripeLedger } from './fake-stripe-ledger.ts';
-import { daysAgo, insertPayments } from './harness.ts';
+import { daysAgo, insertPayments, refreshedGauges } from './harness.ts';
 
 const h = useOperationsHarness();
 const API_KEY = 'sk_test_reconcile_cron';
@@ -115,17 +113,7 @@ describe('the reconciliation job on pg-boss cron', () => {
     const [read] = await h.database.sql`select entries_read_at is not null as read from ledger_payouts where payout_id = 'po_cron'`;
     assert.equal(read!.read, true);
 
-    const metrics = createMetrics();
-    const refresher = new GaugeRefresher({
-      db: h.handle.db,
-      boss,
-      queues: [],
-      gauges: metrics.gauges,
-      providers: () => ['stripe', 'asaas'],
-      intervalMs: 60_000,
-      logger: createLogger('silent'),
-    });
-    await refresher.refresh();
+    const metrics = await refreshedGauges(h.handle.db, ['stripe', 'asaas']);
     const text = await metrics.registry.getSingleMetricAsString('inbox_reconciliation_findings_open');
     assert.match(text, /inbox_reconciliation_findings_open\{provider="stripe",kind="credit_without_payment"\} 1/);
     assert.match(text, /inbox_reconciliation_findings_open\{provider="stripe",kind="any"\} 1/);

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../../src/logger.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
 import { useTestDatabase } from '../support/database.ts';
+import { refreshedGauges } from './harness.ts';
 
 // The staleness alert reads the platform's runs: since runs are also made on a connected account's
 // behalf, a platform whose runs stop part-way must not look reconciled because its accounts' runs
@@ -36,18 +34,7 @@ test("the last complete run is the platform's; accounts whose latest run stopped
   // A run still going says nothing yet.
   await insertRun({ provider: 'stripe', account: 'acct_1Busy', status: 'running', startedAt: '2026-12-04T03:16:00Z', finishedAt: null });
 
-  const metrics = createMetrics();
-  const handle = database.connect('run-gauges-test');
-  const refresher = new GaugeRefresher({
-    db: handle.db,
-    boss: { getQueue: async () => null },
-    queues: [],
-    gauges: metrics.gauges,
-    providers: () => ['stripe', 'asaas'],
-    intervalMs: 60_000,
-    logger: createLogger('silent'),
-  });
-  await refresher.refresh();
+  const metrics = await refreshedGauges(database.connect('run-gauges-test').db, ['stripe', 'asaas']);
 
   const lastComplete = await metrics.registry.getSingleMetric('inbox_reconciliation_last_complete_run_timestamp_seconds')!.get();
   assert.deepEqual(
