@@ -21,6 +21,7 @@ import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events
 import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
+import { refreshedGauges } from '../support/gauges.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
 
@@ -241,17 +242,7 @@ describe('operations read webhook_inbox through its indexes (EXPLAIN on 60,000 r
     const pool = database.connect('query-plans-gauges');
     const refresherDb: Database = drizzle(pool.sql, { schema, logger: { logQuery: (sql, params) => void recorded.push({ sql, params }) } });
     const refreshed = async (providers: string[]) => {
-      const metrics = createMetrics({ defaultMetrics: false });
-      const deps = {
-        db: refresherDb,
-        boss: { getQueue: async () => null },
-        queues: [],
-        gauges: metrics.gauges,
-        providers: () => providers,
-        intervalMs: 60_000,
-        logger: createLogger('silent'),
-      };
-      await new GaugeRefresher(deps).refresh();
+      const metrics = await refreshedGauges(refresherDb, providers);
       return new Map((await metrics.gauges.lastWebhookRequest.get()).values.map(({ labels, value }) => [String(labels.provider), value]));
     };
     // Its one statement on the partial (provider, received_at) where source = 'webhook' index; the

@@ -2,10 +2,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type postgres from 'postgres';
-import type { Database } from '../../src/db/client.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type Metrics, createMetrics } from '../../src/observability/metrics.ts';
-import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { type FakeGateway, startFakeGateway } from '../support/fake-gateway.ts';
 import { setup } from '../support/setup.ts';
@@ -88,19 +84,3 @@ export interface JsonRun {
 }
 
 export const kindsAndSubjects = (runs: readonly JsonRun[]) => runs.flatMap((r) => r.findings.map((f) => `${f.kind} ${f.subject}`)).sort();
-
-/** The service's gauges after one refresh from the database, for configured `providers` (no queues read). */
-export async function refreshedGauges(db: Database, providers: string[]): Promise<Metrics> {
-  const metrics = createMetrics();
-  const refresher = new GaugeRefresher({
-    db,
-    boss: { getQueue: async () => null },
-    queues: [],
-    gauges: metrics.gauges,
-    providers: () => providers,
-    intervalMs: 60_000,
-    logger: createLogger('silent'),
-  });
-  await refresher.refresh();
-  return metrics;
-}

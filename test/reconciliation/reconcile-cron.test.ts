@@ -11,7 +11,8 @@ import { testConfig } from '../support/config.ts';
 import { waitFor } from '../support/wait.ts';
 import { insertInboxRows, startSchedulingBoss, useOperationsHarness } from '../operations/harness.ts';
 import { balanceTransaction, payout, serveStripeLedger } from './fake-stripe-ledger.ts';
-import { daysAgo, insertPayments, refreshedGauges } from './harness.ts';
+import { refreshedGauges } from '../support/gauges.ts';
+import { daysAgo, insertPayments } from './harness.ts';
 
 const h = useOperationsHarness();
 const API_KEY = 'sk_test_reconcile_cron';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTestDatabase } from '../support/database.ts';
-import { refreshedGauges } from './harness.ts';
+import { refreshedGauges } from '../support/gauges.ts';
 
 // The staleness alert reads the platform's runs: since runs are also made on a connected account's
 // behalf, a platform whose runs stop part-way must not look reconciled because its accounts' runs
