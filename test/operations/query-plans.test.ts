@@ -18,9 +18,6 @@ import { findLastWebhookRequests } from '../../src/inbox/sql/last-webhook-reques
 import { selectPartitionRows } from '../../src/inbox/sql/partition-rows.ts';
 import { findReplayCandidates, findStalePendingEvents } from '../../src/inbox/sql/pending-events.ts';
 import { findVerifiableEventsSince } from '../../src/inbox/sql/verifiable-events.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { GaugeRefresher } from '../../src/operations/gauge-refresher.ts';
 import { refreshedGauges } from '../support/gauges.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
