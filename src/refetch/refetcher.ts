@@ -115,9 +115,9 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   // The provider's own client reports its breaker's state; an account's reports its moves, counted
   // per state (the accounts are many: no series each).
   let reportedState: BreakerState = 'closed';
-  const reportBreaker = (reported: string, state: BreakerState) => {
-    if (account === undefined) metrics.breakerState(reported, state);
-    else metrics.accountBreakerChanged(reported, reportedState, state);
+  const reportBreaker = (state: BreakerState) => {
+    if (account === undefined) metrics.breakerState(provider, state);
+    else metrics.accountBreakerChanged(provider, reportedState, state);
     reportedState = state;
   };
   const get = createGatewayGet({
@@ -167,8 +167,8 @@ function createProviderClient(target: GatewayApiTarget, deps: RefetcherDeps, met
   breaker.onBreak(() => {
     openedAtMs = Date.now();
   });
-  breaker.onStateChange((state) => reportBreaker(provider, STATE_NAMES[state]));
-  reportBreaker(provider, 'closed');
+  breaker.onStateChange((state) => reportBreaker(STATE_NAMES[state]));
+  reportBreaker('closed');
 
   async function readCharge(chargeId: string, signal: AbortSignal | undefined): Promise<ChargeSnapshot> {
     const observedAt = deps.clock();

@@ -5,7 +5,7 @@ import { connectDatabase } from '../../src/db/client.ts';
 import { classifyDatabaseError } from '../../src/db/database-errors.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { setup } from '../support/setup.ts';
-import { waitFor } from '../support/wait.ts';
+import { settledWithin, waitFor } from '../support/wait.ts';
 
 // A failover or a dropped NAT entry resets the connection (RST) under an open transaction.
 // postgres.js 3.4.9 unpatched then answered one more query on that connection, hung the next ones
@@ -51,17 +51,8 @@ async function startResettingProxy(target: URL): Promise<ResettingProxy> {
 let proxy: ResettingProxy;
 
 /** The query's rows, or a failure naming it if it has not settled by a generous deadline: a pool stuck on a dead connection never answers. */
-async function settled<T>(query: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} never settled (15 s): the pool is stuck on the reset connection`)), 15_000);
-  });
-  try {
-    return await Promise.race([query, stuck]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const settled = <T>(query: Promise<T>, what: string): Promise<T> =>
+  settledWithin(query, 15_000, () => new Error(`${what} never settled (15 s): the pool is stuck on the reset connection`));
 
 setup(async () => {
   proxy = await startResettingProxy(new URL(database.url));

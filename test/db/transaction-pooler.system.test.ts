@@ -13,7 +13,7 @@ import { connectPool } from '../../src/db/client.ts';
 import { adminDatabaseUrl, databaseUrl } from '../support/env.ts';
 import { type PgBouncer, findPgBouncer, startPgBouncer, supportsPreparedStatements } from '../support/pgbouncer.ts';
 import { chargeEvent } from '../support/stripe.ts';
-import { waitFor } from '../support/wait.ts';
+import { settledWithin, waitFor } from '../support/wait.ts';
 
 /**
  * The service, its workers and inboxctl through a real PgBouncer in transaction mode: a server
@@ -118,11 +118,7 @@ for (const mode of modes) {
         // first asks for its types (Parse/Describe/Flush). The second sent behind the first is the case.
         const statement = (i: number) => (i % 2 === 0 ? pool.unsafe<{ n: number }[]>(`select ${i}::int as n`) : pool<{ n: number }[]>`select ${i}::int as n`);
         const answers = Promise.all(Array.from({ length: 20 }, (_, i) => statement(i)));
-        let timer: NodeJS.Timeout | undefined;
-        const hung = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within 10 s; PgBouncer said:\n${bouncer.output().slice(-2000)}`)), 10_000);
-        });
-        const rows = await Promise.race([answers, hung]).finally(() => clearTimeout(timer));
+        const rows = await settledWithin(answers, 10_000, () => new Error(`no answer within 10 s; PgBouncer said:\n${bouncer.output().slice(-2000)}`));
         assert.deepEqual(
           rows.map(([row]) => row!.n),
           Array.from({ length: 20 }, (_, i) => i),

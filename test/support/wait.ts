@@ -28,3 +28,19 @@ export async function waitFor<T>(condition: () => Promise<T | undefined | false>
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * `promise`'s value, or a failure made by `timedOut` if it has not settled within `timeoutMs`: a
+ * statement or a pool that hangs fails the test with a reason instead of holding the run.
+ */
+export async function settledWithin<T>(promise: Promise<T>, timeoutMs: number, timedOut: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
