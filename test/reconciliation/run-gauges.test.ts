@@ -31,7 +31,10 @@ test("the last complete run is the platform's; accounts whose latest run stopped
   await insertRun({ provider: 'stripe', account: 'acct_1Broken', status: 'partial', startedAt: '2026-12-04T03:12:00Z', finishedAt: '2026-12-04T03:13:00Z' });
   await insertRun({ provider: 'stripe', account: 'acct_1Mended', status: 'partial', startedAt: '2026-12-03T03:12:00Z', finishedAt: '2026-12-03T03:13:00Z' });
   await insertRun({ provider: 'stripe', account: 'acct_1Mended', status: 'complete', startedAt: '2026-12-04T03:14:00Z', finishedAt: '2026-12-04T03:15:00Z' });
-  // A run still going says nothing yet.
+  await insertRun({ provider: 'stripe', account: 'acct_1Broken2', status: 'complete', startedAt: '2026-12-03T03:20:00Z', finishedAt: '2026-12-03T03:21:00Z' });
+  await insertRun({ provider: 'stripe', account: 'acct_1Broken2', status: 'partial', startedAt: '2026-12-04T03:20:00Z', finishedAt: '2026-12-04T03:21:00Z' });
+  // A run still going says nothing yet: acct_1Busy counts by the partial run before it.
+  await insertRun({ provider: 'stripe', account: 'acct_1Busy', status: 'partial', startedAt: '2026-12-03T03:16:00Z', finishedAt: '2026-12-03T03:17:00Z' });
   await insertRun({ provider: 'stripe', account: 'acct_1Busy', status: 'running', startedAt: '2026-12-04T03:16:00Z', finishedAt: null });
 
   const metrics = await refreshedGauges(database.connect('run-gauges-test').db, ['stripe', 'asaas']);
@@ -45,7 +48,7 @@ test("the last complete run is the platform's; accounts whose latest run stopped
   const incomplete = await metrics.registry.getSingleMetric('inbox_reconciliation_accounts_incomplete')!.get();
   assert.deepEqual(
     Object.fromEntries(incomplete.values.map((v) => [v.labels.provider, v.value])),
-    { stripe: 1, asaas: 0 },
-    'acct_1Broken alone; a configured provider with none says 0, so an alert resolves',
+    { stripe: 3, asaas: 0 },
+    'acct_1Broken, acct_1Broken2 and acct_1Busy (by their latest finished run; acct_1Mended completed since); a configured provider with none says 0, so an alert resolves',
   );
 });
